@@ -1,0 +1,71 @@
+// Vocabulary shared by every gantry header: dense ids, units, the status of an algorithm's
+// outcome and the exception types for bad input.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace gantry {
+
+// Dense ids. A snapshot numbers vertices 0..n-1 and edges 0..e-1; 32 bits keep the hot arrays
+// small (graphs of up to 4 billion vertices and edges).
+using vertex_id = std::uint32_t;
+using edge_id = std::uint32_t;
+using device_id = std::uint32_t;
+inline constexpr vertex_id no_vertex = std::numeric_limits<vertex_id>::max();
+inline constexpr edge_id no_edge = std::numeric_limits<edge_id>::max();
+inline constexpr device_id no_device = std::numeric_limits<device_id>::max();
+
+// Memory is counted in whole bytes so that sums are exact in any order; time is in seconds.
+using byte_count = std::uint64_t;
+inline constexpr byte_count unlimited_memory = std::numeric_limits<byte_count>::max();
+using seconds = double;
+
+// The outcome of an algorithm. Expected failures are answers, not exceptions: a result carries
+// one of these and a message that names the vertex, device and numbers involved.
+enum class status {
+  ok,
+  not_a_dag,      // the graph has a cycle; the message names vertices on it
+  out_of_memory,  // no device can hold a vertex (or its group)
+  infeasible,     // an optimisation problem has no solution
+  solver_error,   // an external solver failed
+};
+
+[[nodiscard]] constexpr const char* to_string(status s) noexcept {
+  switch (s) {
+    case status::ok: return "ok";
+    case status::not_a_dag: return "not a DAG";
+    case status::out_of_memory: return "out of memory";
+    case status::infeasible: return "infeasible";
+    case status::solver_error: return "solver error";
+  }
+  return "unknown";
+}
+
+// Bad input from a caller (sizes that do not match, ids out of range, negative times).
+class invalid_input : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// A graph that must be acyclic has a cycle; what() names vertices on it.
+class not_a_dag : public invalid_input {
+ public:
+  using invalid_input::invalid_input;
+};
+
+// Bad input from a file: what() says which file, where in it and what was wrong.
+class parse_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A file could not be read or written.
+class io_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace gantry
