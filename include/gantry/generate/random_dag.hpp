@@ -3,6 +3,7 @@
 // gives the same graph on every platform (only std::mt19937_64's raw output is used).
 #pragma once
 
+#include <gantry/core/random.hpp>
 #include <gantry/graph/graph.hpp>
 
 #include <algorithm>
@@ -26,27 +27,6 @@ struct random_dag_options {
   std::uint64_t seed = 1;
 };
 
-namespace detail {
-// Portable draws from a raw 64-bit engine.
-struct portable_random {
-  std::mt19937_64 engine;
-  explicit portable_random(std::uint64_t seed) : engine(seed) {}
-  // Uniform in [0, 1).
-  double unit() { return static_cast<double>(engine() >> 11) * 0x1.0p-53; }
-  // Uniform integer in [lo, hi].
-  std::uint64_t integer(std::uint64_t lo, std::uint64_t hi) {
-    if (hi <= lo) return lo;
-    const std::uint64_t span = hi - lo + 1;
-    return span == 0 ? engine() : lo + engine() % span;  // modulo bias is irrelevant here
-  }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * unit(); }
-  // Standard normal by Box-Muller.
-  double normal() {
-    const double u1 = 1.0 - unit(), u2 = unit();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
-}  // namespace detail
 
 // A layered DAG: vertex v belongs to layer v * layers / vertices; each vertex draws its out-degree
 // around mean_out_degree and connects to random vertices of the next max_layer_skip layers. Every

@@ -80,23 +80,21 @@ template <memory_model M>
   }
   for (const auto& t : s.transfers)
     if (t.tensor < n && t.from == s.device[t.tensor]) output_end[t.tensor] = std::max(output_end[t.tensor], t.finish);
+  // Memory is held over half-open intervals [from, to): an empty interval holds nothing.
+  const auto hold = [&](seconds from, seconds to, byte_count bytes, device_id d) {
+    if (bytes == 0 || !(from < to)) return;
+    events.push_back({from, 1, bytes, d});
+    events.push_back({to, 0, bytes, d});
+  };
   for (vertex_id v = 0; v < n; ++v) {
     const auto d = s.device[v];
     base[d] += model.persistent_bytes(v);
-    if (const byte_count temp = model.temporary_bytes(v); temp > 0) {
-      events.push_back({s.start[v], 1, temp, d});
-      events.push_back({s.finish[v], 0, temp, d});
-    }
-    if (const byte_count out = model.output_bytes(v); out > 0) {
-      events.push_back({s.start[v], 1, out, d});
-      events.push_back({output_end[v], 0, out, d});
-    }
+    hold(s.start[v], s.finish[v], model.temporary_bytes(v), d);
+    hold(s.start[v], output_end[v], model.output_bytes(v), d);
   }
   for (std::size_t i = 0; i < s.transfers.size(); ++i) {
     const auto& t = s.transfers[i];
-    if (t.bytes == 0 || t.to >= device_count) continue;
-    events.push_back({t.start, 1, t.bytes, t.to});
-    events.push_back({transfer_end[i], 0, t.bytes, t.to});
+    if (t.to < device_count) hold(t.start, transfer_end[i], t.bytes, t.to);
   }
   std::sort(events.begin(), events.end(), [](const event& a, const event& b) {
     return std::tie(a.time, a.is_alloc) < std::tie(b.time, b.is_alloc);

@@ -8,7 +8,9 @@
 //   output(v), for v on d: from start(v) until its last consumer on d and its last transfer out of
 //     d have finished (at finish(v) when it has neither);
 //   a transfer into d: its bytes, from the transfer's start until the last consumer it serves on d
-//     has finished. Frees at a time t happen before allocations at t.
+//     has finished.
+// Memory is held over half-open intervals, so frees at a time t happen before allocations at t
+// and a zero-length hold takes nothing.
 // A cross-device edge u -> v is served by the transfer sent for that edge if there is one, else by
 // the earliest-finishing transfer of u's output to v's device (a cached copy).
 #pragma once

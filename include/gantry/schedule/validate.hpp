@@ -56,8 +56,8 @@ struct validation_report {
 };
 
 struct validate_options {
-  // Require finish - start to equal the model's compute time (and a transfer to last at least the
-  // model's transfer time). Turn off for schedules with drawn durations.
+  // Require every vertex and transfer to last exactly as long as the model says. Turn off for
+  // schedules with drawn (stochastic) durations.
   bool exact_durations = true;
   // Relative tolerance for time comparisons (scaled by the makespan).
   double tolerance = 1e-9;
@@ -154,7 +154,7 @@ template <adapted_graph G, placement_model M, device_set D>
                                          std::to_string(t.edge) + " carries " + std::to_string(model.edge_bytes(t.edge)));
     const seconds needed = model.transfer_time(t.edge, t.from, t.to);
     const seconds took = t.finish - t.start;
-    if (took + eps < needed || (options.exact_durations && took > needed + eps))
+    if (options.exact_durations && std::abs(took - needed) > eps)
       fail(violation_kind::transfer, what + " takes " + num(took) + " s but the model says " + num(needed) + " s");
   }
 
