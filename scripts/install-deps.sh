@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what gantry needs from Debian's packages, skipping what is already there.
+#   scripts/install-deps.sh            build dependencies
+#   scripts/install-deps.sh --tests    also python3-torch, for the exporter's smoke test
+set -euo pipefail
+
+packages=(g++ cmake make libboost-graph-dev libeigen3-dev libglpk-dev librange-v3-dev doctest-dev
+          nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev)
+if [[ "${1:-}" == "--tests" ]]; then
+  packages+=(python3 python3-torch python3-torchvision)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "installing: ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

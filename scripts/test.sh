@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian machine to a tested build: installs missing packages, builds every
+# test, example and the tool with AddressSanitizer + UndefinedBehaviorSanitizer, runs the suite with
+# ctest, then proves that an installed gantry is usable from a separate project via find_package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh --tests
+build=${GANTRY_TEST_BUILD:-build-test}
+jobs=$(nproc)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -g" -DGANTRY_SANITIZE=ON \
+      -DGANTRY_BUILD_TESTS=ON -DGANTRY_BUILD_EXAMPLES=ON -DGANTRY_BUILD_TOOLS=ON -DGANTRY_BUILD_BENCHMARKS=ON
+cmake --build "$build" -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$build" --output-on-failure -j"$jobs"
+
+# Install into a scratch prefix and build a consumer that uses find_package(gantry).
+prefix=$(mktemp -d)
+consumer=$(mktemp -d)
+trap 'rm -rf "$prefix" "$consumer"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake -S tests/install -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$consumer" -j"$jobs" >/dev/null
+"$consumer/consumer"
+echo "install test passed: find_package(gantry) from a separate project"
