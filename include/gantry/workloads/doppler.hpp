@@ -1,0 +1,376 @@
+// The three sharded workloads of DOPPLER (Fig. 1, §7 and Appendix C) as generators: ChainMM,
+// FFNN and a Llama block, built as fine-grained dataflow graphs of block operations with FLOP
+// counts, compute time = FLOPs / the caller's device rate, and edge bytes = tensor bytes.
+//
+// Conventions shared by the three graphs:
+//  * Every input tensor (data or weight shard) is a vertex of op "input" with no compute, whose
+//    output is the tensor's bytes; its out-edges carry those bytes. Only RMSNorm's weight vector,
+//    a few KB, is folded into its vertex as persistent memory.
+//  * Every other vertex has flops > 0, compute = flops / flops_per_second + op_overhead (and the
+//    same per device kind through graph::set_compute), output = bytes of the tensor it produces,
+//    and one in-edge per operand tensor, carrying that tensor's bytes.
+//  * A dimension n cut into p parts gives parts of n/p rounded, the first n % p parts one larger,
+//    so FLOPs sum exactly to those of the unsharded operation for any n and p.
+//  * Multiply-add = 2 FLOPs; elementwise add, bias add, ReLU and multiply: 1 FLOP per output
+//    element; softmax 5 (max, subtract, exp, sum, divide); RMSNorm 4 (square, sum, scale,
+//    weight); SiLU 4 (negate-exp, add, divide, multiply); rotary embedding 3 (two multiplies, an add).
+//
+// Appendix C gives node counts (112, 192, 215) for the graphs the paper's own sharding compiler
+// produced; that decomposition is not published, so the counts here are the ones derived below.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/graph/graph.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gantry {
+
+// A rate for one device kind: vertices get graph::set_compute(v, kind, flops / flops_per_second).
+struct flop_rate {
+  std::string kind{};
+  double flops_per_second = 0;
+};
+
+// The device description the generated times are computed for.
+struct workload_device {
+  double flops_per_second = 1e13;  // device-independent compute = flops / flops_per_second
+  std::vector<flop_rate> kinds{};  // optional per-kind rates
+  seconds op_overhead = 0;         // added to every non-input vertex (kernel launch, say)
+  unsigned element_bytes = 4;      // bytes per tensor element
+};
+
+// ChainMM, (A x B) + (C x (D x E)) with n x n matrices (Appendix C.1).
+//
+// Sharding: every matrix is cut into p x p blocks (p = blocks_per_side), so each input matrix is
+// p^2 input vertices. A multiply X x Y is sharded into p^2 * q block products (q = inner_split,
+// which must divide p): product (i, j, g) computes the partial sum over the g-th group of p/q
+// inner blocks, X[i,k] x Y[k,j] for k in the group, so it has 2p/q in-edges. When q > 1 a "sum"
+// vertex per output block (i, j) adds its q partials (q in-edges). The final + is p^2 elementwise
+// "add" vertices (2 in-edges each). Fig. 1 is p = 2, q = 2: each matrix sharded 4 ways and each
+// multiply 8 ways, 8 block products and 4 additions per multiply; p = 2, q = 1 is the 4-way
+// multiply (no reduction).
+//   vertices = 5p^2 (inputs) + 3(p^2 q + [q > 1] p^2) (three multiplies) + p^2 (final add)
+//   edges    = 3(2p^3 + [q > 1] p^2 q) + 2p^2
+//   FLOPs    = 3 * 2n^3 + 3(q - 1)n^2 + n^2
+//   p = 2, q = 2: 60 vertices, 80 edges.  p = 2, q = 1: 36 vertices, 56 edges.
+struct chain_mm_options {
+  std::uint64_t dimension = 10000;  // n
+  unsigned blocks_per_side = 2;     // p
+  unsigned inner_split = 2;         // q, a divisor of p
+  workload_device device{};
+};
+
+// FFNN, Y = softmax(relu(X W1 + b1) W2 + b2) with X: batch x features, W1: features x hidden,
+// W2: hidden x classes (Appendix C.2: 2^15 x 2^5 input, 2^16 hidden, 2^5 classes).
+//
+// Sharding (r = batch_split, h = hidden_split): X is cut by rows into r shards, W1 and b1 by
+// columns and W2 by rows into h shards (b2 whole), giving r + 3h + 1 input vertices. For every
+// (i, j): "matmul" X_i W1_j, "bias_add" + b1_j, "relu", and "matmul" relu_ij W2_j, a partial
+// batch_i x classes product. For every batch shard i: a "sum" of the h partials (when h > 1),
+// "bias_add" + b2 and "softmax".
+//   vertices = (r + 3h + 1) + 4rh + [h > 1] r + 2r
+//   edges    = 7rh + [h > 1] rh + 3r
+//   FLOPs    = 2BH(F + C) + 2BH + (h - 1)BC + BC + 5BC   (B batch, F features, H hidden, C classes)
+//   r = 2, h = 4: 53 vertices, 70 edges.
+struct ffnn_options {
+  std::uint64_t batch = std::uint64_t{1} << 15;
+  std::uint64_t features = std::uint64_t{1} << 5;
+  std::uint64_t hidden = std::uint64_t{1} << 16;
+  std::uint64_t classes = std::uint64_t{1} << 5;
+  unsigned batch_split = 2;   // r
+  unsigned hidden_split = 4;  // h
+  workload_device device{};
+};
+
+// A Llama block (Appendix C.3, Fig. 5: Llama-7B sizes): x + attention(rmsnorm(x)), then
+// h + swiglu_ffn(rmsnorm(h)), sharded s ways in the Megatron style.
+//
+// Sharding (s = shards): the heads are cut into s groups and the FFN hidden width into s parts.
+// Inputs: x, and per shard Wq_j, Wk_j, Wv_j (hidden x width_j), Wo_j (width_j x hidden), W1_j,
+// W3_j (hidden x ffn_j) and W2_j (ffn_j x hidden): 1 + 7s vertices. Unsharded: "rmsnorm" before
+// attention and before the FFN, two residual "add"s, and, when s > 1, a "sum" of the s partial
+// outputs of the attention projection and of the FFN: 4 + 2[s > 1] vertices. Per shard, 14
+// vertices: "matmul" q, k, v; "rope" on q and k; "matmul" scores = q k^T per head; "softmax"
+// (scale, causal mask, softmax); "matmul" context = P v; "matmul" partial output context Wo_j;
+// "matmul" gate and up; "silu"(gate); "mul" silu * up; "matmul" partial output (.) W2_j.
+//   vertices = 5 + 21s + 2[s > 1]
+//   edges    = 24s + 6 + 2s[s > 1]
+//   FLOPs (T = batch * sequence tokens, d hidden, L sequence, f ffn_hidden, H heads)
+//            = 8Td^2 + 4TLd + 6Tdf + 8Td (norms) + 6Td (rope) + 5 B H L^2 (softmax)
+//              + 5Tf (silu, mul) + 2Td (residuals) + 2(s - 1)Td (sums)
+//   s = 4: 91 vertices, 110 edges. The attention is counted in full (no causal halving).
+struct llama_block_options {
+  std::uint64_t batch = 1;
+  std::uint64_t sequence = 4096;
+  std::uint64_t hidden = 4096;
+  std::uint64_t heads = 32;
+  std::uint64_t ffn_hidden = 11008;
+  unsigned shards = 4;  // s, at most heads
+  workload_device device{};
+};
+
+namespace detail {
+
+// Size of part `index` when n is cut into `parts` nearly equal parts.
+[[nodiscard]] inline std::uint64_t part_size(std::uint64_t n, std::uint64_t parts, std::uint64_t index) {
+  return n / parts + (index < n % parts ? 1 : 0);
+}
+
+class workload_builder {
+ public:
+  explicit workload_builder(const workload_device& device) : device_(device) {
+    check_rate(device.flops_per_second, "flops_per_second");
+    for (const auto& k : device.kinds) check_rate(k.flops_per_second, "rate of kind '" + k.kind + "'");
+    if (!std::isfinite(device.op_overhead) || device.op_overhead < 0)
+      throw invalid_input("workload_device: op_overhead must be finite and >= 0, got " +
+                          std::to_string(device.op_overhead));
+    if (device.element_bytes == 0) throw invalid_input("workload_device: element_bytes must be > 0");
+  }
+
+  vertex_id input(std::string name, std::uint64_t elements) {
+    return g_.add_vertex(vertex_properties{
+        .name = std::move(name), .output = bytes(elements), .op = "input"});
+  }
+
+  // A compute vertex producing `elements` elements from the listed operand vertices.
+  vertex_id op(std::string name, std::string kind, double flops, std::uint64_t elements,
+               std::initializer_list<vertex_id> operands, byte_count persistent = 0) {
+    const auto v = g_.add_vertex(vertex_properties{
+        .name = std::move(name), .compute = time(flops, device_.flops_per_second),
+        .persistent = persistent, .output = bytes(elements), .op = std::move(kind), .flops = flops});
+    for (const auto& k : device_.kinds) g_.set_compute(v, k.kind, time(flops, k.flops_per_second));
+    for (const auto u : operands) connect(u, v);
+    return v;
+  }
+
+  // u -> v carrying u's output tensor.
+  void connect(vertex_id u, vertex_id v) { g_.add_edge(u, v, g_[u].output); }
+
+  [[nodiscard]] byte_count bytes(std::uint64_t elements) const { return elements * device_.element_bytes; }
+  [[nodiscard]] graph take() { return std::move(g_); }
+  void reserve(std::size_t vertices, std::size_t edges) { g_.reserve(vertices, edges); }
+
+ private:
+  static void check_rate(double rate, const std::string& what) {
+    if (!std::isfinite(rate) || rate <= 0)
+      throw invalid_input("workload_device: " + what + " must be finite and > 0, got " +
+                          std::to_string(rate));
+  }
+  [[nodiscard]] seconds time(double flops, double rate) const { return flops / rate + device_.op_overhead; }
+
+  workload_device device_;
+  graph g_;
+};
+
+inline std::string block_name(const std::string& prefix, std::initializer_list<std::uint64_t> index) {
+  std::string out = prefix + "[";
+  bool first = true;
+  for (const auto i : index) {
+    if (!first) out += ",";
+    out += std::to_string(i);
+    first = false;
+  }
+  return out + "]";
+}
+
+inline void check_split(std::uint64_t n, std::uint64_t parts, const char* what, const char* dimension) {
+  if (parts == 0 || parts > n)
+    throw invalid_input(std::string(what) + " must be between 1 and " + dimension + " (" +
+                        std::to_string(n) + "), got " + std::to_string(parts));
+}
+
+// p x p grid of block vertices of an n x n matrix, row-major.
+using block_grid = std::vector<vertex_id>;
+
+// X x Y for n x n matrices held as p x p blocks; the product sharded p^2 q ways (see chain_mm).
+inline block_grid sharded_matmul(workload_builder& b, const std::string& name, const block_grid& x,
+                                 const block_grid& y, std::uint64_t n, std::uint64_t p, std::uint64_t q) {
+  const std::uint64_t group = p / q;
+  block_grid out(p * p);
+  for (std::uint64_t i = 0; i < p; ++i) {
+    for (std::uint64_t j = 0; j < p; ++j) {
+      const std::uint64_t rows = part_size(n, p, i), cols = part_size(n, p, j);
+      std::vector<vertex_id> partials;
+      for (std::uint64_t g = 0; g < q; ++g) {
+        std::uint64_t inner = 0;
+        for (std::uint64_t k = g * group; k < (g + 1) * group; ++k) inner += part_size(n, p, k);
+        const auto v = b.op(block_name(name + ".matmul", {i, j, g}), "matmul",
+                            2.0 * static_cast<double>(rows * cols * inner), rows * cols, {});
+        for (std::uint64_t k = g * group; k < (g + 1) * group; ++k) {
+          b.connect(x[i * p + k], v);
+          b.connect(y[k * p + j], v);
+        }
+        partials.push_back(v);
+      }
+      if (q == 1) {
+        out[i * p + j] = partials.front();
+        continue;
+      }
+      const auto sum = b.op(block_name(name + ".sum", {i, j}), "sum",
+                            static_cast<double>((q - 1) * rows * cols), rows * cols, {});
+      for (const auto v : partials) b.connect(v, sum);
+      out[i * p + j] = sum;
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+[[nodiscard]] inline graph chain_mm(const chain_mm_options& options = {}) {
+  const std::uint64_t n = options.dimension, p = options.blocks_per_side, q = options.inner_split;
+  detail::check_split(n, p, "chain_mm: blocks_per_side", "dimension");
+  if (q == 0 || p % q != 0)
+    throw invalid_input("chain_mm: inner_split must divide blocks_per_side (" + std::to_string(p) +
+                        "), got " + std::to_string(q));
+  detail::workload_builder b(options.device);
+  b.reserve(5 * p * p + 3 * (p * p * q + p * p) + p * p, 3 * (2 * p * p * p + p * p * q) + 2 * p * p);
+  const auto matrix = [&](const std::string& name) {
+    detail::block_grid blocks(p * p);
+    for (std::uint64_t i = 0; i < p; ++i)
+      for (std::uint64_t j = 0; j < p; ++j)
+        blocks[i * p + j] = b.input(detail::block_name(name, {i, j}),
+                                    detail::part_size(n, p, i) * detail::part_size(n, p, j));
+    return blocks;
+  };
+  const auto a = matrix("A"), bm = matrix("B"), c = matrix("C"), d = matrix("D"), e = matrix("E");
+  const auto ab = detail::sharded_matmul(b, "AB", a, bm, n, p, q);
+  const auto de = detail::sharded_matmul(b, "DE", d, e, n, p, q);
+  const auto cde = detail::sharded_matmul(b, "CDE", c, de, n, p, q);
+  for (std::uint64_t i = 0; i < p; ++i)
+    for (std::uint64_t j = 0; j < p; ++j) {
+      const auto elements = detail::part_size(n, p, i) * detail::part_size(n, p, j);
+      b.op(detail::block_name("out.add", {i, j}), "add", static_cast<double>(elements), elements,
+           {ab[i * p + j], cde[i * p + j]});
+    }
+  return b.take();
+}
+
+[[nodiscard]] inline graph ffnn(const ffnn_options& options = {}) {
+  const std::uint64_t batch = options.batch, features = options.features, hidden = options.hidden,
+                      classes = options.classes, r = options.batch_split, h = options.hidden_split;
+  if (features == 0 || classes == 0) throw invalid_input("ffnn: features and classes must be > 0");
+  detail::check_split(batch, r, "ffnn: batch_split", "batch");
+  detail::check_split(hidden, h, "ffnn: hidden_split", "hidden");
+  detail::workload_builder b(options.device);
+  b.reserve(r + 3 * h + 1 + 5 * r * h + 2 * r, 8 * r * h + 3 * r);
+  using detail::block_name;
+  using detail::part_size;
+  std::vector<vertex_id> x(r), w1(h), b1(h), w2(h);
+  for (std::uint64_t i = 0; i < r; ++i) x[i] = b.input(block_name("X", {i}), part_size(batch, r, i) * features);
+  for (std::uint64_t j = 0; j < h; ++j) {
+    const auto width = part_size(hidden, h, j);
+    w1[j] = b.input(block_name("W1", {j}), features * width);
+    b1[j] = b.input(block_name("b1", {j}), width);
+    w2[j] = b.input(block_name("W2", {j}), width * classes);
+  }
+  const auto b2 = b.input("b2", classes);
+  for (std::uint64_t i = 0; i < r; ++i) {
+    const auto rows = part_size(batch, r, i);
+    std::vector<vertex_id> partials;
+    for (std::uint64_t j = 0; j < h; ++j) {
+      const auto width = part_size(hidden, h, j);
+      const auto cells = rows * width;
+      const auto mm = b.op(block_name("layer1.matmul", {i, j}), "matmul",
+                           2.0 * static_cast<double>(cells * features), cells, {x[i], w1[j]});
+      const auto bias = b.op(block_name("layer1.bias_add", {i, j}), "bias_add",
+                             static_cast<double>(cells), cells, {mm, b1[j]});
+      const auto relu = b.op(block_name("layer1.relu", {i, j}), "relu", static_cast<double>(cells), cells, {bias});
+      partials.push_back(b.op(block_name("layer2.matmul", {i, j}), "matmul",
+                              2.0 * static_cast<double>(cells * classes), rows * classes, {relu, w2[j]}));
+    }
+    auto logits = partials.front();
+    if (h > 1) {
+      logits = b.op(block_name("layer2.sum", {i}), "sum", static_cast<double>((h - 1) * rows * classes),
+                    rows * classes, {});
+      for (const auto v : partials) b.connect(v, logits);
+    }
+    const auto bias = b.op(block_name("layer2.bias_add", {i}), "bias_add",
+                           static_cast<double>(rows * classes), rows * classes, {logits, b2});
+    b.op(block_name("softmax", {i}), "softmax", 5.0 * static_cast<double>(rows * classes), rows * classes, {bias});
+  }
+  return b.take();
+}
+
+[[nodiscard]] inline graph llama_block(const llama_block_options& options = {}) {
+  const std::uint64_t batch = options.batch, length = options.sequence, d = options.hidden,
+                      heads = options.heads, f = options.ffn_hidden, s = options.shards;
+  if (batch == 0 || length == 0 || d == 0 || f == 0)
+    throw invalid_input("llama_block: batch, sequence, hidden and ffn_hidden must be > 0");
+  if (heads == 0 || d % heads != 0)
+    throw invalid_input("llama_block: heads (" + std::to_string(heads) + ") must divide hidden (" +
+                        std::to_string(d) + ")");
+  detail::check_split(heads, s, "llama_block: shards", "heads");
+  detail::check_split(f, s, "llama_block: shards", "ffn_hidden");
+  const std::uint64_t tokens = batch * length, head_dim = d / heads;
+  detail::workload_builder b(options.device);
+  b.reserve(5 + 21 * s + 2, 24 * s + 6 + 2 * s);
+  using detail::block_name;
+  using detail::part_size;
+  const auto td = static_cast<double>(tokens * d);
+  const byte_count norm_weight = b.bytes(d);
+
+  const auto x = b.input("x", tokens * d);
+  const auto norm1 = b.op("attention.rmsnorm", "rmsnorm", 4 * td, tokens * d, {x}, norm_weight);
+  std::vector<vertex_id> attention_parts, ffn_parts;
+  std::vector<vertex_id> wq(s), wk(s), wv(s), wo(s), w1(s), w3(s), w2(s);
+  for (std::uint64_t j = 0; j < s; ++j) {
+    const auto width = part_size(heads, s, j) * head_dim, ffn = part_size(f, s, j);
+    wq[j] = b.input(block_name("Wq", {j}), d * width);
+    wk[j] = b.input(block_name("Wk", {j}), d * width);
+    wv[j] = b.input(block_name("Wv", {j}), d * width);
+    wo[j] = b.input(block_name("Wo", {j}), width * d);
+    w1[j] = b.input(block_name("W1", {j}), d * ffn);
+    w3[j] = b.input(block_name("W3", {j}), d * ffn);
+    w2[j] = b.input(block_name("W2", {j}), ffn * d);
+  }
+  for (std::uint64_t j = 0; j < s; ++j) {
+    const auto shard_heads = part_size(heads, s, j);
+    const auto width = shard_heads * head_dim;
+    const auto projection = 2.0 * static_cast<double>(tokens * d * width);
+    const auto q = b.op(block_name("attention.q", {j}), "matmul", projection, tokens * width, {norm1, wq[j]});
+    const auto k = b.op(block_name("attention.k", {j}), "matmul", projection, tokens * width, {norm1, wk[j]});
+    const auto v = b.op(block_name("attention.v", {j}), "matmul", projection, tokens * width, {norm1, wv[j]});
+    const auto rope = 3.0 * static_cast<double>(tokens * width);
+    const auto q_rot = b.op(block_name("attention.rope_q", {j}), "rope", rope, tokens * width, {q});
+    const auto k_rot = b.op(block_name("attention.rope_k", {j}), "rope", rope, tokens * width, {k});
+    const auto score_cells = batch * shard_heads * length * length;
+    const auto scores = b.op(block_name("attention.scores", {j}), "matmul",
+                             2.0 * static_cast<double>(score_cells * head_dim), score_cells, {q_rot, k_rot});
+    const auto probabilities = b.op(block_name("attention.softmax", {j}), "softmax",
+                                    5.0 * static_cast<double>(score_cells), score_cells, {scores});
+    const auto context = b.op(block_name("attention.context", {j}), "matmul",
+                              2.0 * static_cast<double>(score_cells * head_dim), tokens * width,
+                              {probabilities, v});
+    attention_parts.push_back(b.op(block_name("attention.output", {j}), "matmul",
+                                   2.0 * static_cast<double>(tokens * width * d), tokens * d, {context, wo[j]}));
+  }
+  const auto reduce = [&](const std::string& name, const std::vector<vertex_id>& parts) {
+    if (parts.size() == 1) return parts.front();
+    const auto sum = b.op(name, "sum", static_cast<double>(parts.size() - 1) * td, tokens * d, {});
+    for (const auto v : parts) b.connect(v, sum);
+    return sum;
+  };
+  const auto residual1 = b.op("attention.residual", "add", td, tokens * d,
+                              {x, reduce("attention.sum", attention_parts)});
+  const auto norm2 = b.op("ffn.rmsnorm", "rmsnorm", 4 * td, tokens * d, {residual1}, norm_weight);
+  for (std::uint64_t j = 0; j < s; ++j) {
+    const auto ffn = part_size(f, s, j);
+    const auto cells = tokens * ffn;
+    const auto up_flops = 2.0 * static_cast<double>(cells * d);
+    const auto gate = b.op(block_name("ffn.gate", {j}), "matmul", up_flops, cells, {norm2, w1[j]});
+    const auto up = b.op(block_name("ffn.up", {j}), "matmul", up_flops, cells, {norm2, w3[j]});
+    const auto silu = b.op(block_name("ffn.silu", {j}), "silu", 4.0 * static_cast<double>(cells), cells, {gate});
+    const auto product = b.op(block_name("ffn.mul", {j}), "mul", static_cast<double>(cells), cells, {silu, up});
+    ffn_parts.push_back(b.op(block_name("ffn.down", {j}), "matmul", up_flops, tokens * d, {product, w2[j]}));
+  }
+  b.op("ffn.residual", "add", td, tokens * d, {residual1, reduce("ffn.sum", ffn_parts)});
+  return b.take();
+}
+
+}  // namespace gantry

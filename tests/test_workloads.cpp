@@ -1,0 +1,180 @@
+// DOPPLER workload generators: vertex and edge counts and total FLOPs against the hand
+// calculations in workloads/doppler.hpp, byte and time conventions, and simulated schedules.
+#include <gantry/graph/snapshot.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/place/m_topo.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/sim/simulator.hpp>
+#include <gantry/workloads/doppler.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+using namespace gantry;
+
+namespace {
+
+double total_flops(const graph& g) {
+  double sum = 0;
+  for (const auto& v : g.vertices()) sum += v.flops;
+  return sum;
+}
+
+std::map<std::string, std::size_t> ops(const graph& g) {
+  std::map<std::string, std::size_t> count;
+  for (const auto& v : g.vertices()) ++count[v.op];
+  return count;
+}
+
+// Every edge carries its source's output; inputs have no compute, everything else has FLOPs and
+// compute = flops / rate + overhead; names are unique; the graph is a DAG.
+void check_conventions(const graph& g, const workload_device& device) {
+  for (edge_id e = 0; e < g.edge_count(); ++e) CHECK(g.bytes(e) == g[g.source(e)].output);
+  std::map<std::string, int> names;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+    const auto& p = g[v];
+    CHECK(++names[p.name] == 1);
+    CHECK(p.output > 0);
+    CHECK(p.output % device.element_bytes == 0);
+    if (p.op == "input") {
+      CHECK(p.flops == 0);
+      CHECK(p.compute == 0);
+    } else {
+      CHECK(p.flops > 0);
+      CHECK(p.compute == doctest::Approx(p.flops / device.flops_per_second + device.op_overhead));
+      for (const auto& rate : device.kinds)
+        CHECK(g.compute_on(v, rate.kind) == doctest::Approx(p.flops / rate.flops_per_second + device.op_overhead));
+    }
+  }
+  CHECK_NOTHROW((void)snapshot_dag(g));
+}
+
+// Places the graph with m-TOPO on `devices` identical devices, simulates it and validates the schedule.
+void check_schedules(const graph& g, std::size_t devices) {
+  const cluster c = cluster::uniform(devices, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e11});
+  const graph_model model(g, c);
+  const auto p = m_topo(g, model, c);
+  REQUIRE(p.status == status::ok);
+  const auto result = simulate(g, model, c, p.device, {.priority = p.order});
+  REQUIRE(result.status == status::ok);
+  const auto report = validate(result.schedule, g, model, c);
+  CHECK_MESSAGE(report.ok(), report.to_string());
+  CHECK(result.schedule.makespan > 0);
+}
+
+}  // namespace
+
+TEST_CASE("ChainMM, Fig. 1 sharding (4-way matrices, 8-way multiplies): counts and FLOPs") {
+  const graph g = chain_mm();  // n = 10000, p = 2, q = 2
+  // Vertices: 5 matrices x 4 blocks + 3 multiplies x (8 products + 4 sums) + 4 final adds.
+  CHECK(g.vertex_count() == 20 + 3 * 12 + 4);
+  // Edges: per multiply 8 products x 2 operands + 4 sums x 2 partials; 4 adds x 2 operands.
+  CHECK(g.edge_count() == 3 * (16 + 8) + 8);
+  const double n = 10000;
+  CHECK(total_flops(g) == doctest::Approx(3 * 2 * n * n * n + 3 * n * n + n * n).epsilon(1e-12));
+  const auto count = ops(g);
+  CHECK(count.at("input") == 20);
+  CHECK(count.at("matmul") == 24);
+  CHECK(count.at("sum") == 12);
+  CHECK(count.at("add") == 4);
+  // A 5000 x 5000 fp32 block is 100 MB; one block product is 2 * 5000^3 FLOPs.
+  CHECK(g[0].output == 5000ull * 5000 * 4);
+  for (const auto& v : g.vertices())
+    if (v.op == "matmul") CHECK(v.flops == 2.0 * 5000 * 5000 * 5000);
+  check_conventions(g, {});
+}
+
+TEST_CASE("ChainMM, 4-way multiplies and uneven blocks") {
+  const graph four = chain_mm({.blocks_per_side = 2, .inner_split = 1});
+  CHECK(four.vertex_count() == 20 + 3 * 4 + 4);
+  CHECK(four.edge_count() == 3 * 16 + 8);  // each product reads two blocks of X and two of Y
+  CHECK(ops(four).count("sum") == 0);
+  const double n = 10000;
+  CHECK(total_flops(four) == doctest::Approx(6 * n * n * n + n * n).epsilon(1e-12));
+
+  // n = 10 in 3 x 3 blocks (sizes 4, 3, 3), every multiply split 3 ways: FLOPs stay exact.
+  const graph odd = chain_mm({.dimension = 10, .blocks_per_side = 3, .inner_split = 3});
+  CHECK(odd.vertex_count() == 5 * 9 + 3 * (27 + 9) + 9);
+  CHECK(odd.edge_count() == 3 * (2 * 27 + 27) + 2 * 9);
+  CHECK(total_flops(odd) == 3 * 2 * 1000 + 3 * 2 * 100 + 100);
+  check_conventions(odd, {});
+}
+
+TEST_CASE("FFNN of Appendix C.2: counts and FLOPs") {
+  const graph g = ffnn();  // B = 2^15, F = 2^5, H = 2^16, C = 2^5, r = 2, h = 4
+  // Inputs: 2 X + 4 W1 + 4 b1 + 4 W2 + b2 = 15; per (i, j) 4 ops = 32; per i sum, bias, softmax = 6.
+  CHECK(g.vertex_count() == 15 + 32 + 6);
+  // Per (i, j): 2 + 2 + 1 + 2 = 7 -> 56, sums 8, per i bias 2 + softmax 1 -> 6.
+  CHECK(g.edge_count() == 56 + 8 + 6);
+  const double B = 32768, F = 32, H = 65536, C = 32;
+  CHECK(total_flops(g) == doctest::Approx(2 * B * F * H + 2 * B * H + 2 * B * H * C + 3 * B * C + B * C + 5 * B * C)
+                              .epsilon(1e-12));
+  const auto count = ops(g);
+  CHECK(count.at("matmul") == 16);
+  CHECK(count.at("relu") == 8);
+  CHECK(count.at("softmax") == 2);
+
+  const graph unsharded = ffnn({.batch_split = 1, .hidden_split = 1});
+  CHECK(unsharded.vertex_count() == 5 + 4 + 2);
+  CHECK(unsharded.edge_count() == 7 + 3);
+}
+
+TEST_CASE("Llama block of Appendix C.3: counts and FLOPs") {
+  const graph g = llama_block();  // T = 4096 tokens, d = 4096, H = 32, f = 11008, s = 4
+  CHECK(g.vertex_count() == 5 + 21 * 4 + 2);
+  CHECK(g.edge_count() == 24 * 4 + 6 + 2 * 4);
+  const double T = 4096, d = 4096, L = 4096, f = 11008, heads = 32, s = 4;
+  const double expected = 8 * T * d * d + 4 * T * L * d + 6 * T * d * f + 8 * T * d + 6 * T * d +
+                          5 * heads * L * L + 5 * T * f + 2 * T * d + 2 * (s - 1) * T * d;
+  CHECK(total_flops(g) == doctest::Approx(expected).epsilon(1e-12));
+  const auto count = ops(g);
+  CHECK(count.at("input") == 1 + 7 * 4);
+  CHECK(count.at("matmul") == 9 * 4);
+  CHECK(count.at("softmax") == 4);
+  CHECK(count.at("rmsnorm") == 2);
+  // RMSNorm keeps its weight vector as persistent memory.
+  for (const auto& v : g.vertices())
+    if (v.op == "rmsnorm") CHECK(v.persistent == 4096u * 4);
+
+  const graph single = llama_block({.sequence = 16, .hidden = 64, .heads = 4, .ffn_hidden = 96, .shards = 1});
+  CHECK(single.vertex_count() == 5 + 21);
+  CHECK(single.edge_count() == 24 + 6);
+}
+
+TEST_CASE("device description: per-kind times, overhead and element size") {
+  const workload_device device{.flops_per_second = 1e12,
+                               .kinds = {{.kind = "gpu", .flops_per_second = 1e14}, {.kind = "cpu", .flops_per_second = 1e11}},
+                               .op_overhead = 1e-5,
+                               .element_bytes = 2};
+  const graph g = ffnn({.batch = 64, .features = 8, .hidden = 32, .classes = 4, .batch_split = 2,
+                        .hidden_split = 2, .device = device});
+  check_conventions(g, device);
+  CHECK(g[0].output == 32u * 8 * 2);  // X[0]: 32 x 8 half-precision elements
+}
+
+TEST_CASE("bad options are rejected with what was wrong") {
+  CHECK_THROWS_WITH_AS((void)chain_mm({.blocks_per_side = 4, .inner_split = 3}),
+                       doctest::Contains("inner_split must divide blocks_per_side (4), got 3"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)chain_mm({.dimension = 3, .blocks_per_side = 4}),
+                       doctest::Contains("blocks_per_side must be between 1 and dimension (3)"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)ffnn({.hidden_split = 0}), doctest::Contains("hidden_split"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)llama_block({.heads = 5}), doctest::Contains("must divide hidden"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)llama_block({.shards = 64}), doctest::Contains("shards must be between 1 and heads (32)"),
+                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)chain_mm({.device = {.flops_per_second = 0}}),
+                       doctest::Contains("flops_per_second must be finite and > 0"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)chain_mm({.device = {.kinds = {{.kind = "tpu", .flops_per_second = -1}}}}),
+                       doctest::Contains("kind 'tpu'"), invalid_input);
+}
+
+TEST_CASE("generated graphs place, simulate and validate on 4 and 8 devices") {
+  check_schedules(chain_mm(), 8);
+  check_schedules(chain_mm({.inner_split = 1}), 4);
+  check_schedules(ffnn(), 4);
+  check_schedules(llama_block(), 4);
+  check_schedules(llama_block({.shards = 8}), 8);
+}
