@@ -1,0 +1,228 @@
+// The chain model of pipelined model parallelism (Beaumont, Eyraud-Dubois & Shilova, Euro-Par 2021,
+// §3.1): layers with forward and backward time, weight and activation bytes; contiguous partitions
+// into stages; stages for communication links (§3.1: a link adds a stage of time 2·a_l/β); and a
+// chain built from a gantry training graph.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/graph/graph.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/order/topological.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gantry {
+
+struct layer {
+  std::string name;
+  seconds forward = 0;      // u_F
+  seconds backward = 0;     // u_B
+  byte_count weights = 0;   // W: weights, gradients and optimizer state, held all the time
+  byte_count activation = 0;  // a: the output of the forward, held until the backward ran
+};
+
+// A chain of layers: F_1 -> ... -> F_L -> B_L -> ... -> B_1, and F_l -> B_l for the stored activation.
+struct chain {
+  std::vector<layer> layers;
+
+  [[nodiscard]] std::size_t size() const noexcept { return layers.size(); }
+  [[nodiscard]] const layer& operator[](std::size_t l) const { return layers[l]; }
+  [[nodiscard]] seconds cost(std::size_t l) const { return layers[l].forward + layers[l].backward; }
+  [[nodiscard]] seconds total_cost() const {
+    seconds sum = 0;
+    for (std::size_t l = 0; l < size(); ++l) sum += cost(l);
+    return sum;
+  }
+};
+
+// Throws invalid_input naming the layer when a time is negative or not finite.
+inline void check_chain(const chain& c) {
+  for (std::size_t l = 0; l < c.size(); ++l) {
+    const auto& x = c.layers[l];
+    for (const auto& [time, what] : {std::pair{x.forward, "forward"}, std::pair{x.backward, "backward"}})
+      if (!std::isfinite(time) || time < 0)
+        throw invalid_input("layer " + std::to_string(l) + " ('" + x.name + "'): " + what +
+                            " time must be finite and >= 0, got " + std::to_string(time));
+  }
+}
+
+// Contiguous partition: stage s holds layers [first[s], first[s+1]) (the last one up to the end).
+struct chain_partition {
+  std::vector<std::uint32_t> first;  // ascending, first[0] == 0
+
+  [[nodiscard]] std::size_t stage_count() const noexcept { return first.size(); }
+  [[nodiscard]] std::uint32_t end(std::size_t s, std::size_t layers) const {
+    return s + 1 < first.size() ? first[s + 1] : static_cast<std::uint32_t>(layers);
+  }
+  friend bool operator==(const chain_partition&, const chain_partition&) = default;
+};
+
+// Throws invalid_input unless p is a partition of a chain of `layers` layers.
+inline void check_partition(const chain_partition& p, std::size_t layers) {
+  if (p.first.empty() || p.first[0] != 0)
+    throw invalid_input("partition: the first stage must start at layer 0");
+  for (std::size_t s = 1; s < p.first.size(); ++s)
+    if (p.first[s] <= p.first[s - 1] || p.first[s] >= layers)
+      throw invalid_input("partition: stage " + std::to_string(s) + " starts at layer " + std::to_string(p.first[s]) +
+                          ", which is not after stage " + std::to_string(s - 1) + "'s start " +
+                          std::to_string(p.first[s - 1]) + " and inside the chain of " + std::to_string(layers) +
+                          " layers");
+}
+
+// One partition per stage count is convenient to write by hand: sizes {2, 3, 1} = stages of 2, 3
+// and 1 layers.
+[[nodiscard]] inline chain_partition partition_from_sizes(const std::vector<std::uint32_t>& sizes) {
+  chain_partition p;
+  std::uint32_t at = 0;
+  for (const auto size : sizes) {
+    if (size == 0) throw invalid_input("partition_from_sizes: a stage cannot be empty");
+    p.first.push_back(at);
+    at += size;
+  }
+  return p;
+}
+
+// A stage is a run of layers executed as one forward block and one backward block on one
+// resource. A link stage stands for the transfer of activation a_l forward and of gradient b_l
+// backward between two processors; its resource is a link, not a processor, and holds no memory.
+struct stage {
+  std::uint32_t first_layer = 0, end_layer = 0;  // layers [first, end); for a link, the sending layer is end-1
+  bool link = false;
+  device_id resource = 0;  // processor for a compute stage; P + i for the i-th link
+  seconds forward = 0, backward = 0;
+  byte_count weights = 0, activation = 0;
+
+  [[nodiscard]] seconds load() const noexcept { return forward + backward; }  // U(s)
+};
+
+// The stages of a contiguous partition, stage s on processor s. With a link model, a link stage
+// is put between consecutive stages: its forward and backward each move the boundary activation,
+// a_l / β + latency (paper §3.1 counts 2·a_l/β in all). Links are resources numbered after the
+// processors, so P stages become 2P-1 resources.
+[[nodiscard]] inline std::vector<stage> contiguous_stages(const chain& c, const chain_partition& p,
+                                                          std::optional<link_model> link = std::nullopt) {
+  check_partition(p, c.size());
+  std::vector<stage> stages;
+  const std::size_t count = p.stage_count();
+  for (std::size_t s = 0; s < count; ++s) {
+    stage st;
+    st.first_layer = p.first[s];
+    st.end_layer = p.end(s, c.size());
+    st.resource = static_cast<device_id>(s);
+    for (auto l = st.first_layer; l < st.end_layer; ++l) {
+      st.forward += c[l].forward;
+      st.backward += c[l].backward;
+      st.weights += c[l].weights;
+      st.activation += c[l].activation;
+    }
+    stages.push_back(st);
+    if (link && s + 1 < count) {
+      stage ln;
+      ln.first_layer = st.end_layer - 1;
+      ln.end_layer = st.end_layer;
+      ln.link = true;
+      ln.resource = static_cast<device_id>(count + s);
+      ln.forward = ln.backward = link->time(c[st.end_layer - 1].activation);
+      stages.push_back(ln);
+    }
+  }
+  return stages;
+}
+
+// One stage per layer on the processors given per layer (a non-contiguous allocation, §6).
+[[nodiscard]] inline std::vector<stage> allocation_stages(const chain& c, const std::vector<device_id>& processor) {
+  if (processor.size() != c.size())
+    throw invalid_input("allocation has " + std::to_string(processor.size()) + " entries for a chain of " +
+                        std::to_string(c.size()) + " layers");
+  std::vector<stage> stages(c.size());
+  for (std::uint32_t l = 0; l < c.size(); ++l) {
+    if (processor[l] == no_device) throw invalid_input("allocation: layer " + std::to_string(l) + " has no processor");
+    stages[l] = {l, l + 1, false, processor[l], c[l].forward, c[l].backward, c[l].weights, c[l].activation};
+  }
+  return stages;
+}
+
+struct chain_from_graph_options {
+  // Number of layers to form; 0 makes one layer per forward vertex.
+  std::size_t layers = 0;
+  // Compute times of this device kind (graph::compute_on).
+  std::string kind = "default";
+};
+
+// Groups a training graph into a chain. Forward vertices (those that are not the backward of
+// another, see graph::set_forward) are taken in Kahn order and cut into `layers` runs of about
+// equal forward+backward time; a backward vertex joins its forward's layer. A layer's weights
+// are the persistent bytes of all its vertices; its activation is the output of its forward
+// vertices that a backward vertex or a later layer reads (what must be kept or sent on).
+// Throws not_a_dag when the graph has a cycle.
+[[nodiscard]] inline chain chain_from_graph(const graph& g, chain_from_graph_options options = {}) {
+  const auto order = kahn_order(g);
+  const std::size_t n = g.vertex_count();
+  const auto is_backward = [&](vertex_id v) { return g.forward_of(v) != no_vertex; };
+  std::vector<vertex_id> forwards;
+  for (const auto v : order)
+    if (!is_backward(v)) forwards.push_back(v);
+  if (forwards.empty()) return {};
+  // A forward vertex's cost includes the backward vertices that point to it.
+  std::vector<seconds> cost(n, 0);
+  for (vertex_id v = 0; v < n; ++v) {
+    const auto owner = is_backward(v) ? g.forward_of(v) : v;
+    cost[owner] += g.compute_on(v, options.kind);
+  }
+  const std::size_t count = options.layers == 0 ? forwards.size() : std::min(options.layers, forwards.size());
+  seconds total = 0;
+  for (const auto v : forwards) total += cost[v];
+  std::vector<std::uint32_t> layer_of(n, 0);
+  std::size_t current = 0, taken = 0;
+  seconds running = 0;
+  for (std::size_t i = 0; i < forwards.size(); ++i) {
+    const auto v = forwards[i];
+    // Move to the next layer once this one reached its share of the time, keeping at least one
+    // vertex for each layer still to come.
+    const std::size_t left = forwards.size() - i;
+    if (taken > 0 && current + 1 < count &&
+        (running >= total * static_cast<double>(current + 1) / static_cast<double>(count) ||
+         left <= count - current - 1)) {
+      ++current;
+      taken = 0;
+    }
+    layer_of[v] = static_cast<std::uint32_t>(current);
+    running += cost[v];
+    ++taken;
+  }
+  for (vertex_id v = 0; v < n; ++v)
+    if (is_backward(v)) layer_of[v] = layer_of[g.forward_of(v)];
+  chain c;
+  c.layers.resize(count);
+  for (std::size_t l = 0; l < count; ++l) c.layers[l].name = "layer" + std::to_string(l);
+  // A layer is named after its first forward vertex that has a name.
+  std::vector<bool> named(count, false);
+  for (const auto v : forwards)
+    if (!named[layer_of[v]] && !g[v].name.empty()) {
+      c.layers[layer_of[v]].name = g[v].name;
+      named[layer_of[v]] = true;
+    }
+  for (vertex_id v = 0; v < n; ++v) {
+    auto& x = c.layers[layer_of[v]];
+    const seconds t = g.compute_on(v, options.kind);
+    if (is_backward(v)) x.backward += t;
+    else x.forward += t;
+    x.weights += g[v].persistent;
+    if (is_backward(v)) continue;
+    bool kept = false;
+    g.for_each_out_edge(v, [&](edge_id e) {
+      const auto w = g.target(e);
+      if (is_backward(w) || layer_of[w] > layer_of[v]) kept = true;
+    });
+    if (kept) x.activation += g[v].output;
+  }
+  return c;
+}
+
+}  // namespace gantry

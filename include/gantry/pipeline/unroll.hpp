@@ -1,0 +1,168 @@
+// Checking a pipeline pattern the way every gantry schedule is checked: unroll it over enough
+// batches into a training graph (one vertex per F_l and B_l of each batch), a cluster (processors,
+// then one device per link stage) and a schedule, and run validate() on them. A period is only a
+// claim until this holds (Euro-Par 2021 §3: a pattern is valid if the schedule it repeats is).
+#pragma once
+
+#include <gantry/graph/graph.hpp>
+#include <gantry/graph/snapshot.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/pipeline/chain.hpp>
+#include <gantry/pipeline/pattern.hpp>
+#include <gantry/schedule/memory_profile.hpp>
+#include <gantry/schedule/schedule.hpp>
+#include <gantry/schedule/validate.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace gantry {
+
+struct unroll_options {
+  std::size_t batches = 0;                 // 0: enough for several periods of steady state
+  byte_count capacity = unlimited_memory;  // memory of each processor (links hold none)
+};
+
+// The unrolled schedule. Vertex names are "F<l>:<layer>#<batch>" and "B<l>:<layer>#<batch>" for
+// layers, and "send<s>#<batch>" / "return<s>#<batch>" for the forward and backward of link stage
+// s. Weights W_l are the persistent bytes of F_l of batch 0; the activation a_l is the output of
+// every F_l, held until B_l of the same batch finishes (schedule.hpp's output rule). Edges carry no
+// bytes: the chain model counts activations, not the copies in flight, and cross-device edges get
+// an instant zero-byte transfer (communication is what link stages model).
+struct unrolled_pipeline {
+  graph training;
+  cluster devices;
+  schedule timeline;
+  std::size_t batches = 0;
+};
+
+// Throws invalid_input when the pattern does not give every stage's forward and backward for every
+// batch (a k-periodic pattern needs shifts covering all residues mod k), or its period is not > 0.
+[[nodiscard]] inline unrolled_pipeline unroll(const chain& c, const pipeline_pattern& p, unroll_options options = {}) {
+  if (!(p.period > 0)) throw invalid_input("unroll: the pattern's period must be > 0, got " + std::to_string(p.period));
+  const auto k = static_cast<std::int64_t>(std::max<std::size_t>(1, p.batches_per_period));
+  const std::size_t stage_count = p.stages.size();
+  std::int64_t low = std::numeric_limits<std::int64_t>::max(), high = std::numeric_limits<std::int64_t>::min();
+  for (const auto& op : p.operations) {
+    if (op.stage >= stage_count)
+      throw invalid_input("unroll: an operation names stage " + std::to_string(op.stage) + " of " +
+                          std::to_string(stage_count));
+    low = std::min(low, op.shift);
+    high = std::max(high, op.shift);
+  }
+  const std::size_t span = p.operations.empty() ? 1 : static_cast<std::size_t>(high - low + 1);
+  const std::size_t batches = options.batches > 0 ? options.batches : static_cast<std::size_t>(k) * (span + 3);
+
+  unrolled_pipeline out;
+  out.batches = batches;
+  // Block start of (batch, stage, pass): the instance whose shift matches the batch mod k.
+  std::vector<seconds> block(batches * stage_count * 2, std::numeric_limits<double>::quiet_NaN());
+  const auto slot = [&](std::size_t b, std::size_t s, pass kind) {
+    return (b * stage_count + s) * 2 + (kind == pass::backward ? 1 : 0);
+  };
+  seconds earliest = std::numeric_limits<double>::infinity();
+  for (const auto& op : p.operations)
+    for (std::size_t b = 0; b < batches; ++b) {
+      const std::int64_t distance = static_cast<std::int64_t>(b) - op.shift;
+      if (distance % k != 0) continue;
+      const seconds time = static_cast<double>(distance / k) * p.period + op.start;
+      block[slot(b, op.stage, op.kind)] = time;
+      earliest = std::min(earliest, time);
+    }
+  for (std::size_t b = 0; b < batches; ++b)
+    for (std::size_t s = 0; s < stage_count; ++s)
+      for (const pass kind : {pass::forward, pass::backward})
+        if (std::isnan(block[slot(b, s, kind)]))
+          throw invalid_input("unroll: the pattern has no " + std::string(to_string(kind)) + " of stage " +
+                              std::to_string(s) + " for batch " + std::to_string(b) + " (shifts must cover every "
+                              "residue mod k = " + std::to_string(k) + ")");
+
+  // Devices: processors, then links.
+  const std::size_t resources = p.resource_count();
+  std::vector<device> devices(resources);
+  for (std::size_t d = 0; d < resources; ++d) {
+    devices[d].name = d < p.processor_count ? "p" + std::to_string(d) : "link" + std::to_string(d - p.processor_count);
+    devices[d].capacity = d < p.processor_count ? options.capacity : unlimited_memory;
+  }
+  out.devices = cluster(std::move(devices));
+
+  auto& g = out.training;
+  auto& s = out.timeline;
+  const std::size_t layers = c.size();
+  g.reserve(batches * (2 * layers + 2 * stage_count), batches * (4 * layers + 4 * stage_count));
+  const auto add = [&](std::string name, seconds compute, byte_count persistent, byte_count output, device_id d,
+                       seconds start) {
+    const auto v = g.add_vertex({.name = std::move(name), .compute = compute, .persistent = persistent, .output = output});
+    s.device.push_back(d);
+    s.start.push_back(start - earliest);
+    s.finish.push_back(start - earliest + compute);
+    return v;
+  };
+  for (std::size_t b = 0; b < batches; ++b) {
+    const std::string batch = "#" + std::to_string(b);
+    std::vector<vertex_id> forward_of_layer(layers, no_vertex), backward_of_layer(layers, no_vertex);
+    std::vector<vertex_id> forward_sequence, backward_sequence;
+    for (std::size_t si = 0; si < stage_count; ++si) {
+      const auto& st = p.stages[si];
+      seconds t = block[slot(b, si, pass::forward)];
+      if (st.link) {
+        forward_sequence.push_back(add("send" + std::to_string(si) + batch, st.forward, 0, 0, st.resource, t));
+        continue;
+      }
+      for (auto l = st.first_layer; l < st.end_layer; ++l) {
+        const auto v = add("F" + std::to_string(l) + ":" + c[l].name + batch, c[l].forward, b == 0 ? c[l].weights : 0,
+                           c[l].activation, st.resource, t);
+        t += c[l].forward;
+        forward_of_layer[l] = v;
+        forward_sequence.push_back(v);
+      }
+    }
+    for (std::size_t si = stage_count; si-- > 0;) {
+      const auto& st = p.stages[si];
+      seconds t = block[slot(b, si, pass::backward)];
+      if (st.link) {
+        backward_sequence.push_back(add("return" + std::to_string(si) + batch, st.backward, 0, 0, st.resource, t));
+        continue;
+      }
+      for (auto l = st.end_layer; l-- > st.first_layer;) {
+        const auto v = add("B" + std::to_string(l) + ":" + c[l].name + batch, c[l].backward, 0, 0, st.resource, t);
+        t += c[l].backward;
+        g.set_forward(v, forward_of_layer[l]);
+        backward_of_layer[l] = v;
+        backward_sequence.push_back(v);
+      }
+    }
+    for (std::size_t i = 1; i < forward_sequence.size(); ++i) g.add_edge(forward_sequence[i - 1], forward_sequence[i]);
+    if (!forward_sequence.empty() && !backward_sequence.empty())
+      g.add_edge(forward_sequence.back(), backward_sequence.front());
+    for (std::size_t i = 1; i < backward_sequence.size(); ++i) g.add_edge(backward_sequence[i - 1], backward_sequence[i]);
+    // The stored activation; the last layer's is already the F_L -> B_L edge above.
+    for (std::size_t l = 0; l + 1 < layers; ++l)
+      if (forward_of_layer[l] != no_vertex && backward_of_layer[l] != no_vertex)
+        g.add_edge(forward_of_layer[l], backward_of_layer[l]);
+  }
+  for (edge_id e = 0; e < g.edge_count(); ++e) {
+    const auto u = g.source(e), v = g.target(e);
+    if (s.device[u] != s.device[v])
+      s.transfers.push_back({u, e, s.device[u], s.device[v], s.finish[u], s.finish[u], 0});
+  }
+  const graph_model model(g, out.devices);
+  summarize(s, snapshot(g), model, resources);
+  return out;
+}
+
+// Unrolls the pattern and validates the schedule: dependencies, one operation at a time per
+// processor and link, and memory against options.capacity with the activations held as the NCA
+// says. report.peak_memory[p] is the memory processor p really reaches, at most pattern.memory[p]
+// (equal when each processor's layers run as one block, as in contiguous patterns).
+[[nodiscard]] inline validation_report check_pattern(const chain& c, const pipeline_pattern& p, unroll_options options = {}) {
+  const auto unrolled = unroll(c, p, options);
+  const graph_model model(unrolled.training, unrolled.devices);
+  return validate(unrolled.timeline, unrolled.training, model, unrolled.devices);
+}
+
+}  // namespace gantry
