@@ -136,6 +136,8 @@ class simulator {
       for (const vertex_id v : by_rank) strict_list_[placement_[v]].push_back(v);
     }
     memory_now_.assign(m_, 0);
+    s.order.assign(m_, {});
+    s.busy.assign(m_, 0);
     s.peak_memory.assign(m_, 0);
     s.peak_memory_time.assign(m_, 0);
     for (vertex_id v = 0; v < n && result_.ok(); ++v) allocate(placement_[v], model_.persistent_bytes(v), v, "persistent");
@@ -284,6 +286,9 @@ class simulator {
     busy_[d] = 1;
     s.start[v] = now_;
     s.finish[v] = now_ + duration_[v];
+    s.order[d].push_back(v);
+    s.busy[d] += duration_[v];
+    s.makespan = std::max(s.makespan, s.finish[v]);
     if (duration_[v] == 0) has_zero_duration_ = true;
     push_event(s.finish[v], false, v);
   }
@@ -364,6 +369,9 @@ class simulator {
     }
     tr.start = now_;
     tr.finish = now_ + transfer_duration_[t];
+    auto& s = result_.schedule;
+    s.bytes_moved += tr.bytes;
+    s.makespan = std::max(s.makespan, tr.finish);
     if (transfer_duration_[t] == 0) has_zero_duration_ = true;
     push_event(tr.finish, true, t);
   }
@@ -423,20 +431,13 @@ class simulator {
 
   void finish_run() {
     done_ = true;
-    auto& s = result_.schedule;
-    const auto peak = std::move(s.peak_memory);
-    const auto peak_time = std::move(s.peak_memory_time);
-    if (!result_.ok()) {
-      s.peak_memory = peak;
-      s.peak_memory_time = peak_time;
-      return;
-    }
     // With positive durations the memory tracked during the run is exact; a zero-length activity
     // can free at a time after allocations at that same time were made, so recompute then.
-    summarize(s, g_, model_, m_, has_zero_duration_);
-    if (!has_zero_duration_) {
-      s.peak_memory = peak;
-      s.peak_memory_time = peak_time;
+    if (result_.ok() && has_zero_duration_) {
+      auto& s = result_.schedule;
+      auto profile = compute_memory_profile(g_, s, model_, m_);
+      s.peak_memory = std::move(profile.peak);
+      s.peak_memory_time = std::move(profile.peak_time);
     }
   }
 

@@ -1,0 +1,133 @@
+// Snapshot + simulate on seeded random layered DAGs of 10k, 100k and 1M vertices placed on 4
+// devices by m-TOPO. Baseline, measured in the same run on the same graph: boost::topological_sort
+// on an adjacency_list<vecS, vecS, directedS> copy. Memory is the peak of live heap bytes (counted
+// by a replaced operator new) while the graph, its snapshot and the simulation all exist, divided
+// by vertices + edges.
+#include <gantry/generate/random_dag.hpp>
+#include <gantry/graph/snapshot.hpp>
+#include <gantry/place/m_topo.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace {
+std::atomic<std::size_t> live_bytes{0}, peak_bytes{0};
+
+void note_allocation(std::size_t bytes) {
+  const std::size_t now = live_bytes.fetch_add(bytes) + bytes;
+  std::size_t peak = peak_bytes.load();
+  while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+}  // namespace
+
+// Each block carries its size in a 16-byte header so that delete can subtract it.
+void* operator new(std::size_t bytes) {
+  auto* block = static_cast<std::size_t*>(std::malloc(bytes + 16));
+  if (block == nullptr) throw std::bad_alloc();
+  *block = bytes;
+  note_allocation(bytes);
+  return reinterpret_cast<char*>(block) + 16;
+}
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  auto* block = reinterpret_cast<std::size_t*>(static_cast<char*>(p) - 16);
+  live_bytes.fetch_sub(*block);
+  std::free(block);
+}
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+
+namespace {
+template <class F>
+double median_seconds(int repeats, F&& f) {
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+long peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+struct measurement {
+  double simulate_seconds = 0;
+  double topo_seconds = 0;
+  double bytes_per_element = 0;
+};
+
+measurement measure(std::size_t n, int repeats) {
+  const auto g = gantry::random_layered_dag(
+      {.vertices = n, .layers = std::max<std::size_t>(10, n / 100), .mean_out_degree = 2.0, .names = false, .seed = 42});
+  const auto devices = gantry::cluster::uniform(4, gantry::unlimited_memory, {1e-5, 12e9});
+  const gantry::graph_model model(g, devices);
+  const auto placed = gantry::m_topo(g, model, devices);
+  if (!placed) {
+    std::printf("m-TOPO failed: %s\n", placed.message.c_str());
+    std::exit(1);
+  }
+
+  measurement out;
+  {
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS> bg(g.vertex_count());
+    for (gantry::edge_id e = 0; e < g.edge_count(); ++e) add_edge(g.source(e), g.target(e), bg);
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    out.topo_seconds = median_seconds(repeats, [&] {
+      order.clear();
+      boost::topological_sort(bg, std::back_inserter(order));
+    });
+  }
+
+  double makespan = 0;
+  const std::size_t before = live_bytes.load();
+  peak_bytes.store(before);
+  out.simulate_seconds = median_seconds(repeats, [&] {
+    const auto snapshot = gantry::snapshot(g);
+    gantry::simulator sim(snapshot, model, devices, placed.device, {.priority = placed.order});
+    makespan = sim.run().schedule.makespan;
+  });
+  // The graph itself was allocated before `before`; count it too.
+  const std::size_t graph_bytes = before;
+  const double elements = static_cast<double>(g.vertex_count() + g.edge_count());
+  out.bytes_per_element = static_cast<double>(peak_bytes.load() - before + graph_bytes) / elements;
+
+  std::printf("%8zu vertices %8zu edges: snapshot+simulate %9.3f ms, boost::topological_sort %8.3f ms, "
+              "ratio %6.2fx, peak heap %7.1f B/(vertex+edge), makespan %.3f s, peak RSS %ld MiB\n",
+              g.vertex_count(), g.edge_count(), out.simulate_seconds * 1e3, out.topo_seconds * 1e3,
+              out.simulate_seconds / out.topo_seconds, out.bytes_per_element, makespan, peak_rss_kib() / 1024);
+  return out;
+}
+
+void target(const char* name, double measured, double limit) {
+  std::printf("TARGET %s measured=%.4g limit=%.4g %s\n", name, measured, limit, measured <= limit ? "ok" : "FAIL");
+}
+}  // namespace
+
+int main() {
+  std::printf("bench_simulate: snapshot + simulate of an m-TOPO placement on 4 devices (median of repeats)\n");
+  measure(10'000, 11);
+  const auto mid = measure(100'000, 7);
+  const auto big = measure(1'000'000, 3);
+  target("simulate_100k_seconds", mid.simulate_seconds, 0.050);
+  target("simulate_100k_over_topological_sort", mid.simulate_seconds / mid.topo_seconds, 25);
+  target("simulate_1m_bytes_per_vertex_plus_edge", big.bytes_per_element, 200);
+  return 0;
+}
