@@ -64,6 +64,12 @@ namespace detail {
 // Relative tolerance for comparing sums of times computed in different orders.
 inline constexpr double pipeline_tolerance = 1e-9;
 
+// W + copies·A <= M without overflow.
+inline bool stage_fits(byte_count weights, byte_count activation, std::uint64_t copies, byte_count capacity) {
+  if (weights > capacity) return false;
+  return activation == 0 || copies <= (capacity - weights) / activation;
+}
+
 inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   const std::int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
