@@ -1,0 +1,68 @@
+// Chain files: read and write the "gantry.chain" JSON format (docs/pipeline.md). Errors name the
+// file, the JSON pointer of the bad value and the reason, like every gantry reader.
+#pragma once
+
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/json_support.hpp>
+#include <gantry/pipeline/chain.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace gantry {
+
+// { "format": "gantry.chain", "version": 1, "layers": [ {"name": "l1", "forward": 0.01,
+//   "backward": 0.02, "weights": 1048576, "activation": 524288} ] }
+// forward and backward are seconds (or duration strings such as "1.5ms"); weights and activation
+// are bytes (or size strings such as "16MiB"). name is optional ("layer<i>" when absent).
+[[nodiscard]] inline chain parse_chain(std::string_view text, std::string_view source = "<chain>") {
+  const auto root = detail::parse_json_text(text, source);
+  const detail::json_reader reader{std::string(source)};
+  reader.header(root, "gantry.chain", 1);
+  const auto& layers = reader.array(reader.require(root, "layers", ""), "/layers");
+  chain c;
+  c.layers.reserve(layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::string at = detail::pointer_to("/layers", i);
+    const auto& item = reader.object(layers[i], at);
+    layer x;
+    const auto* name = detail::json_reader::find(item, "name");
+    x.name = name ? reader.name(*name, detail::pointer_to(at, "name")) : "layer" + std::to_string(i);
+    x.forward = reader.time(reader.require(item, "forward", at), detail::pointer_to(at, "forward"), "forward time");
+    x.backward = reader.time(reader.require(item, "backward", at), detail::pointer_to(at, "backward"), "backward time");
+    if (const auto* w = detail::json_reader::find(item, "weights")) x.weights = reader.bytes(*w, detail::pointer_to(at, "weights"));
+    if (const auto* a = detail::json_reader::find(item, "activation"))
+      x.activation = reader.bytes(*a, detail::pointer_to(at, "activation"));
+    for (auto it = item.begin(); it != item.end(); ++it)
+      if (it.key() != "name" && it.key() != "forward" && it.key() != "backward" && it.key() != "weights" &&
+          it.key() != "activation")
+        reader.fail(detail::pointer_to(at, it.key()), "unknown field (a layer has name, forward, backward, weights, "
+                                                      "activation)");
+    c.layers.push_back(std::move(x));
+  }
+  return c;
+}
+
+// Reads a chain file (gzip-compressed or not). Throws io_error or parse_error naming the file.
+[[nodiscard]] inline chain read_chain(const std::filesystem::path& path) {
+  return parse_chain(read_text_file(path), path.string());
+}
+
+[[nodiscard]] inline std::string chain_text(const chain& c) {
+  check_chain(c);
+  nlohmann::ordered_json doc;
+  doc["format"] = "gantry.chain";
+  doc["version"] = 1;
+  auto layers = nlohmann::ordered_json::array();
+  for (const auto& x : c.layers)
+    layers.push_back({{"name", x.name}, {"forward", x.forward}, {"backward", x.backward}, {"weights", x.weights},
+                      {"activation", x.activation}});
+  doc["layers"] = std::move(layers);
+  return detail::document_text(doc, "chain");
+}
+
+// Writes atomically; gzip-compressed when the path ends in ".gz".
+inline void write_chain(const chain& c, const std::filesystem::path& path) { save_text_file(path, chain_text(c)); }
+
+}  // namespace gantry
