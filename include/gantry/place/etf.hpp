@@ -13,7 +13,11 @@ using etf_options = list_options;
 // Earliest schedulable time of v on d: max(when d is free, when every input can be on d).
 // Ties: earliest time, then Kahn order of the vertex, then lowest device id.
 [[nodiscard]] inline list_policy etf_policy(bool memory_aware = false) {
-  return {.name = memory_aware ? "m-ETF" : "ETF", .selection = vertex_selection::earliest_start_pair};
+  return {.name = memory_aware ? "m-ETF" : "ETF",
+          .selection = vertex_selection::earliest_start_pair,
+          .device = device_selection::earliest_start,
+          .insertion = false,
+          .priority = {}};
 }
 
 // ETF ignores memory (options.respect_memory is treated as false).
