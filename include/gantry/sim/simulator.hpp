@@ -145,7 +145,7 @@ class simulator {
     for (vertex_id v = 0; v < n; ++v)
       if (pending_[v] == 0) make_ready(v);
     dispatch();
-    if (n == 0) finish_run();
+    if (!result_.ok() || n == 0) finish_run();  // memory can run out at time 0
   }
 
   // Processes every event at the next event time, then starts what can start. Returns false when
