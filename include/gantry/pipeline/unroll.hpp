@@ -96,7 +96,7 @@ struct unrolled_pipeline {
   g.reserve(batches * (2 * layers + 2 * stage_count), batches * (4 * layers + 4 * stage_count));
   const auto add = [&](std::string name, seconds compute, byte_count persistent, byte_count output, device_id d,
                        seconds start) {
-    const auto v = g.add_vertex({.name = std::move(name), .compute = compute, .persistent = persistent, .output = output});
+    const auto v = g.add_vertex(vertex_properties{.name = std::move(name), .compute = compute, .persistent = persistent, .output = output});
     s.device.push_back(d);
     s.start.push_back(start - earliest);
     s.finish.push_back(start - earliest + compute);

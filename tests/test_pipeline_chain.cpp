@@ -1,0 +1,122 @@
+// The chain model: JSON round trip and errors naming file and pointer, chains from training
+// graphs, link stages, and the SVG picture.
+#include <gantry/pipeline/chain.hpp>
+#include <gantry/pipeline/chain_io.hpp>
+#include <gantry/pipeline/one_f_one_b_star.hpp>
+#include <gantry/pipeline/svg.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace gantry;
+
+namespace {
+std::string error_of(std::string_view text) {
+  try {
+    (void)parse_chain(text, "net.json");
+  } catch (const parse_error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("Chain JSON: round trip, sizes and durations as strings") {
+  const chain c{{{"embed", 0.01, 0.02, 1048576, 524288}, {"head", 0.5, 1.25, 7, 0}}};
+  const auto back = parse_chain(chain_text(c));
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].name == "embed");
+  CHECK(back[0].forward == 0.01);
+  CHECK(back[1].backward == 1.25);
+  CHECK(back[0].weights == 1048576);
+  CHECK(back[0].activation == 524288);
+  const auto text = parse_chain(R"({"format": "gantry.chain", "version": 1,
+    "layers": [{"forward": "2ms", "backward": 0.004, "weights": "1MiB", "activation": "2 KiB"}]})");
+  CHECK(text[0].name == "layer0");
+  CHECK(text[0].forward == doctest::Approx(0.002));
+  CHECK(text[0].weights == 1048576);
+  CHECK(text[0].activation == 2048);
+}
+
+TEST_CASE("Chain JSON errors name the file, the JSON pointer and the reason") {
+  CHECK(error_of(R"({"format": "gantry.graph", "version": 1, "layers": []})").find("net.json: /format") == 0);
+  CHECK(error_of(R"({"format": "gantry.chain", "version": 2, "layers": []})").find("/version") != std::string::npos);
+  const auto negative =
+      error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1}, {"forward": -1, "backward": 1}]})");
+  CHECK(negative.find("/layers/1/forward") != std::string::npos);
+  const auto missing = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1}]})");
+  CHECK(missing.find("/layers/0") != std::string::npos);
+  CHECK(missing.find("backward") != std::string::npos);
+  const auto unknown = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1, "weight": 3}]})");
+  CHECK(unknown.find("/layers/0/weight") != std::string::npos);
+  CHECK(error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1, "weights": -4}]})")
+            .find("/layers/0/weights") != std::string::npos);
+  CHECK(error_of("{ nope").find("net.json: line 1") == 0);
+  CHECK_THROWS_AS((void)read_chain("/nonexistent/chain.json"), io_error);
+}
+
+TEST_CASE("A chain from a training graph keeps forward/backward pairs in one layer") {
+  // f0 -> f1 -> f2 -> loss -> b2 -> b1 -> b0, with b_i the backward of f_i.
+  graph g;
+  std::vector<vertex_id> f, b;
+  for (int i = 0; i < 3; ++i)
+    f.push_back(g.add_vertex(vertex_properties{.name = "f" + std::to_string(i), .compute = 1.0 + i, .persistent = 100u * (i + 1),
+                              .output = 10u * (i + 1)}));
+  const auto loss = g.add_vertex(vertex_properties{.name = "loss", .compute = 0.5, .output = 1});
+  for (int i = 0; i < 3; ++i) b.push_back(g.add_vertex(vertex_properties{.name = "b" + std::to_string(i), .compute = 2.0 * (i + 1), .output = 5}));
+  for (int i = 0; i < 3; ++i) g.set_forward(b[i], f[i]);
+  g.add_edge(f[0], f[1]);
+  g.add_edge(f[1], f[2]);
+  g.add_edge(f[2], loss);
+  g.add_edge(loss, b[2]);
+  g.add_edge(b[2], b[1]);
+  g.add_edge(b[1], b[0]);
+  for (int i = 0; i < 3; ++i) g.add_edge(f[i], b[i]);
+
+  const auto per_vertex = chain_from_graph(g);
+  REQUIRE(per_vertex.size() == 4);  // f0, f1, f2, loss
+  CHECK(per_vertex[0].name == "f0");
+  CHECK(per_vertex[1].forward == 2.0);
+  CHECK(per_vertex[1].backward == 4.0);
+  CHECK(per_vertex[2].weights == 300);
+  CHECK(per_vertex[2].activation == 30);
+  CHECK(per_vertex[3].activation == 1);
+
+  const auto two = chain_from_graph(g, {.layers = 2});
+  REQUIRE(two.size() == 2);
+  CHECK(two.total_cost() == doctest::Approx(per_vertex.total_cost()));
+  CHECK(two[0].weights + two[1].weights == 600);
+  // Times add up and each layer keeps its forwards' backwards.
+  CHECK(two[0].forward + two[1].forward == doctest::Approx(6.5));
+  CHECK(two[0].backward + two[1].backward == doctest::Approx(12.0));
+
+  graph cyclic;
+  const auto x = cyclic.add_vertex("x"), y = cyclic.add_vertex("y");
+  cyclic.add_edge(x, y);
+  cyclic.add_edge(y, x);
+  CHECK_THROWS_AS((void)chain_from_graph(cyclic), not_a_dag);
+}
+
+TEST_CASE("Partitions and stages") {
+  const chain c{{{"a", 1, 2, 3, 4}, {"b", 1, 1, 5, 6}, {"c", 2, 2, 7, 8}}};
+  const auto part = partition_from_sizes({2, 1});
+  CHECK(part.first == std::vector<std::uint32_t>{0, 2});
+  const auto stages = contiguous_stages(c, part);
+  REQUIRE(stages.size() == 2);
+  CHECK(stages[0].load() == 5.0);
+  CHECK(stages[0].weights == 8);
+  CHECK(stages[0].activation == 10);
+  CHECK(stages[1].resource == 1);
+  CHECK_THROWS_AS((void)partition_from_sizes({1, 0}), invalid_input);
+  CHECK_THROWS_AS(check_partition(chain_partition{{1}}, 3), invalid_input);
+}
+
+TEST_CASE("The SVG shows every operation, wrapped ones in two pieces, with names escaped") {
+  const chain c{{{"a<b", 1, 2, 0, 1}, {"c&d", 2, 1, 0, 1}}};
+  const auto p = one_f_one_b_star(c, partition_from_sizes({1, 1}), 3.0);
+  const auto svg = pattern_svg(c, p);
+  CHECK(svg.find("<svg") == 0);
+  CHECK(svg.find("a&lt;b") != std::string::npos);
+  CHECK(svg.find("c&amp;d") != std::string::npos);
+  CHECK(svg.find("processor 1") != std::string::npos);
+  CHECK(svg.find("1F1B*") != std::string::npos);
+}
