@@ -1,0 +1,138 @@
+// PipeDream graph.txt import: forward and backward vertices with pairing, reversed backward
+// edges, milliseconds and bytes converted, and malformed files rejected with file, line and reason.
+#include <gantry/io/import_pipedream.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/place/m_topo.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+
+using namespace gantry;
+
+namespace {
+
+const std::string data_dir = std::string(GANTRY_TEST_DATA_DIR) + "/import/";
+
+std::optional<vertex_id> find(const graph& g, std::string_view name) {
+  for (vertex_id v = 0; v < g.vertex_count(); ++v)
+    if (g[v].name == name) return v;
+  return std::nullopt;
+}
+
+std::optional<byte_count> edge_bytes(const graph& g, std::string_view from, std::string_view to) {
+  const auto u = find(g, from), v = find(g, to);
+  if (!u || !v) return std::nullopt;
+  std::optional<byte_count> bytes;
+  g.for_each_out_edge(*u, [&](edge_id e) {
+    if (g.target(e) == *v) bytes = g.bytes(e);
+  });
+  return bytes;
+}
+
+std::string error_of(std::string_view text) {
+  try {
+    (void)parse_graph_pipedream(text, "graph.txt");
+  } catch (const parse_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+constexpr std::string_view two_nodes =
+    "a -- Linear -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=8.0, parameter_size=4.0\n"
+    "b -- Linear -- forward_compute_time=1.0, backward_compute_time=2.0, activation_size=8.0, parameter_size=4.0\n";
+
+}  // namespace
+
+TEST_CASE("a PipeDream profile becomes paired forward and backward vertices") {
+  const graph g = read_graph_pipedream(data_dir + "graph.txt");
+  // 6 forward vertices; node1 is an input (no predecessors, parameters or backward time), so 5 backward.
+  CHECK(g.vertex_count() == 6 + 5);
+  // 6 forward edges, 5 stash edges n -> n.backward, 5 reversed edges between backward vertices.
+  CHECK(g.edge_count() == 6 + 5 + 5);
+  CHECK_FALSE(find(g, "node1.backward"));
+
+  const auto conv = *find(g, "node2");
+  CHECK(g[conv].compute == doctest::Approx(3.047e-3));
+  CHECK(g[conv].persistent == 7168);
+  CHECK(g[conv].output == 102760448);
+  CHECK(g[conv].op == "Conv2d(3, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))");
+  const auto conv_backward = *find(g, "node2.backward");
+  CHECK(g.forward_of(conv_backward) == conv);
+  CHECK(g[conv_backward].compute == doctest::Approx(6.213e-3));
+  CHECK(g[conv_backward].output == 6291456);  // the gradient sent to node1
+  CHECK(g[conv_backward].persistent == 0);
+
+  // node5 adds node2 and node4: its backward sends both gradients.
+  CHECK(g[*find(g, "node5.backward")].output == 2 * 102760448ull);
+  // activation_size lists are summed; a trailing stage_id is ignored.
+  CHECK(g[*find(g, "node6")].output == 3072);
+
+  CHECK(edge_bytes(g, "node1", "node2") == 6291456u);
+  CHECK(edge_bytes(g, "node6.backward", "node5.backward") == 102760448u);
+  CHECK(edge_bytes(g, "node5.backward", "node2.backward") == 102760448u);
+  CHECK(edge_bytes(g, "node5.backward", "node4.backward") == 102760448u);
+  CHECK(edge_bytes(g, "node4", "node4.backward") == 102760448u);
+  CHECK_FALSE(edge_bytes(g, "node2.backward", "node1"));
+
+  double forward = 0, backward = 0;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) (g.forward_of(v) == no_vertex ? forward : backward) += g[v].compute;
+  CHECK(forward == doctest::Approx((3.047 + 0.5 + 12.25 + 0.25 + 0.1) / 1000));
+  CHECK(backward == doctest::Approx((6.213 + 0.75 + 25 + 0.125 + 0.2) / 1000));
+}
+
+TEST_CASE("PipeDream options: forward only, colocated pairs, another suffix") {
+  const graph forward_only = read_graph_pipedream(data_dir + "graph.txt", {.backward = false});
+  CHECK(forward_only.vertex_count() == 6);
+  CHECK(forward_only.edge_count() == 6);
+
+  const graph grouped = read_graph_pipedream(data_dir + "graph.txt", {.colocate_pairs = true, .backward_suffix = "_bwd"});
+  const auto b = *find(grouped, "node4_bwd");
+  CHECK(grouped[b].group == "node4");
+  CHECK(grouped[grouped.forward_of(b)].group == "node4");
+
+  CHECK_THROWS_WITH_AS((void)parse_graph_pipedream(std::string(two_nodes) + "\ta -- b\n", "g.txt", {.backward_suffix = ""}),
+                       doctest::Contains("g.txt:1: the backward vertex of node 'a' would be named 'a'"), parse_error);
+}
+
+TEST_CASE("an imported PipeDream graph places, simulates and validates") {
+  const graph g = read_graph_pipedream(data_dir + "graph.txt");
+  const cluster c = cluster::uniform(2, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e10});
+  const graph_model model(g, c);
+  const auto p = m_topo(g, model, c);
+  REQUIRE(p.status == status::ok);
+  const auto result = simulate(g, model, c, p.device, {.priority = p.order});
+  REQUIRE(result.status == status::ok);
+  const auto report = validate(result.schedule, g, model, c);
+  CHECK_MESSAGE(report.ok(), report.to_string());
+}
+
+TEST_CASE("malformed PipeDream files are rejected with file, line and reason") {
+  CHECK(error_of("") == "graph.txt:1: no node lines (expected 'node1 -- description -- forward_compute_time=...')");
+  CHECK(error_of("a -- Linear\n").starts_with("graph.txt:1: expected 'id -- description -- forward_compute_time=..."));
+  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1\n") ==
+        "graph.txt:1: missing key 'parameter_size'");
+  CHECK(error_of("a -- L -- forward_compute_time=fast, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
+        "graph.txt:1: forward_compute_time is not a number: 'fast'");
+  CHECK(error_of("a -- L -- forward_compute_time=-1, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
+        "graph.txt:1: forward_compute_time must be finite and >= 0, got -1");
+  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=[1; 2, parameter_size=0\n") ==
+        "graph.txt:1: activation_size list is missing its closing ']'");
+  CHECK(error_of("a -- L -- forward_compute_time=1, speed=2, backward_compute_time=1, activation_size=1, parameter_size=0\n")
+            .starts_with("graph.txt:1: unknown key 'speed'"));
+  CHECK(error_of(std::string(two_nodes) + std::string(two_nodes.substr(0, two_nodes.find('\n') + 1))) ==
+        "graph.txt:3: node 'a' is defined twice (first at line 1)");
+  CHECK(error_of(std::string(two_nodes) + "\ta -> b\n") == "graph.txt:3: expected an edge line '<TAB>from -- to', found 'a -> b'");
+  CHECK(error_of(std::string(two_nodes) + "\ta -- a\n") == "graph.txt:3: edge from node 'a' to itself");
+  CHECK(error_of(std::string(two_nodes) + "\ta -- b\n\tb -- a\n").starts_with("graph.txt: the graph has a cycle: "));
+  CHECK(error_of(std::string(two_nodes) + "a -- L -- x=1 -- stage_id=0 -- more\n").starts_with("graph.txt:3: expected 'id -- "));
+
+  const std::string bad = data_dir + "bad_graph.txt";
+  CHECK_THROWS_WITH_AS((void)read_graph_pipedream(bad), doctest::Contains((bad + ":4: edge to unknown node 'node9'").c_str()), parse_error);
+  CHECK_THROWS_AS((void)read_graph_pipedream(data_dir + "missing.txt"), io_error);
+}
