@@ -1,0 +1,138 @@
+// Reading and writing files that may be gzip-compressed: read_text_file() recognises gzip by its
+// magic bytes (not by the extension) and inflates it; save_text_file() compresses when the target
+// ends in ".gz" and always writes atomically. Uses zlib.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/io/atomic_file.hpp>
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace gantry {
+
+// True when `bytes` starts with the gzip magic number (1f 8b).
+[[nodiscard]] inline bool is_gzip(std::string_view bytes) noexcept {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+// Inflates gzip data (several concatenated members are read as one stream, as gunzip does).
+// Throws parse_error naming `source_name` for corrupt or truncated data.
+[[nodiscard]] inline std::string gzip_decompress(std::string_view bytes, std::string_view source_name = "<gzip data>") {
+  const auto fail = [&](const std::string& why) -> std::string {
+    throw parse_error(std::string(source_name) + ": invalid gzip data: " + why);
+  };
+  std::string out;
+  z_stream stream{};
+  // 15 + 16: a gzip header is required (zlib and raw deflate streams are not gzip files).
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) return fail("zlib could not be initialised");
+  struct end_stream {
+    z_stream* s;
+    ~end_stream() { inflateEnd(s); }
+  } cleanup{&stream};
+
+  constexpr std::size_t max_chunk = std::size_t{1} << 30;  // avail_in is 32 bits
+  std::size_t consumed = 0;
+  char buffer[1 << 16];
+  bool finished = false;
+  while (true) {
+    if (stream.avail_in == 0 && consumed < bytes.size()) {
+      const std::size_t chunk = std::min(max_chunk, bytes.size() - consumed);
+      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + consumed));
+      stream.avail_in = static_cast<uInt>(chunk);
+      consumed += chunk;
+    }
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    const int result = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - stream.avail_out);
+    if (result == Z_STREAM_END) {
+      const std::size_t remaining = stream.avail_in + (bytes.size() - consumed);
+      const std::string_view rest = bytes.substr(bytes.size() - remaining);
+      if (!is_gzip(rest)) {
+        finished = true;
+        break;
+      }
+      if (inflateReset(&stream) != Z_OK) return fail("zlib could not be reset for the next member");
+      continue;
+    }
+    if (result == Z_BUF_ERROR && stream.avail_in == 0 && consumed == bytes.size()) break;
+    if (result != Z_OK && result != Z_BUF_ERROR)
+      return fail(stream.msg != nullptr ? std::string(stream.msg) : "inflate failed (code " + std::to_string(result) + ")");
+  }
+  if (!finished)
+    return fail("the data ends early (truncated after " + std::to_string(bytes.size()) + " compressed bytes)");
+  return out;
+}
+
+// Compresses `text` into a gzip member. level: 1 (fastest) .. 9 (smallest), Z_DEFAULT_COMPRESSION.
+[[nodiscard]] inline std::string gzip_compress(std::string_view text, int level = Z_DEFAULT_COMPRESSION) {
+  z_stream stream{};
+  if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw invalid_input("gzip_compress: invalid compression level " + std::to_string(level));
+  struct end_stream {
+    z_stream* s;
+    ~end_stream() { deflateEnd(s); }
+  } cleanup{&stream};
+  std::string out;
+  constexpr std::size_t max_chunk = std::size_t{1} << 30;
+  std::size_t consumed = 0;
+  char buffer[1 << 16];
+  int result = Z_OK;
+  do {
+    if (stream.avail_in == 0 && consumed < text.size()) {
+      const std::size_t chunk = std::min(max_chunk, text.size() - consumed);
+      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data() + consumed));
+      stream.avail_in = static_cast<uInt>(chunk);
+      consumed += chunk;
+    }
+    const int flush = consumed == text.size() ? Z_FINISH : Z_NO_FLUSH;
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    result = deflate(&stream, flush);
+    if (result == Z_STREAM_ERROR) throw io_error("gzip_compress: deflate failed");
+    out.append(buffer, sizeof buffer - stream.avail_out);
+  } while (result != Z_STREAM_END);
+  return out;
+}
+
+// The whole content of a file, inflated when it is gzip data. Throws io_error naming the path
+// when it cannot be read, parse_error when its gzip data is corrupt.
+[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(path, error)) throw io_error("cannot read " + detail::quote_path(path) + ": no such file");
+  if (fs::is_directory(path, error)) throw io_error("cannot read " + detail::quote_path(path) + ": it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int reason = errno;
+    throw io_error("cannot read " + detail::quote_path(path) + ": " + detail::errno_text(reason));
+  }
+  std::string bytes;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw io_error("cannot read " + detail::quote_path(path) + ": reading failed");
+  if (is_gzip(bytes)) return gzip_decompress(bytes, path.string());
+  return bytes;
+}
+
+// True when `path` ends in ".gz" (any case).
+[[nodiscard]] inline bool has_gzip_extension(const std::filesystem::path& path) {
+  const std::string extension = path.extension().string();
+  return extension.size() == 3 && extension[0] == '.' && (extension[1] | 0x20) == 'g' && (extension[2] | 0x20) == 'z';
+}
+
+// Writes `text` to `target` atomically, gzip-compressed when the target ends in ".gz".
+inline void save_text_file(const std::filesystem::path& target, std::string_view text) {
+  if (has_gzip_extension(target)) write_text_file(target, gzip_compress(text));
+  else write_text_file(target, text);
+}
+
+}  // namespace gantry

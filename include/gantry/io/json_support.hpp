@@ -1,0 +1,240 @@
+// What the gantry JSON readers and writers share: parsing text into nlohmann::json with errors
+// that name the file, line and column; checked field access whose errors name the JSON pointer
+// of the bad value (for example "/vertices/3/compute"); and a writer layout with one array
+// element per line, so large files stay readable and diff well.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/io/units.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace gantry::detail {
+
+// "line 3, column 14 (byte offset 41)" for a 0-based byte offset into text.
+inline std::string describe_position(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1) + " (byte offset " +
+         std::to_string(offset) + ")";
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
+// column 5: " prefix, which would repeat the position.
+inline std::string strip_json_exception_prefix(std::string_view message) {
+  if (const auto bracket = message.find("] "); bracket != std::string_view::npos && message.front() == '[')
+    message.remove_prefix(bracket + 2);
+  if (message.starts_with("parse error")) {
+    if (const auto colon = message.find(": "); colon != std::string_view::npos) message.remove_prefix(colon + 2);
+  }
+  return std::string(message);
+}
+
+// Parses JSON text. Comments (// and /* */) are allowed, as hand-written files use them. Throws
+// parse_error naming `source`, the line, column and byte offset, and the reason.
+inline nlohmann::json parse_json_text(std::string_view text, std::string_view source) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
+                                 /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;  // nlohmann counts from 1
+    throw parse_error(std::string(source) + ": " + describe_position(text, offset) +
+                      ": JSON syntax error: " + strip_json_exception_prefix(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A number too large for a double ("1e999") is reported without a position: find the token.
+    std::string reason = strip_json_exception_prefix(e.what());
+    std::string where;
+    if (const auto open = reason.find('\''), close = reason.rfind('\'');
+        open != std::string::npos && close > open + 1) {
+      if (const auto at = text.find(reason.substr(open + 1, close - open - 1)); at != std::string_view::npos)
+        where = describe_position(text, at) + ": ";
+    }
+    throw parse_error(std::string(source) + ": " + where + "invalid JSON: " + reason);
+  }
+}
+
+// A JSON pointer (RFC 6901) extended by one key or index.
+inline std::string pointer_to(const std::string& base, std::string_view key) {
+  std::string out = base + "/";
+  for (const char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+inline std::string pointer_to(const std::string& base, std::size_t index) { return base + "/" + std::to_string(index); }
+
+// A value for a message: strings quoted, long values cut short.
+inline std::string describe_json(const nlohmann::json& value) {
+  if (value.is_number_float()) {
+    const double x = value.get<double>();
+    if (std::isnan(x)) return "NaN";
+    if (std::isinf(x)) return x > 0 ? "infinity" : "-infinity";
+  }
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  const char* kind = value.is_string() ? "string " : value.is_number() ? "number " : value.is_boolean() ? "boolean " :
+                     value.is_array() ? "array " : value.is_object() ? "object " : "";
+  return kind + text;
+}
+
+// Reads fields of one document; every error names the source and the JSON pointer of the value.
+class json_reader {
+ public:
+  explicit json_reader(std::string source) : source_(std::move(source)) {}
+
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& reason) const {
+    throw parse_error(source_ + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": " + reason);
+  }
+
+  const nlohmann::json& object(const nlohmann::json& value, const std::string& pointer) const {
+    if (!value.is_object()) fail(pointer, "expected an object, got " + describe_json(value));
+    return value;
+  }
+  const nlohmann::json& array(const nlohmann::json& value, const std::string& pointer) const {
+    if (!value.is_array()) fail(pointer, "expected an array, got " + describe_json(value));
+    return value;
+  }
+
+  // The member `key` of the object at `pointer`, or nullptr when absent. A null value counts as
+  // absent, so writers of other tools may emit null for "not set".
+  static const nlohmann::json* find(const nlohmann::json& object, std::string_view key) {
+    const auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+  }
+  const nlohmann::json& require(const nlohmann::json& object, std::string_view key, const std::string& pointer) const {
+    const auto* value = find(object, key);
+    if (value == nullptr) fail(pointer, "missing field \"" + std::string(key) + "\"");
+    return *value;
+  }
+
+  std::string string(const nlohmann::json& value, const std::string& pointer) const {
+    if (!value.is_string()) fail(pointer, "expected a string, got " + describe_json(value));
+    return value.get<std::string>();
+  }
+  std::string name(const nlohmann::json& value, const std::string& pointer) const {
+    std::string text = string(value, pointer);
+    if (text.empty()) fail(pointer, "a name cannot be empty");
+    return text;
+  }
+
+  double number(const nlohmann::json& value, const std::string& pointer) const {
+    if (!value.is_number()) fail(pointer, "expected a number, got " + describe_json(value));
+    return value.get<double>();
+  }
+
+  // A non-negative whole number of bytes, or a size string such as "16GiB".
+  byte_count bytes(const nlohmann::json& value, const std::string& pointer) const {
+    if (value.is_number_unsigned()) return value.get<byte_count>();
+    if (value.is_number_integer()) {
+      const auto x = value.get<std::int64_t>();
+      if (x < 0) fail(pointer, "a byte count must be a non-negative integer, got " + std::to_string(x));
+      return static_cast<byte_count>(x);
+    }
+    if (value.is_number_float()) {
+      const double x = value.get<double>();
+      // Written as 1e9 or 4096.0: accepted when it is a whole number that fits in 64 bits.
+      if (std::isfinite(x) && x >= 0 && x == std::floor(x) && x < 18446744073709551616.0)
+        return static_cast<byte_count>(x);
+      fail(pointer, "a byte count must be a non-negative integer, got " + describe_json(value));
+    }
+    if (value.is_string()) {
+      try {
+        return parse_bytes(value.get<std::string>());
+      } catch (const invalid_input& e) {
+        fail(pointer, e.what());
+      }
+    }
+    fail(pointer, "expected a byte count (an integer or a size such as \"16GiB\"), got " + describe_json(value));
+  }
+
+  // A finite time in seconds >= 0: a number, or a duration string such as "1.2ms".
+  seconds time(const nlohmann::json& value, const std::string& pointer, std::string_view what) const {
+    if (value.is_string()) {
+      try {
+        return parse_duration(value.get<std::string>());
+      } catch (const invalid_input& e) {
+        fail(pointer, e.what());
+      }
+    }
+    if (!value.is_number()) fail(pointer, "expected a " + std::string(what) + " in seconds, got " + describe_json(value));
+    const double x = value.get<double>();
+    if (!std::isfinite(x) || x < 0)
+      fail(pointer, std::string(what) + " must be a finite number of seconds >= 0, got " + describe_json(value));
+    return x;
+  }
+
+  // Checks "format" and "version" of a gantry document.
+  void header(const nlohmann::json& root, std::string_view format, int version) const {
+    object(root, "");
+    const auto& written_format = require(root, "format", "");
+    if (!written_format.is_string() || written_format.get<std::string>() != format)
+      fail("/format", "expected \"" + std::string(format) + "\", got " + describe_json(written_format) +
+                          " (this is not a " + std::string(format) + " file)");
+    const auto& written_version = require(root, "version", "");
+    if (!written_version.is_number_integer() && !written_version.is_number_unsigned())
+      fail("/version", "expected an integer, got " + describe_json(written_version));
+    if (written_version.get<std::int64_t>() != version)
+      fail("/version", "unsupported version " + written_version.dump() + " (this reader reads version " +
+                           std::to_string(version) + ")");
+  }
+
+ private:
+  std::string source_;
+};
+
+// Serialises a value; strings must be valid UTF-8 (throws invalid_input otherwise).
+inline std::string dump_json(const nlohmann::ordered_json& value, std::string_view what) {
+  try {
+    return value.dump();
+  } catch (const nlohmann::json::type_error& e) {
+    throw invalid_input(std::string(what) + ": " + strip_json_exception_prefix(e.what()) +
+                        " (names and strings must be valid UTF-8)");
+  }
+}
+
+// The layout of every gantry document: top-level members one per line, arrays with one element
+// per line, each element compact.
+inline std::string document_text(const nlohmann::ordered_json& document, std::string_view what) {
+  std::string out = "{\n";
+  bool first_member = true;
+  for (auto it = document.begin(); it != document.end(); ++it) {
+    if (!first_member) out += ",\n";
+    first_member = false;
+    out += "  " + dump_json(it.key(), what) + ": ";
+    if (it->is_array() && !it->empty()) {
+      out += "[\n";
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        out += "    " + dump_json((*it)[i], what);
+        out += i + 1 < it->size() ? ",\n" : "\n";
+      }
+      out += "  ]";
+    } else {
+      out += dump_json(*it, what);
+    }
+  }
+  out += "\n}\n";
+  return out;
+}
+
+// A JSON number for a double that may be non-finite: JSON has no infinity, so it is refused.
+inline nlohmann::ordered_json finite_number(double x, std::string_view what) {
+  if (!std::isfinite(x)) throw invalid_input(std::string(what) + " is not finite (" + std::to_string(x) + ")");
+  return x;
+}
+
+}  // namespace gantry::detail

@@ -1,0 +1,405 @@
+// The "gantry.graph" reader and writer: exact round trips (per-kind compute, forward pairs,
+// groups, metadata, gzip), the example file, one test per kind of bad input asserting its own
+// message, and a mutation run showing the reader never fails in any other way than parse_error.
+#include <gantry/generate/random_dag.hpp>
+#include <gantry/io/json_graph.hpp>
+
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+using namespace gantry;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh, empty directory for one test, removed when the test ends.
+struct scratch_directory {
+  fs::path path;
+  explicit scratch_directory(const std::string& name) {
+    path = fs::temp_directory_path() / ("gantry_test_io_graph_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~scratch_directory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+void require_same_graph(const graph& a, const graph& b) {
+  REQUIRE(a.vertex_count() == b.vertex_count());
+  REQUIRE(a.edge_count() == b.edge_count());
+  for (vertex_id v = 0; v < a.vertex_count(); ++v) {
+    CAPTURE(a[v].name);
+    CHECK(a[v].name == b[v].name);
+    CHECK(a[v].compute == b[v].compute);
+    CHECK(a[v].persistent == b[v].persistent);
+    CHECK(a[v].output == b[v].output);
+    CHECK(a[v].temporary == b[v].temporary);
+    CHECK(a[v].group == b[v].group);
+    CHECK(a[v].op == b[v].op);
+    CHECK(a[v].flops == b[v].flops);
+    CHECK(a.forward_of(v) == b.forward_of(v));
+    CHECK(a.kind_times(v) == b.kind_times(v));
+  }
+  for (edge_id e = 0; e < a.edge_count(); ++e) {
+    CHECK(a.source(e) == b.source(e));
+    CHECK(a.target(e) == b.target(e));
+    CHECK(a.bytes(e) == b.bytes(e));
+  }
+}
+
+// A training-step shaped graph that uses every field, with names that need escaping.
+graph every_field_graph() {
+  graph g;
+  const auto input = g.add_vertex(vertex_properties{.name = "input \"x\" <&> \\ \xC3\xBCnicode \xE2\x9C\x93", .compute = 1e-4, .output = 4096});
+  const auto conv = g.add_vertex(vertex_properties{.name = "conv1", .compute = 0.0012, .persistent = 1 << 20, .output = 8192,
+                                  .temporary = 512, .group = "block/1~a", .op = "aten.convolution", .flops = 1.2e9});
+  const auto relu = g.add_vertex(vertex_properties{.name = "relu1\nsecond line", .compute = 1.0 / 3.0, .output = 8192, .group = "block/1~a"});
+  const auto relu_grad = g.add_vertex(vertex_properties{.name = "relu1_grad", .compute = 2e-5, .output = 8192});
+  const auto conv_grad = g.add_vertex(vertex_properties{.name = "conv1_grad", .compute = 0.0024, .output = 1 << 20, .op = "aten.conv_bw"});
+  g.set_compute(conv, "gpu", 0.0004);
+  g.set_compute(conv, "tpu/v4", 0.0001);
+  g.set_compute(conv_grad, "gpu", 0.0008);
+  g.set_forward(relu_grad, relu);
+  g.set_forward(conv_grad, conv);
+  g.add_edge(input, conv, 4096);
+  g.add_edge(conv, relu, 8192);
+  g.add_edge(relu, relu_grad, 8192);
+  g.add_edge(relu, relu_grad, 16);  // a second tensor between the same pair
+  g.add_edge(relu_grad, conv_grad, 8192);
+  g.add_edge(input, conv_grad, 18446744073709551615ull);
+  return g;
+}
+
+std::string graph_error(const std::string& text, const std::string& source = "g.json") {
+  try {
+    (void)parse_graph_file(text, source);
+  } catch (const parse_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A document around the given vertices and edges arrays.
+std::string doc(const std::string& vertices, const std::string& edges = "[]") {
+  return R"({"format": "gantry.graph", "version": 1, "vertices": )" + vertices + R"(, "edges": )" + edges + "}";
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+const fs::path tiny_path = fs::path(GANTRY_SOURCE_DIR) / "examples" / "graphs" / "tiny.json";
+
+}  // namespace
+
+TEST_CASE("a graph with every field survives write and read exactly, metadata included") {
+  scratch_directory dir("roundtrip");
+  const graph g = every_field_graph();
+  const nlohmann::json metadata = {{"model", "inception_v3"}, {"batch_size", 32}, {"nested", {{"list", {1, 2, 3}}}}};
+  write_graph(dir.path / "g.json", g, metadata);
+  const graph_file back = read_graph_file(dir.path / "g.json");
+  require_same_graph(g, back.graph);
+  CHECK(back.metadata == metadata);
+  CHECK(back.graph.compute_on(1, "tpu/v4") == 0.0001);
+  CHECK(back.graph.compute_on(1, "cpu") == 0.0012);
+
+  // Writing what was read gives the same text: the writer is deterministic.
+  CHECK(graph_to_json_text(back.graph, back.metadata) == slurp(dir.path / "g.json"));
+}
+
+TEST_CASE("write_graph compresses .json.gz files and the reader inflates them") {
+  scratch_directory dir("gz");
+  const graph g = every_field_graph();
+  write_graph(dir.path / "g.json.gz", g, {{"k", "v"}});
+  const std::string raw = slurp(dir.path / "g.json.gz");
+  REQUIRE(raw.size() > 2);
+  CHECK(static_cast<unsigned char>(raw[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>(raw[1]) == 0x8b);
+  const auto back = read_graph_file(dir.path / "g.json.gz");
+  require_same_graph(g, back.graph);
+  CHECK(back.metadata == nlohmann::json{{"k", "v"}});
+}
+
+TEST_CASE("gzip is recognised by its magic bytes, not by the file name") {
+  scratch_directory dir("magic");
+  const std::string text = graph_to_json_text(every_field_graph());
+  // Compressed with zlib's own gz writer, under a name that does not end in .gz.
+  const fs::path compressed = dir.path / "compressed.json";
+  gzFile out = gzopen(compressed.c_str(), "wb9");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+  REQUIRE(gzclose(out) == Z_OK);
+  require_same_graph(read_graph(compressed), every_field_graph());
+  // And plain text under a .gz name.
+  write_text_file(dir.path / "plain.json.gz", text);
+  require_same_graph(read_graph(dir.path / "plain.json.gz"), every_field_graph());
+}
+
+TEST_CASE("truncated or corrupt gzip data is a parse_error naming the file") {
+  scratch_directory dir("badgz");
+  const std::string packed = gzip_compress(graph_to_json_text(every_field_graph()));
+  write_text_file(dir.path / "cut.json.gz", std::string_view(packed).substr(0, packed.size() / 2));
+  const std::string cut = (dir.path / "cut.json.gz").string();
+  CHECK_THROWS_WITH_AS((void)read_graph(dir.path / "cut.json.gz"),
+                       (cut + ": invalid gzip data: the data ends early (truncated after " +
+                        std::to_string(packed.size() / 2) + " compressed bytes)").c_str(),
+                       parse_error);
+  std::string corrupt = packed;
+  corrupt[3] = static_cast<char>(0xff);  // reserved flag bits
+  write_text_file(dir.path / "corrupt.json.gz", corrupt);
+  const std::string bad = (dir.path / "corrupt.json.gz").string();
+  CHECK_THROWS_WITH_AS((void)read_graph(dir.path / "corrupt.json.gz"), (bad + ": invalid gzip data: unknown header flags set").c_str(),
+                       parse_error);
+}
+
+TEST_CASE("a missing file is an io_error naming the path") {
+  CHECK_THROWS_WITH_AS((void)read_graph("/nonexistent/dir/g.json"), "cannot read '/nonexistent/dir/g.json': no such file", io_error);
+  CHECK_THROWS_WITH_AS((void)read_graph(fs::temp_directory_path()),
+                       ("cannot read '" + fs::temp_directory_path().string() + "': it is a directory").c_str(), io_error);
+}
+
+TEST_CASE("the example training graph reads with its forward pairs, kinds and metadata") {
+  const graph_file file = read_graph_file(tiny_path);
+  const graph& g = file.graph;
+  CHECK(g.vertex_count() == 11);
+  CHECK(g.edge_count() == 14);
+  CHECK(file.metadata["batch_size"] == 128);
+  CHECK(file.metadata["model"] == "mlp-784-512-10");
+  const auto find = [&](std::string_view name) {
+    for (vertex_id v = 0; v < g.vertex_count(); ++v)
+      if (g[v].name == name) return v;
+    FAIL("no vertex " << name);
+    return no_vertex;
+  };
+  CHECK(g.forward_of(find("fc1_grad")) == find("fc1"));
+  CHECK(g.forward_of(find("loss_grad")) == find("loss"));
+  CHECK(g.forward_of(find("fc1")) == no_vertex);
+  CHECK(g.compute_on(find("fc1"), "gpu") == 0.0003);
+  CHECK(g.compute_on(find("fc1"), "cpu") == 0.0021);
+  CHECK(g[find("fc1")].persistent == 1607680);
+  CHECK(g[find("fc1")].group == "layer1");
+  CHECK(g[find("fc1")].flops == 102760448.0);
+  CHECK_NOTHROW((void)snapshot_dag(g));
+}
+
+TEST_CASE("optional fields default, unknown keys are ignored, comments and size strings are accepted") {
+  const auto file = parse_graph_file(R"({
+    // a hand-written file
+    "format": "gantry.graph", "version": 1, "producer": {"tool": "x"},
+    "vertices": [ {"name": "a", "colour": "red"},                /* no compute: 0 */
+                  {"name": "b", "compute": "1.5ms", "output": "4 KiB", "persistent": 1e6, "temporary": 2048.0} ],
+    "edges": [ {"from": "a", "to": "b", "weight": 3}, {"from": "a", "to": "b", "bytes": "1MiB"} ] })");
+  const graph& g = file.graph;
+  CHECK(file.metadata == nlohmann::json::object());
+  CHECK(g[0].compute == 0);
+  CHECK(g[0].output == 0);
+  CHECK(g[0].group.empty());
+  CHECK(g[1].compute == doctest::Approx(1.5e-3));
+  CHECK(g[1].output == 4096);
+  CHECK(g[1].persistent == 1'000'000);
+  CHECK(g[1].temporary == 2048);
+  CHECK(g.bytes(0) == 0);
+  CHECK(g.bytes(1) == 1 << 20);
+  // No edges array at all is an edgeless graph; null counts as absent.
+  CHECK(parse_graph_file(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","group":null}]})").graph.edge_count() == 0);
+}
+
+TEST_CASE("a large random graph round-trips exactly through text and gzip") {
+  const graph g = random_layered_dag({.vertices = 3000, .layers = 60, .max_persistent = 1 << 20, .max_temporary = 1 << 16, .seed = 7});
+  require_same_graph(read_graph_json(graph_to_json_text(g), "random"), g);
+  require_same_graph(read_graph_json(gzip_decompress(gzip_compress(graph_to_json_text(g)))), g);
+}
+
+// Bad input: each case its own message, naming the file, the position and the reason.
+
+TEST_CASE("syntax errors name the line, column and byte offset") {
+  CHECK(graph_error("{\"format\": \"gantry.graph\",\n  \"version\": 1\n  \"vertices\": []}") ==
+        "g.json: line 3, column 12 (byte offset 53): JSON syntax error: syntax error while parsing object - "
+        "unexpected string literal; expected '}'");
+  CHECK(graph_error("") ==
+        "g.json: line 1, column 1 (byte offset 0): JSON syntax error: syntax error while parsing value - "
+        "unexpected end of input; expected '[', '{', or a literal");
+  CHECK(graph_error("{\"format\": \"gantry.graph\", \"version\": 1, \"vertices\": [") ==
+        "g.json: line 1, column 55 (byte offset 54): JSON syntax error: syntax error while parsing value - "
+        "unexpected end of input; expected '[', '{', or a literal");
+  CHECK(graph_error("{\"a\": \"\xff\"}").starts_with("g.json: line 1, column 8 (byte offset 7): JSON syntax error: "
+                                                      "syntax error while parsing value - invalid string: ill-formed UTF-8 byte"));
+}
+
+TEST_CASE("a number too large for a double is reported at its position") {
+  CHECK(graph_error(doc(R"([{"name": "a",
+   "compute": 1e999}])")) == "g.json: line 2, column 15 (byte offset 82): invalid JSON: number overflow parsing '1e999'");
+}
+
+TEST_CASE("the document must be a gantry.graph object of version 1") {
+  CHECK(graph_error("[1, 2]") == "g.json: (document): expected an object, got array [1,2]");
+  CHECK(graph_error(R"({"version": 1, "vertices": []})") == "g.json: (document): missing field \"format\"");
+  CHECK(graph_error(R"({"format": "gantry.cluster", "version": 1, "vertices": []})") ==
+        "g.json: /format: expected \"gantry.graph\", got string \"gantry.cluster\" (this is not a gantry.graph file)");
+  CHECK(graph_error(R"({"format": "gantry.graph", "vertices": []})") == "g.json: (document): missing field \"version\"");
+  CHECK(graph_error(R"({"format": "gantry.graph", "version": 2, "vertices": []})") ==
+        "g.json: /version: unsupported version 2 (this reader reads version 1)");
+  CHECK(graph_error(R"({"format": "gantry.graph", "version": "1", "vertices": []})") ==
+        "g.json: /version: expected an integer, got string \"1\"");
+}
+
+TEST_CASE("missing fields are named with the pointer of the object that lacks them") {
+  CHECK(graph_error(R"({"format": "gantry.graph", "version": 1})") == "g.json: (document): missing field \"vertices\"");
+  CHECK(graph_error(doc(R"([{"name": "a"}, {"compute": 1}])")) == "g.json: /vertices/1: missing field \"name\"");
+  CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"from": "a"}])")) == "g.json: /edges/0: missing field \"to\"");
+  CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"to": "a"}])")) == "g.json: /edges/0: missing field \"from\"");
+}
+
+TEST_CASE("values of the wrong type are named with their pointer and what was found") {
+  CHECK(graph_error(doc(R"([{"name": 12}])")) == "g.json: /vertices/0/name: expected a string, got number 12");
+  CHECK(graph_error(doc(R"([{"name": ""}])")) == "g.json: /vertices/0/name: a name cannot be empty");
+  CHECK(graph_error(doc(R"({"a": 1})")) == "g.json: /vertices: expected an array, got object {\"a\":1}");
+  CHECK(graph_error(doc(R"([7])")) == "g.json: /vertices/0: expected an object, got number 7");
+  CHECK(graph_error(doc(R"([{"name": "a", "compute": [1]}])")) ==
+        "g.json: /vertices/0/compute: expected a compute time in seconds, got array [1]");
+  CHECK(graph_error(doc(R"([{"name": "a", "compute": "fast"}])")) ==
+        "g.json: /vertices/0/compute: invalid duration 'fast': expected a number, optionally followed by a unit such as ms or us");
+  CHECK(graph_error(doc(R"([{"name": "a", "output": true}])")) ==
+        "g.json: /vertices/0/output: expected a byte count (an integer or a size such as \"16GiB\"), got boolean true");
+  CHECK(graph_error(doc(R"([{"name": "a", "group": 3}])")) == "g.json: /vertices/0/group: expected a string, got number 3");
+  CHECK(graph_error(doc(R"([{"name": "a", "flops": "many"}])")) ==
+        "g.json: /vertices/0/flops: expected a number, got string \"many\"");
+  CHECK(graph_error(doc(R"([{"name": "a"}])", R"({"from": "a"})")) ==
+        "g.json: /edges: expected an array, got object {\"from\":\"a\"}");
+  CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"from": 0, "to": "a"}])")) ==
+        "g.json: /edges/0/from: expected a vertex name, got number 0");
+  CHECK(graph_error(R"({"format": "gantry.graph", "version": 1, "metadata": [1], "vertices": []})") ==
+        "g.json: /metadata: expected an object, got array [1]");
+}
+
+TEST_CASE("byte counts must be non-negative whole numbers that fit in 64 bits") {
+  CHECK(graph_error(doc(R"([{"name": "a", "output": -1}])")) ==
+        "g.json: /vertices/0/output: a byte count must be a non-negative integer, got -1");
+  CHECK(graph_error(doc(R"([{"name": "a", "persistent": 4096.5}])")) ==
+        "g.json: /vertices/0/persistent: a byte count must be a non-negative integer, got number 4096.5");
+  CHECK(graph_error(doc(R"([{"name": "a", "temporary": 1e20}])")) ==
+        "g.json: /vertices/0/temporary: a byte count must be a non-negative integer, got number 1e+20");
+  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"([{"from": "a", "to": "b", "bytes": -2.5}])")) ==
+        "g.json: /edges/0/bytes: a byte count must be a non-negative integer, got number -2.5");
+  CHECK(graph_error(doc(R"([{"name": "a", "output": "-3 MiB"}])")) ==
+        "g.json: /vertices/0/output: invalid byte count '-3 MiB': a byte count cannot be negative");
+}
+
+TEST_CASE("NaN and infinite byte counts (possible in a document built in code) are rejected") {
+  nlohmann::json document = nlohmann::json::parse(doc(R"([{"name": "a"}])"));
+  document["vertices"][0]["output"] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
+                       "built: /vertices/0/output: a byte count must be a non-negative integer, got NaN", parse_error);
+  document["vertices"][0]["output"] = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
+                       "built: /vertices/0/output: a byte count must be a non-negative integer, got infinity", parse_error);
+}
+
+TEST_CASE("compute times must be finite and non-negative, per kind too") {
+  CHECK(graph_error(doc(R"([{"name": "a", "compute": -0.001}])")) ==
+        "g.json: /vertices/0/compute: compute time must be a finite number of seconds >= 0, got number -0.001");
+  CHECK(graph_error(doc(R"([{"name": "a", "compute": {"gpu": 1}}])")) ==
+        "g.json: /vertices/0/compute: missing field \"default\" (per-kind compute times need a default for other device kinds)");
+  CHECK(graph_error(doc(R"([{"name": "a", "compute": {"default": 1, "gpu": -2}}])")) ==
+        "g.json: /vertices/0/compute/gpu: compute time must be a finite number of seconds >= 0, got number -2");
+  CHECK(graph_error(doc(R"([{"name": "a", "compute": {"default": 1, "tpu/v4": "x"}}])")) ==
+        "g.json: /vertices/0/compute/tpu~1v4: invalid duration 'x': expected a number, optionally followed by a unit such as ms or us");
+  nlohmann::json document = nlohmann::json::parse(doc(R"([{"name": "a"}])"));
+  document["vertices"][0]["compute"] = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
+                       "built: /vertices/0/compute: compute time must be a finite number of seconds >= 0, got infinity",
+                       parse_error);
+  document["vertices"][0]["compute"] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
+                       "built: /vertices/0/compute: compute time must be a finite number of seconds >= 0, got NaN", parse_error);
+  CHECK(graph_error(doc(R"([{"name": "a", "flops": -1}])")) == "g.json: /vertices/0/flops: flops must be a finite number >= 0, got number -1");
+}
+
+TEST_CASE("a duplicate vertex name names both places") {
+  CHECK(graph_error(doc(R"([{"name": "relu"}, {"name": "conv"}, {"name": "relu"}])")) ==
+        "g.json: /vertices/2/name: duplicate vertex name \"relu\" (also at /vertices/0)");
+}
+
+TEST_CASE("an edge to or from an unknown vertex names the vertex") {
+  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"([{"from": "a", "to": "b"}, {"from": "b", "to": "c"}])")) ==
+        "g.json: /edges/1/to: unknown vertex \"c\" (no vertex has this name)");
+  CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"from": "z", "to": "a"}])")) ==
+        "g.json: /edges/0/from: unknown vertex \"z\" (no vertex has this name)");
+}
+
+TEST_CASE("an unknown forward name, or a vertex that is its own forward, is rejected") {
+  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "a_grad", "forward": "b"}])")) ==
+        "g.json: /vertices/1/forward: unknown vertex \"b\" (no vertex has this name)");
+  CHECK(graph_error(doc(R"([{"name": "a", "forward": "a"}])")) ==
+        "g.json: /vertices/0/forward: vertex \"a\" names itself as its forward vertex");
+  CHECK(graph_error(doc(R"([{"name": "a", "forward": 3}])")) == "g.json: /vertices/0/forward: expected a string, got number 3");
+  // A forward vertex may come after its backward vertex in the file.
+  const graph g = read_graph_json(doc(R"([{"name": "a_grad", "forward": "a"}, {"name": "a"}])"));
+  CHECK(g.forward_of(0) == 1);
+}
+
+TEST_CASE("a cycle is rejected naming the vertices on it and the edge that closes it") {
+  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}])",
+                        R"([{"from": "d", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "c"}, {"from": "c", "to": "a"}])")) ==
+        "g.json: /edges: the graph has a cycle: b -> c -> a -> b (the edge /edges/1 closes it)");
+  CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"from": "a", "to": "a"}])")) ==
+        "g.json: /edges: the graph has a cycle: a -> a (the edge /edges/0 closes it)");
+}
+
+TEST_CASE("the writer refuses graphs a file cannot describe") {
+  graph g;
+  g.add_vertex("a");
+  g.add_vertex("a");
+  CHECK_THROWS_WITH_AS((void)graph_to_json(g),
+                       "graph_to_json: vertices 0 and 1 are both named 'a' (names in a graph file must be unique)", invalid_input);
+  graph unnamed;
+  unnamed.add_vertex("");
+  CHECK_THROWS_WITH_AS((void)graph_to_json(unnamed),
+                       "graph_to_json: vertex 0 has no name (a graph file refers to vertices by name)", invalid_input);
+  graph bad_utf8;
+  bad_utf8.add_vertex("a\xff");
+  CHECK_THROWS_AS((void)graph_to_json_text(bad_utf8), invalid_input);
+  CHECK_THROWS_WITH_AS((void)graph_to_json(every_field_graph(), nlohmann::json::array()),
+                       "graph_to_json: metadata must be a JSON object, got array []", invalid_input);
+}
+
+TEST_CASE("mutated files either read or throw parse_error, never anything else") {
+  const std::string original = slurp(tiny_path);
+  REQUIRE(!original.empty());
+  std::mt19937_64 rng(20240501);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const std::string alphabet = "{}[]\",:-.0123456789eE \\/abcnrtufl\n\xff\xc3";
+  std::size_t rejected = 0, accepted = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::string text = original;
+    const std::size_t edits = 1 + below(4);
+    for (std::size_t k = 0; k < edits && !text.empty(); ++k) {
+      const std::size_t at = below(text.size());
+      switch (below(4)) {
+        case 0: text[at] = alphabet[below(alphabet.size())]; break;
+        case 1: text.erase(at, 1 + below(8)); break;
+        case 2: text.insert(at, 1, alphabet[below(alphabet.size())]); break;
+        default: text.resize(at); break;
+      }
+    }
+    try {
+      const auto file = parse_graph_file(text, "mutated.json");
+      CHECK_NOTHROW((void)snapshot_dag(file.graph));
+      ++accepted;
+    } catch (const parse_error& e) {
+      CHECK(std::string(e.what()).starts_with("mutated.json: "));
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 1000);
+  MESSAGE(accepted << " mutated files were still valid graphs");
+}
