@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Smoke test of tools/export_torch.py: export the training graph of a tiny model, then load it
+# with the gantry CLI, place it on two devices with every placer and simulate one placement.
+# Usage: run_export_smoke.sh EXPORTER GANTRY_CLI WORKDIR
+# Exits 77 (skipped) when Python cannot import torch; non-zero on any failure.
+set -euo pipefail
+
+if [ "$#" -ne 3 ]; then
+  echo "usage: $0 EXPORTER GANTRY_CLI WORKDIR" >&2
+  exit 2
+fi
+exporter=$1
+cli=$2
+workdir=$3
+python=${PYTHON:-python3}
+
+if ! "$python" -c "import torch" >/dev/null 2>&1; then
+  echo "skipped: '$python' cannot import torch (install python3-torch)"
+  exit 77
+fi
+
+mkdir -p "$workdir"
+graph="$workdir/small_cnn.json"
+placement="$workdir/placement.json"
+rm -f "$graph" "$workdir/mlp.json.gz" "$placement"
+
+# A conv net with batch norm (buffers, in-place updates, tuple outputs) and an MLP; few runs.
+"$python" "$exporter" --model small_cnn --batch-size 4 --image-size 16 --runs 2 --warmup 1 \
+  --threads 1 --output "$graph"
+"$python" "$exporter" --model mlp --batch-size 8 --runs 2 --warmup 0 --threads 1 --output "$workdir/mlp.json.gz"
+
+# The file must say where and how it was measured, and pair some backward vertices.
+"$python" - "$graph" <<'PY'
+import json, sys
+document = json.load(open(sys.argv[1]))
+assert document["format"] == "gantry.graph" and document["version"] == 1, "wrong format header"
+metadata = document["metadata"]
+for key in ("model", "batch_size", "device", "torch_version", "created", "command", "timing"):
+    assert key in metadata, "metadata lacks " + key
+vertices = document["vertices"]
+names = {v["name"] for v in vertices}
+assert len(names) == len(vertices), "vertex names are not unique"
+assert any(v["op"] == "aten.convolution_backward" for v in vertices), "no backward convolution"
+paired = [v for v in vertices if "forward" in v]
+assert paired and all(v["forward"] in names for v in paired), "backward vertices are not paired"
+assert sum(v["compute"] for v in vertices) > 0, "no measured time"
+assert any(v["persistent"] > 0 for v in vertices), "no parameter bytes"
+assert all(e["from"] in names and e["to"] in names for e in document["edges"]), "dangling edge"
+print(f"{len(vertices)} vertices, {len(paired)} paired backward, {len(document['edges'])} edges")
+PY
+
+"$cli" compare --graph "$graph" --devices 2
+"$cli" compare --graph "$workdir/mlp.json.gz" --devices 2 --format json >/dev/null
+"$cli" place --graph "$graph" --devices 2 --out "$placement"
+"$cli" simulate --graph "$graph" --placement "$placement"
+echo "export smoke test passed"
