@@ -1,0 +1,201 @@
+// Reading and writing a gantry::cluster as a "gantry.cluster" JSON document (docs/format.md):
+// devices with kind, memory and speed, the default link, per-pair link overrides and the
+// communication mode (Baechi §3.4, §4.1). Same error discipline as the graph reader.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/json_support.hpp>
+#include <gantry/io/units.hpp>
+#include <gantry/model/cluster.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gantry {
+
+inline constexpr std::string_view cluster_format_name = "gantry.cluster";
+inline constexpr int cluster_format_version = 1;
+
+// "parallel", "sequential" or "duplex"; nullopt for anything else.
+[[nodiscard]] inline std::optional<comm_mode> parse_comm_mode(std::string_view text) {
+  for (const comm_mode mode : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex})
+    if (text == to_string(mode)) return mode;
+  return std::nullopt;
+}
+
+namespace detail {
+
+// A bandwidth: bytes per second as a number, a string such as "12 GB/s", or "unlimited".
+inline double read_bandwidth(const json_reader& in, const nlohmann::json& value, const std::string& pointer) {
+  if (value.is_string()) {
+    if (equals_ignoring_case(trim(value.get_ref<const std::string&>()), "unlimited"))
+      return std::numeric_limits<double>::infinity();
+    try {
+      return parse_bandwidth(value.get<std::string>());
+    } catch (const invalid_input& e) {
+      in.fail(pointer, e.what());
+    }
+  }
+  if (!value.is_number()) in.fail(pointer, "expected a bandwidth in bytes per second, got " + describe_json(value));
+  const double x = value.get<double>();
+  if (std::isnan(x) || x <= 0) in.fail(pointer, "bandwidth must be > 0 bytes per second, got " + describe_json(value));
+  return x;
+}
+
+// Reads "latency" and "bandwidth" of a link object; absent fields keep the values in `link`.
+inline link_model read_link(const json_reader& in, const nlohmann::json& object, const std::string& pointer, link_model link) {
+  if (const auto* latency = json_reader::find(object, "latency"))
+    link.latency = in.time(*latency, pointer_to(pointer, "latency"), "latency");
+  if (const auto* bandwidth = json_reader::find(object, "bandwidth"))
+    link.bandwidth = read_bandwidth(in, *bandwidth, pointer_to(pointer, "bandwidth"));
+  return link;
+}
+
+inline nlohmann::ordered_json link_to_json(const link_model& link) {
+  nlohmann::ordered_json out;
+  out["latency"] = finite_number(link.latency, "cluster_to_json: link latency");
+  // JSON has no infinity: an unlimited bandwidth is written as the string "unlimited".
+  if (std::isfinite(link.bandwidth)) out["bandwidth"] = link.bandwidth;
+  else out["bandwidth"] = "unlimited";
+  return out;
+}
+
+}  // namespace detail
+
+// Builds a cluster from a parsed "gantry.cluster" document. `source_name` prefixes every message.
+[[nodiscard]] inline cluster cluster_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
+  const detail::json_reader in{std::string(source_name)};
+  in.header(document, cluster_format_name, cluster_format_version);
+
+  comm_mode comm = comm_mode::parallel;
+  if (const auto* value = detail::json_reader::find(document, "communication")) {
+    const std::string text = in.string(*value, "/communication");
+    const auto mode = parse_comm_mode(text);
+    if (!mode) in.fail("/communication", "unknown mode \"" + text + "\" (expected \"parallel\", \"sequential\" or \"duplex\")");
+    comm = *mode;
+  }
+
+  const auto& list = in.array(in.require(document, "devices", ""), "/devices");
+  if (list.empty()) in.fail("/devices", "a cluster needs at least one device");
+  std::vector<device> devices;
+  devices.reserve(list.size());
+  std::unordered_map<std::string, device_id> by_name;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = detail::pointer_to("/devices", i);
+    const auto& entry = in.object(list[i], at);
+    device dev;
+    dev.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
+    if (const auto [existing, inserted] = by_name.try_emplace(dev.name, static_cast<device_id>(i)); !inserted)
+      in.fail(detail::pointer_to(at, "name"), "duplicate device name \"" + dev.name + "\" (also at " +
+                                                  detail::pointer_to("/devices", existing->second) + ")");
+    if (const auto* kind = detail::json_reader::find(entry, "kind")) dev.kind = in.name(*kind, detail::pointer_to(at, "kind"));
+    if (const auto* memory = detail::json_reader::find(entry, "memory")) {
+      const std::string field = detail::pointer_to(at, "memory");
+      if (memory->is_string() && detail::equals_ignoring_case(detail::trim(memory->get_ref<const std::string&>()), "unlimited"))
+        dev.capacity = unlimited_memory;
+      else
+        dev.capacity = in.bytes(*memory, field);
+    }
+    if (const auto* speed = detail::json_reader::find(entry, "speed")) {
+      const std::string field = detail::pointer_to(at, "speed");
+      dev.speed = in.number(*speed, field);
+      if (!std::isfinite(dev.speed) || dev.speed <= 0)
+        in.fail(field, "speed must be a finite number > 0, got " + detail::describe_json(*speed));
+    }
+    devices.push_back(std::move(dev));
+  }
+
+  link_model default_link;
+  if (const auto* link = detail::json_reader::find(document, "link"))
+    default_link = detail::read_link(in, in.object(*link, "/link"), "/link", {});
+
+  cluster result(std::move(devices), default_link, comm);
+  if (const auto* links = detail::json_reader::find(document, "links")) {
+    in.array(*links, "/links");
+    std::unordered_map<std::uint64_t, std::size_t> seen_pairs;
+    for (std::size_t i = 0; i < links->size(); ++i) {
+      const std::string at = detail::pointer_to("/links", i);
+      const auto& entry = in.object((*links)[i], at);
+      const auto endpoint = [&](std::string_view key) {
+        const std::string field = detail::pointer_to(at, key);
+        const std::string name = in.string(in.require(entry, key, at), field);
+        const auto it = by_name.find(name);
+        if (it == by_name.end()) in.fail(field, "unknown device \"" + name + "\" (no device has this name)");
+        return it->second;
+      };
+      const device_id from = endpoint("from"), to = endpoint("to");
+      if (from == to) in.fail(at, "a link joins two different devices, but both ends are \"" + result[from].name + "\"");
+      const auto key = (std::uint64_t{from} << 32) | to;
+      if (const auto [earlier, inserted] = seen_pairs.try_emplace(key, i); !inserted)
+        in.fail(at, "a second link from \"" + result[from].name + "\" to \"" + result[to].name + "\" (the first is " +
+                        detail::pointer_to("/links", earlier->second) + ")");
+      result.set_link(from, to, detail::read_link(in, entry, at, default_link));
+    }
+  }
+  return result;
+}
+
+// Parses "gantry.cluster" JSON text.
+[[nodiscard]] inline cluster read_cluster_json(std::string_view text, std::string_view source_name = "<string>") {
+  return cluster_from_json(detail::parse_json_text(text, source_name), source_name);
+}
+
+// Reads a cluster file (gzip-compressed or not). Throws io_error or parse_error naming the file.
+[[nodiscard]] inline cluster read_cluster(const std::filesystem::path& path) {
+  return read_cluster_json(read_text_file(path), path.string());
+}
+
+// The "gantry.cluster" document of c. Unlimited memory is written by leaving the field out,
+// unlimited bandwidth as "unlimited". Throws invalid_input when device names are empty or repeated.
+[[nodiscard]] inline nlohmann::ordered_json cluster_to_json(const cluster& c) {
+  std::unordered_map<std::string_view, device_id> seen;
+  for (device_id d = 0; d < c.device_count(); ++d) {
+    if (c[d].name.empty()) throw invalid_input("cluster_to_json: device " + std::to_string(d) + " has no name");
+    if (const auto [it, inserted] = seen.try_emplace(c[d].name, d); !inserted)
+      throw invalid_input("cluster_to_json: devices " + std::to_string(it->second) + " and " + std::to_string(d) +
+                          " are both named '" + c[d].name + "'");
+  }
+  nlohmann::ordered_json document;
+  document["format"] = cluster_format_name;
+  document["version"] = cluster_format_version;
+  document["communication"] = to_string(c.comm());
+  auto& devices = document["devices"] = nlohmann::ordered_json::array();
+  for (const auto& dev : c.devices()) {
+    nlohmann::ordered_json entry;
+    entry["name"] = dev.name;
+    entry["kind"] = dev.kind;
+    if (dev.capacity != unlimited_memory) entry["memory"] = dev.capacity;
+    entry["speed"] = dev.speed;
+    devices.push_back(std::move(entry));
+  }
+  document["link"] = detail::link_to_json(c.default_link());
+  auto& links = document["links"] = nlohmann::ordered_json::array();
+  for (device_id a = 0; a < c.device_count(); ++a)
+    for (device_id b = 0; b < c.device_count(); ++b)
+      if (a != b && c.has_own_link(a, b)) {
+        nlohmann::ordered_json entry = {{"from", c[a].name}, {"to", c[b].name}};
+        const auto link = detail::link_to_json(c.link(a, b));
+        for (auto it = link.begin(); it != link.end(); ++it) entry[it.key()] = *it;
+        links.push_back(std::move(entry));
+      }
+  return document;
+}
+
+// The "gantry.cluster" JSON text of c, one device and one link per line.
+[[nodiscard]] inline std::string cluster_to_json_text(const cluster& c) {
+  return detail::document_text(cluster_to_json(c), "cluster_to_json");
+}
+
+// Writes c to `path` atomically (gzip-compressed when the path ends in ".gz").
+inline void write_cluster(const std::filesystem::path& path, const cluster& c) { save_text_file(path, cluster_to_json_text(c)); }
+
+}  // namespace gantry
