@@ -1,0 +1,267 @@
+// Writing and reading a placement as a "gantry.placement" JSON document (docs/format.md): the
+// device of every vertex by name, the placement order, the outcome, and optionally the summary
+// and vertex times of a schedule. Reading maps names back to the ids of a given graph and cluster.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/graph/adaptor.hpp>
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/json_support.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/schedule/schedule.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gantry {
+
+inline constexpr std::string_view placement_format_name = "gantry.placement";
+inline constexpr int placement_format_version = 1;
+
+// The identifier of a status in files: "ok", "not_a_dag", "out_of_memory", "infeasible", "solver_error".
+[[nodiscard]] constexpr const char* status_identifier(status s) noexcept {
+  switch (s) {
+    case status::ok: return "ok";
+    case status::not_a_dag: return "not_a_dag";
+    case status::out_of_memory: return "out_of_memory";
+    case status::infeasible: return "infeasible";
+    case status::solver_error: return "solver_error";
+  }
+  return "unknown";
+}
+[[nodiscard]] inline std::optional<status> parse_status(std::string_view text) {
+  for (const status s : {status::ok, status::not_a_dag, status::out_of_memory, status::infeasible, status::solver_error})
+    if (text == status_identifier(s)) return s;
+  return std::nullopt;
+}
+
+struct placement_json_options {
+  std::string algorithm{};                 // written as "algorithm", e.g. "m-topo"
+  const gantry::schedule* schedule = nullptr;  // when set: makespan, per-device summary, vertex times
+  nlohmann::json metadata = nlohmann::json::object();  // written as "metadata" when not empty
+};
+
+// What a placement file holds, with names mapped to the ids of the graph and cluster it was read
+// against.
+struct placement_file {
+  std::string algorithm;
+  gantry::placement placement;
+  std::optional<seconds> makespan;             // when the file has a schedule summary
+  nlohmann::json metadata = nlohmann::json::object();
+};
+
+namespace detail {
+
+// Vertex name -> id of g; throws invalid_input when two vertices share a name, since a file could
+// not say which one it means.
+template <adapted_graph G>
+std::unordered_map<std::string, vertex_id> vertex_ids_by_name(const G& g, std::string_view caller) {
+  const std::size_t n = graph_adaptor<G>::vertex_count(g);
+  std::unordered_map<std::string, vertex_id> ids;
+  ids.reserve(n);
+  for (vertex_id v = 0; v < n; ++v)
+    if (const auto [it, inserted] = ids.try_emplace(vertex_name(g, v), v); !inserted)
+      throw invalid_input(std::string(caller) + ": vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
+                          " are both named '" + it->first + "' (a placement file refers to vertices by name)");
+  return ids;
+}
+
+inline void check_device_names(const cluster& c, std::string_view caller) {
+  std::unordered_map<std::string_view, device_id> seen;
+  for (device_id d = 0; d < c.device_count(); ++d)
+    if (const auto [it, inserted] = seen.try_emplace(c[d].name, d); !inserted || c[d].name.empty())
+      throw invalid_input(std::string(caller) + ": device " + std::to_string(d) +
+                          (c[d].name.empty() ? " has no name" : " has the same name as device " + std::to_string(it->second)) +
+                          " (a placement file refers to devices by name)");
+}
+
+}  // namespace detail
+
+// The "gantry.placement" document of p for graph g on cluster c.
+template <adapted_graph G>
+[[nodiscard]] nlohmann::ordered_json placement_to_json(const G& g, const cluster& c, const placement& p,
+                                                       const placement_json_options& options = {}) {
+  const std::size_t n = graph_adaptor<G>::vertex_count(g);
+  (void)detail::vertex_ids_by_name(g, "placement_to_json");
+  detail::check_device_names(c, "placement_to_json");
+  if (p.device.size() != n)
+    throw invalid_input("placement_to_json: the placement has " + std::to_string(p.device.size()) +
+                        " devices but the graph has " + std::to_string(n) + " vertices");
+  for (vertex_id v = 0; v < n; ++v)
+    if (p.device[v] != no_device && p.device[v] >= c.device_count())
+      throw invalid_input("placement_to_json: vertex '" + vertex_name(g, v) + "' is on device " + std::to_string(p.device[v]) +
+                          " but the cluster has " + std::to_string(c.device_count()));
+  const schedule* s = options.schedule;
+  if (s != nullptr && (s->start.size() != n || s->finish.size() != n))
+    throw invalid_input("placement_to_json: the schedule has times for " + std::to_string(s->start.size()) +
+                        " vertices but the graph has " + std::to_string(n));
+  if (!options.metadata.is_object() && !options.metadata.is_null())
+    throw invalid_input("placement_to_json: metadata must be a JSON object, got " + detail::describe_json(options.metadata));
+
+  nlohmann::ordered_json document;
+  document["format"] = placement_format_name;
+  document["version"] = placement_format_version;
+  document["algorithm"] = options.algorithm;
+  document["status"] = status_identifier(p.status);
+  document["message"] = p.message;
+  if (!options.metadata.is_null() && !options.metadata.empty()) document["metadata"] = nlohmann::ordered_json(options.metadata);
+  document["placement_time"] = detail::finite_number(p.placement_time, "placement_to_json: placement_time");
+  if (s != nullptr) {
+    document["makespan"] = detail::finite_number(s->makespan, "placement_to_json: makespan");
+    document["bytes_moved"] = s->bytes_moved;
+    document["transfers"] = s->transfers.size();
+  }
+  auto& devices = document["devices"] = nlohmann::ordered_json::array();
+  for (const auto& dev : c.devices()) devices.push_back(dev.name);
+  if (s != nullptr) {
+    auto& summary = document["device_summary"] = nlohmann::ordered_json::array();
+    for (device_id d = 0; d < c.device_count(); ++d) {
+      nlohmann::ordered_json entry = {{"device", c[d].name}};
+      if (d < s->order.size()) entry["vertices"] = s->order[d].size();
+      if (d < s->busy.size()) entry["busy"] = s->busy[d];
+      if (d < s->peak_memory.size()) entry["peak_memory"] = s->peak_memory[d];
+      if (d < s->peak_memory_time.size()) entry["peak_memory_time"] = s->peak_memory_time[d];
+      summary.push_back(std::move(entry));
+    }
+  }
+  auto& entries = document["placement"] = nlohmann::ordered_json::array();
+  for (vertex_id v = 0; v < n; ++v) {
+    nlohmann::ordered_json entry = {{"vertex", vertex_name(g, v)}};
+    entry["device"] = p.device[v] == no_device ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c[p.device[v]].name);
+    if (s != nullptr) {
+      entry["start"] = detail::finite_number(s->start[v], "placement_to_json: start of '" + vertex_name(g, v) + "'");
+      entry["finish"] = detail::finite_number(s->finish[v], "placement_to_json: finish of '" + vertex_name(g, v) + "'");
+    }
+    entries.push_back(std::move(entry));
+  }
+  auto& order = document["order"] = nlohmann::ordered_json::array();
+  for (const vertex_id v : p.order) {
+    if (v >= n)
+      throw invalid_input("placement_to_json: the order names vertex " + std::to_string(v) + " but the graph has " +
+                          std::to_string(n));
+    order.push_back(vertex_name(g, v));
+  }
+  return document;
+}
+
+// The "gantry.placement" JSON text, one vertex per line.
+template <adapted_graph G>
+[[nodiscard]] std::string placement_to_json_text(const G& g, const cluster& c, const placement& p,
+                                                 const placement_json_options& options = {}) {
+  return detail::document_text(placement_to_json(g, c, p, options), "placement_to_json");
+}
+
+// Writes the placement document atomically (gzip-compressed when the path ends in ".gz").
+template <adapted_graph G>
+void write_placement(const std::filesystem::path& path, const G& g, const cluster& c, const placement& p,
+                     const placement_json_options& options = {}) {
+  save_text_file(path, placement_to_json_text(g, c, p, options));
+}
+
+// Reads a parsed "gantry.placement" document against graph g and cluster c: every vertex and
+// device name must exist there; with status "ok" every vertex must be placed exactly once. Throws
+// parse_error naming the source, the JSON pointer and the name.
+template <adapted_graph G>
+[[nodiscard]] placement_file placement_from_json(const nlohmann::json& document, const G& g, const cluster& c,
+                                                 std::string_view source_name = "<json>") {
+  const detail::json_reader in{std::string(source_name)};
+  in.header(document, placement_format_name, placement_format_version);
+  const auto vertex_ids = detail::vertex_ids_by_name(g, "placement_from_json");
+  const std::size_t n = graph_adaptor<G>::vertex_count(g);
+
+  placement_file file;
+  placement& p = file.placement;
+  if (const auto* algorithm = detail::json_reader::find(document, "algorithm")) file.algorithm = in.string(*algorithm, "/algorithm");
+  if (const auto* value = detail::json_reader::find(document, "status")) {
+    const std::string text = in.string(*value, "/status");
+    const auto parsed = parse_status(text);
+    if (!parsed)
+      in.fail("/status", "unknown status \"" + text + "\" (expected ok, not_a_dag, out_of_memory, infeasible or solver_error)");
+    p.status = *parsed;
+  }
+  if (const auto* message = detail::json_reader::find(document, "message")) p.message = in.string(*message, "/message");
+  if (const auto* metadata = detail::json_reader::find(document, "metadata")) file.metadata = in.object(*metadata, "/metadata");
+  if (const auto* time = detail::json_reader::find(document, "placement_time"))
+    p.placement_time = in.time(*time, "/placement_time", "placement time");
+  if (const auto* makespan = detail::json_reader::find(document, "makespan")) file.makespan = in.time(*makespan, "/makespan", "makespan");
+
+  const auto device_id_of = [&](const nlohmann::json& value, const std::string& at) {
+    const std::string name = in.string(value, at);
+    const auto d = c.find(name);
+    if (!d) in.fail(at, "unknown device \"" + name + "\" (the cluster has no device of this name)");
+    return *d;
+  };
+  if (const auto* devices = detail::json_reader::find(document, "devices")) {
+    in.array(*devices, "/devices");
+    for (std::size_t i = 0; i < devices->size(); ++i) (void)device_id_of((*devices)[i], detail::pointer_to("/devices", i));
+  }
+  const auto vertex_id_of = [&](const nlohmann::json& value, const std::string& at) {
+    const std::string name = in.string(value, at);
+    const auto it = vertex_ids.find(name);
+    if (it == vertex_ids.end()) in.fail(at, "unknown vertex \"" + name + "\" (the graph has no vertex of this name)");
+    return it->second;
+  };
+
+  const auto& entries = in.array(in.require(document, "placement", ""), "/placement");
+  p.device.assign(n, no_device);
+  std::vector<std::size_t> entry_of(n, static_cast<std::size_t>(-1));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string at = detail::pointer_to("/placement", i);
+    const auto& entry = in.object(entries[i], at);
+    const vertex_id v = vertex_id_of(in.require(entry, "vertex", at), detail::pointer_to(at, "vertex"));
+    if (entry_of[v] != static_cast<std::size_t>(-1))
+      in.fail(detail::pointer_to(at, "vertex"), "vertex \"" + vertex_name(g, v) + "\" is placed twice (also at " +
+                                                    detail::pointer_to("/placement", entry_of[v]) + ")");
+    entry_of[v] = i;
+    if (const auto* dev = detail::json_reader::find(entry, "device")) p.device[v] = device_id_of(*dev, detail::pointer_to(at, "device"));
+    else if (p.status == status::ok)
+      in.fail(at, "vertex \"" + vertex_name(g, v) + "\" has no device, but the status is ok");
+  }
+  if (p.status == status::ok) {
+    std::size_t missing = 0;
+    std::string names;
+    for (vertex_id v = 0; v < n; ++v)
+      if (entry_of[v] == static_cast<std::size_t>(-1)) {
+        if (++missing <= 5) names += (missing > 1 ? ", \"" : "\"") + vertex_name(g, v) + "\"";
+      }
+    if (missing != 0)
+      in.fail("/placement", std::to_string(missing) + " of the graph's " + std::to_string(n) +
+                                " vertices are not placed: " + names + (missing > 5 ? ", ..." : ""));
+  }
+
+  if (const auto* order = detail::json_reader::find(document, "order")) {
+    in.array(*order, "/order");
+    std::vector<std::size_t> position(n, static_cast<std::size_t>(-1));
+    p.order.reserve(order->size());
+    for (std::size_t i = 0; i < order->size(); ++i) {
+      const std::string at = detail::pointer_to("/order", i);
+      const vertex_id v = vertex_id_of((*order)[i], at);
+      if (position[v] != static_cast<std::size_t>(-1))
+        in.fail(at, "vertex \"" + vertex_name(g, v) + "\" appears twice in the order (also at " +
+                        detail::pointer_to("/order", position[v]) + ")");
+      position[v] = i;
+      p.order.push_back(v);
+    }
+  }
+  return file;
+}
+
+template <adapted_graph G>
+[[nodiscard]] placement_file read_placement_json(std::string_view text, const G& g, const cluster& c,
+                                                 std::string_view source_name = "<string>") {
+  return placement_from_json(detail::parse_json_text(text, source_name), g, c, source_name);
+}
+
+// Reads a placement file (gzip-compressed or not) against g and c.
+template <adapted_graph G>
+[[nodiscard]] placement_file read_placement(const std::filesystem::path& path, const G& g, const cluster& c) {
+  return read_placement_json(read_text_file(path), g, c, path.string());
+}
+
+}  // namespace gantry

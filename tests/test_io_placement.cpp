@@ -1,0 +1,161 @@
+// The "gantry.placement" writer and reader: round trips (with and without a schedule summary,
+// failed placements), mapping by name to a reordered cluster, and one message per bad input.
+#include <gantry/graph/snapshot.hpp>
+#include <gantry/io/json_placement.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/schedule/memory_profile.hpp>
+#include <gantry/schedule/validate.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+using namespace gantry;
+namespace fs = std::filesystem;
+
+namespace {
+
+//   a --100 B--> b ==1000 B, gpu0 -> gpu1==> c        a, b on gpu0; c on gpu1
+struct chain {
+  graph g;
+  cluster devices{{{.name = "gpu0", .kind = "gpu"}, {.name = "gpu1", .kind = "gpu"}}, {.latency = 0.25, .bandwidth = 4000}};
+  schedule s;
+  placement p;
+
+  chain() {
+    g.add_vertex(vertex_properties{.name = "a", .compute = 1, .output = 100});
+    g.add_vertex(vertex_properties{.name = "b", .compute = 2, .output = 1000});
+    g.add_vertex(vertex_properties{.name = "c", .compute = 1, .output = 10});
+    g.add_edge(0, 1, 100);
+    g.add_edge(1, 2, 1000);
+    s.device = {0, 0, 1};
+    s.start = {0, 1, 3.5};
+    s.finish = {1, 3, 4.5};
+    s.transfers.push_back({.tensor = 1, .edge = 1, .from = 0, .to = 1, .start = 3, .finish = 3.5, .bytes = 1000});
+    const graph_model model(g, devices);
+    summarize(s, snapshot(g), model, devices.device_count());
+    const auto report = validate(s, g, model, devices);
+    REQUIRE_MESSAGE(report.ok(), report.to_string());
+    p.device = s.device;
+    p.order = {0, 1, 2};
+    p.placement_time = 0.0125;
+  }
+};
+
+std::string placement_error(const std::string& text, const graph& g, const cluster& c) {
+  try {
+    (void)read_placement_json(text, g, c, "p.json");
+  } catch (const parse_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string doc(const std::string& placement, const std::string& rest = "") {
+  return R"({"format": "gantry.placement", "version": 1, "placement": )" + placement + rest + "}";
+}
+
+}  // namespace
+
+TEST_CASE("a placement with a schedule summary round-trips through a file") {
+  chain t;
+  const auto dir = fs::temp_directory_path() / ("gantry_test_io_placement_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_placement(dir / "p.json", t.g, t.devices, t.p,
+                  {.algorithm = "m-topo", .schedule = &t.s, .metadata = {{"graph", "chain.json"}}});
+  const placement_file back = read_placement(dir / "p.json", t.g, t.devices);
+  fs::remove_all(dir);
+  CHECK(back.algorithm == "m-topo");
+  CHECK(back.placement.ok());
+  CHECK(back.placement.message.empty());
+  CHECK(back.placement.device == t.p.device);
+  CHECK(back.placement.order == t.p.order);
+  CHECK(back.placement.placement_time == 0.0125);
+  REQUIRE(back.makespan.has_value());
+  CHECK(*back.makespan == 4.5);
+  CHECK(back.metadata == nlohmann::json{{"graph", "chain.json"}});
+
+  const auto document = placement_to_json(t.g, t.devices, t.p, {.algorithm = "m-topo", .schedule = &t.s});
+  CHECK(document["format"] == "gantry.placement");
+  CHECK(document["devices"] == nlohmann::ordered_json{"gpu0", "gpu1"});
+  CHECK(document["placement"][2] == nlohmann::ordered_json{{"vertex", "c"}, {"device", "gpu1"}, {"start", 3.5}, {"finish", 4.5}});
+  CHECK(document["bytes_moved"] == 1000);
+  CHECK(document["transfers"] == 1);
+  CHECK(document["device_summary"][0]["busy"] == 3.0);
+  CHECK(document["device_summary"][1]["peak_memory"] == t.s.peak_memory[1]);
+  CHECK(document["order"] == nlohmann::ordered_json{"a", "b", "c"});
+}
+
+TEST_CASE("names map to the ids of the cluster it is read against, whatever their order there") {
+  chain t;
+  const std::string text = placement_to_json_text(t.g, t.devices, t.p);
+  const cluster reordered({{.name = "gpu1"}, {.name = "gpu0"}});
+  const auto back = read_placement_json(text, t.g, reordered);
+  CHECK(back.placement.device == std::vector<device_id>{1, 1, 0});
+  CHECK(!back.makespan.has_value());
+  CHECK(placement_error(text, t.g, cluster::uniform(2)) == "p.json: /devices/0: unknown device \"gpu0\" (the cluster has no device of this name)");
+}
+
+TEST_CASE("a failed placement keeps its status, message and unplaced vertices") {
+  chain t;
+  placement failed;
+  failed.status = status::out_of_memory;
+  failed.message = "vertex 'b' needs 1000 B but gpu0 has 512 B free";
+  failed.device = {0, no_device, no_device};
+  failed.order = {0};
+  const auto back = read_placement_json(placement_to_json_text(t.g, t.devices, failed, {.algorithm = "m-etf"}), t.g, t.devices);
+  CHECK(back.placement.status == status::out_of_memory);
+  CHECK(back.placement.message == failed.message);
+  CHECK(back.placement.device == failed.device);
+  CHECK(back.placement.order == failed.order);
+  // Entries may also be left out of a failed placement.
+  const auto partial = read_placement_json(doc(R"([{"vertex": "a", "device": "gpu1"}])", R"(, "status": "infeasible")"), t.g, t.devices);
+  CHECK(partial.placement.status == status::infeasible);
+  CHECK(partial.placement.device == std::vector<device_id>{1, no_device, no_device});
+}
+
+TEST_CASE("placement files: unknown names, missing and repeated vertices, bad status") {
+  chain t;
+  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "x", "device": "gpu0"}])"), t.g, t.devices) ==
+        "p.json: /placement/1/vertex: unknown vertex \"x\" (the graph has no vertex of this name)");
+  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu7"}])"), t.g, t.devices) ==
+        "p.json: /placement/0/device: unknown device \"gpu7\" (the cluster has no device of this name)");
+  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}])"), t.g, t.devices) ==
+        "p.json: /placement: 2 of the graph's 3 vertices are not placed: \"b\", \"c\"");
+  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "b", "device": "gpu0"}, {"vertex": "a", "device": "gpu1"}])"),
+                        t.g, t.devices) == "p.json: /placement/2/vertex: vertex \"a\" is placed twice (also at /placement/0)");
+  CHECK(placement_error(doc(R"([{"vertex": "a"}])"), t.g, t.devices) == "p.json: /placement/0: vertex \"a\" has no device, but the status is ok");
+  CHECK(placement_error(doc(R"([{"device": "gpu0"}])"), t.g, t.devices) == "p.json: /placement/0: missing field \"vertex\"");
+  const std::string all = R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "b", "device": "gpu0"}, {"vertex": "c", "device": "gpu1"}])";
+  CHECK(placement_error(doc(all, R"(, "order": ["a", "b", "a"])"), t.g, t.devices) ==
+        "p.json: /order/2: vertex \"a\" appears twice in the order (also at /order/0)");
+  CHECK(placement_error(doc(all, R"(, "order": ["a", "q"])"), t.g, t.devices) ==
+        "p.json: /order/1: unknown vertex \"q\" (the graph has no vertex of this name)");
+  CHECK(placement_error(doc(all, R"(, "status": "done")"), t.g, t.devices) ==
+        "p.json: /status: unknown status \"done\" (expected ok, not_a_dag, out_of_memory, infeasible or solver_error)");
+  CHECK(placement_error(doc(all, R"(, "makespan": -1)"), t.g, t.devices) ==
+        "p.json: /makespan: makespan must be a finite number of seconds >= 0, got number -1");
+  CHECK(placement_error(R"({"format": "gantry.graph", "version": 1, "placement": []})", t.g, t.devices) ==
+        "p.json: /format: expected \"gantry.placement\", got string \"gantry.graph\" (this is not a gantry.placement file)");
+  CHECK(placement_error(R"({"format": "gantry.placement", "version": 1})", t.g, t.devices) ==
+        "p.json: (document): missing field \"placement\"");
+}
+
+TEST_CASE("the writer and reader refuse graphs and placements that names cannot describe") {
+  chain t;
+  graph twins;
+  twins.add_vertex("x");
+  twins.add_vertex("x");
+  CHECK_THROWS_WITH_AS((void)read_placement_json(doc("[]"), twins, t.devices),
+                       "placement_from_json: vertices 0 and 1 are both named 'x' (a placement file refers to vertices by name)",
+                       invalid_input);
+  placement short_placement;
+  short_placement.device = {0};
+  CHECK_THROWS_WITH_AS((void)placement_to_json(t.g, t.devices, short_placement),
+                       "placement_to_json: the placement has 1 devices but the graph has 3 vertices", invalid_input);
+  placement off_cluster = t.p;
+  off_cluster.device[2] = 5;
+  CHECK_THROWS_WITH_AS((void)placement_to_json(t.g, t.devices, off_cluster),
+                       "placement_to_json: vertex 'c' is on device 5 but the cluster has 2", invalid_input);
+}
