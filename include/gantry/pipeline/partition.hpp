@@ -9,6 +9,7 @@
 #include <gantry/pipeline/pattern.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -40,7 +41,8 @@ namespace detail {
 //   groups[1][x] = stages(1, x, L) when cost(x..L) <= T,
 //   groups[g][x] = min over e with cost(x..e) <= T of stages(g, x, e) + groups[g-1][e],
 // where stages(g, x, e), the fewest stages of [x, e) with W + g·A <= M each, is greedy (a run
-// inside a fitting run fits). O(P·L·w) for windows of w layers.
+// inside a fitting run fits). O(G·L·w) for windows of w layers and G <= min(P, 2·total/T + 1)
+// groups, so O(L²) whatever T.
 class partition_feasibility {
  public:
   partition_feasibility(const chain& c, std::size_t processors, byte_count capacity)
@@ -72,7 +74,12 @@ class partition_feasibility {
     choice_.assign(P * L, 0);
     std::uint32_t best = none;
     std::size_t best_group = 0;
-    for (std::size_t g = 1; g <= P; ++g) {
+    // Two neighbouring groups that fit in T together can be merged, which lowers every earlier
+    // group's number and so never hurts; hence some optimum has every neighbouring pair above T,
+    // and at most 2·ceil(total / T) groups.
+    const double pairs = std::ceil(cost_[L] / std::max(period, std::numeric_limits<double>::min()));
+    const std::size_t most_groups = std::min<std::size_t>(P, pairs > 1e9 ? P : 2 * static_cast<std::size_t>(pairs) + 1);
+    for (std::size_t g = 1; g <= most_groups; ++g) {
       std::uint32_t* reach = &reach_[(g - 1) * L];
       for (std::size_t x = 0, e = 0; x < L; ++x) {
         e = std::max(e, x);
