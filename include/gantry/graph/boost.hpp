@@ -19,8 +19,19 @@
 namespace gantry {
 
 namespace detail {
+// Checked first because boost::graph_traits<G> is a hard error (not a substitution failure) for a
+// type without these members, which would break adapted_graph<T> and graph_adaptor partial
+// specialisations (indexed_graph's included) for every non-Boost T.
 template <class G>
-concept boost_incidence_graph = requires(const G& g, typename boost::graph_traits<G>::vertex_descriptor v,
+concept boost_graph_members = requires {
+  typename G::vertex_descriptor;
+  typename G::edge_descriptor;
+  typename G::directed_category;
+  typename G::edge_parallel_category;
+  typename G::traversal_category;
+};
+template <class G>
+concept boost_incidence_graph = boost_graph_members<G> && requires(const G& g, typename boost::graph_traits<G>::vertex_descriptor v,
                                          typename boost::graph_traits<G>::edge_descriptor e) {
   { num_vertices(g) };
   { vertices(g) };
