@@ -108,7 +108,8 @@ TEST_CASE("chain: makespan and memory by hand, the same in every mode") {
   const graph g = chain();
   for (const auto comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex})
     for (const bool cache : {true, false}) {
-      CAPTURE(to_string(comm));
+      const std::string mode = to_string(comm);
+      CAPTURE(mode);
       CAPTURE(cache);
       const cluster c = devices(2, comm);
       const auto s = run_ok(g, graph_model(g, c), c, {0, 1, 0}, {.cache_transfers = cache});
@@ -198,7 +199,8 @@ TEST_CASE("diamond on three devices: sequential and duplex links delay the secon
       // b [3, 5); c [5, 8); b's output back [5, 7); c's [8, 10); d [10, 11). Makespan 11.
       // d0: a's output [0, 5); copies from 7 and 8; d's output [10, 11): 300 at 10.
       // d1: 200 at 3 as before. d2: copy [3, 8) + c's output [5, 10): 200 at 5.
-      CAPTURE(to_string(comm));
+      const std::string mode = to_string(comm);
+      CAPTURE(mode);
       const cluster c = devices(3, comm);
       const auto s = run_ok(g, graph_model(g, c), c, p, {.cache_transfers = cache});
       CHECK(s.start == std::vector<seconds>{0, 3, 5, 10});
