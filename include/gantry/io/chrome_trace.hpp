@@ -1,0 +1,171 @@
+// A schedule as Chrome trace event JSON, viewable in Perfetto (ui.perfetto.dev) and
+// chrome://tracing: one process per device, with a "compute" thread and "send" and "receive"
+// threads for its transfers; each vertex and transfer is an "X" (complete) event, times in
+// microseconds. Overlapping events (parallel transfers) are spread over extra numbered threads,
+// since a viewer draws one thread's events as a stack and partial overlaps would be misdrawn.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/graph/adaptor.hpp>
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/markup.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/schedule/schedule.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <queue>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace gantry {
+
+struct chrome_trace_options {
+  const cluster* devices = nullptr;  // names the processes; "d0", "d1", ... otherwise
+  bool transfers = true;             // include the send and receive threads
+};
+
+namespace detail {
+
+// Assigns each interval (given in start order) the lowest-numbered free lane at its start:
+// lanes[i] for interval i. Greedy interval partitioning, optimal in the number of lanes.
+inline std::vector<std::uint32_t> assign_lanes(const std::vector<std::pair<double, double>>& intervals) {
+  std::vector<std::uint32_t> lane(intervals.size());
+  using busy_until = std::pair<double, std::uint32_t>;
+  std::priority_queue<busy_until, std::vector<busy_until>, std::greater<>> in_use;
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> free_lanes;
+  std::uint32_t lanes = 0;
+  for (std::size_t i = 0; i < intervals.size(); ++i) {
+    while (!in_use.empty() && in_use.top().first <= intervals[i].first) {
+      free_lanes.push(in_use.top().second);
+      in_use.pop();
+    }
+    if (free_lanes.empty()) free_lanes.push(lanes++);
+    lane[i] = free_lanes.top();
+    free_lanes.pop();
+    in_use.emplace(std::max(intervals[i].first, intervals[i].second), lane[i]);
+  }
+  return lane;
+}
+
+// Thread ids within a device's process: compute lanes from 1, send lanes from 2^24 + 1, receive
+// lanes from 2^25 + 1.
+inline std::uint64_t trace_thread(int kind, std::uint32_t lane) {
+  return 1 + (static_cast<std::uint64_t>(kind) << 24) + lane;
+}
+
+}  // namespace detail
+
+// The trace of schedule s of graph g. Throws invalid_input when the schedule does not cover g.
+template <adapted_graph G>
+[[nodiscard]] nlohmann::json chrome_trace(const G& g, const schedule& s, const chrome_trace_options& options = {}) {
+  const std::size_t n = graph_adaptor<G>::vertex_count(g);
+  const std::size_t m = detail::schedule_device_count(s, options.devices != nullptr ? options.devices->device_count() : 0);
+  detail::check_drawable(s, n, m, "chrome_trace");
+  const auto device_name = [&](device_id d) {
+    if (options.devices != nullptr && d < options.devices->device_count()) return (*options.devices)[d].name;
+    return "d" + std::to_string(d);
+  };
+  const auto micro = [](seconds t) { return t * 1e6; };
+  const auto pid = [](device_id d) { return std::uint64_t{d} + 1; };  // some viewers treat pid 0 specially
+
+  nlohmann::json events = nlohmann::json::array();
+  const auto thread_name = [&](device_id d, std::uint64_t tid, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid(d)}, {"tid", tid}, {"args", {{"name", name}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid(d)}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+  };
+  for (device_id d = 0; d < m; ++d) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid(d)}, {"args", {{"name", device_name(d)}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid(d)}, {"args", {{"sort_index", d}}}});
+  }
+
+  // Compute events, device by device in start order, so lanes come out the same on every run.
+  std::vector<std::vector<vertex_id>> on_device(m);
+  for (vertex_id v = 0; v < n; ++v) on_device[s.device[v]].push_back(v);
+  std::vector<std::pair<double, double>> intervals;
+  for (device_id d = 0; d < m; ++d) {
+    auto& list = on_device[d];
+    std::stable_sort(list.begin(), list.end(), [&](vertex_id a, vertex_id b) { return s.start[a] < s.start[b]; });
+    intervals.clear();
+    for (const vertex_id v : list) intervals.emplace_back(s.start[v], s.finish[v]);
+    const auto lanes = detail::assign_lanes(intervals);
+    std::uint32_t lane_count = 0;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const vertex_id v = list[i];
+      lane_count = std::max(lane_count, lanes[i] + 1);
+      nlohmann::json args = {{"vertex", v}, {"start_s", s.start[v]}, {"finish_s", s.finish[v]}};
+      if constexpr (std::is_same_v<G, graph>) {
+        if (!g[v].op.empty()) args["op"] = g[v].op;
+        args["output_bytes"] = g[v].output;
+      }
+      events.push_back({{"ph", "X"}, {"cat", "compute"}, {"name", vertex_name(g, v)}, {"pid", pid(d)},
+                        {"tid", detail::trace_thread(0, lanes[i])}, {"ts", micro(s.start[v])},
+                        {"dur", micro(std::max(0.0, s.finish[v] - s.start[v]))}, {"args", std::move(args)}});
+    }
+    for (std::uint32_t lane = 0; lane < std::max<std::uint32_t>(lane_count, 1); ++lane)
+      thread_name(d, detail::trace_thread(0, lane), lane == 0 ? "compute" : "compute " + std::to_string(lane + 1));
+  }
+
+  if (options.transfers && !s.transfers.empty()) {
+    // kind 1: on the sender's "send" threads; kind 2: on the receiver's "receive" threads.
+    for (int kind = 1; kind <= 2; ++kind) {
+      std::vector<std::vector<std::uint32_t>> by_device(m);
+      for (std::uint32_t i = 0; i < s.transfers.size(); ++i)
+        by_device[kind == 1 ? s.transfers[i].from : s.transfers[i].to].push_back(i);
+      for (device_id d = 0; d < m; ++d) {
+        auto& list = by_device[d];
+        if (list.empty()) continue;
+        std::stable_sort(list.begin(), list.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return s.transfers[a].start < s.transfers[b].start; });
+        intervals.clear();
+        for (const auto i : list) intervals.emplace_back(s.transfers[i].start, s.transfers[i].finish);
+        const auto lanes = detail::assign_lanes(intervals);
+        std::uint32_t lane_count = 0;
+        for (std::size_t k = 0; k < list.size(); ++k) {
+          const auto& t = s.transfers[list[k]];
+          lane_count = std::max(lane_count, lanes[k] + 1);
+          const std::string other = device_name(kind == 1 ? t.to : t.from);
+          nlohmann::json args = {{"tensor", vertex_name(g, t.tensor)}, {"bytes", t.bytes}, {"from", device_name(t.from)},
+                                 {"to", device_name(t.to)}, {"start_s", t.start}, {"finish_s", t.finish}};
+          if (t.edge != no_edge) args["edge"] = t.edge;
+          events.push_back({{"ph", "X"}, {"cat", kind == 1 ? "send" : "receive"},
+                            {"name", vertex_name(g, t.tensor) + (kind == 1 ? " to " : " from ") + other},
+                            {"pid", pid(d)}, {"tid", detail::trace_thread(kind, lanes[k])}, {"ts", micro(t.start)},
+                            {"dur", micro(std::max(0.0, t.finish - t.start))}, {"args", std::move(args)}});
+        }
+        const std::string base = kind == 1 ? "send" : "receive";
+        for (std::uint32_t lane = 0; lane < lane_count; ++lane)
+          thread_name(d, detail::trace_thread(kind, lane), lane == 0 ? base : base + " " + std::to_string(lane + 1));
+      }
+    }
+  }
+
+  seconds makespan = s.makespan;
+  for (vertex_id v = 0; v < n; ++v) makespan = std::max(makespan, s.finish[v]);
+  for (const auto& t : s.transfers) makespan = std::max(makespan, t.finish);
+  return {{"traceEvents", std::move(events)},
+          {"displayTimeUnit", "ms"},
+          {"otherData", {{"generator", "gantry"}, {"makespan_s", makespan}, {"bytes_moved", s.bytes_moved},
+                         {"vertices", n}, {"transfers", s.transfers.size()}}}};
+}
+
+// The trace as JSON text. Names that are not valid UTF-8 are repaired (U+FFFD), since a trace
+// is for looking at.
+template <adapted_graph G>
+[[nodiscard]] std::string chrome_trace_text(const G& g, const schedule& s, const chrome_trace_options& options = {}) {
+  return chrome_trace(g, s, options).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Writes the trace atomically (gzip-compressed when the path ends in ".gz"; Perfetto opens both).
+template <adapted_graph G>
+void write_chrome_trace(const std::filesystem::path& path, const G& g, const schedule& s,
+                        const chrome_trace_options& options = {}) {
+  save_text_file(path, chrome_trace_text(g, s, options));
+}
+
+}  // namespace gantry

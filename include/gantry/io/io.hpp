@@ -1,0 +1,16 @@
+// Everything gantry reads and writes: graph, cluster and placement JSON (docs/format.md), DOT,
+// Chrome traces, SVG Gantt charts, units, gzip and atomic file writing. Only these headers need
+// nlohmann-json and zlib.
+#pragma once
+
+#include <gantry/io/atomic_file.hpp>
+#include <gantry/io/chrome_trace.hpp>
+#include <gantry/io/dot.hpp>
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/json_cluster.hpp>
+#include <gantry/io/json_graph.hpp>
+#include <gantry/io/json_placement.hpp>
+#include <gantry/io/json_support.hpp>
+#include <gantry/io/markup.hpp>
+#include <gantry/io/svg_gantt.hpp>
+#include <gantry/io/units.hpp>

@@ -1,0 +1,153 @@
+// Atomic writing and gzip: a writer that fails leaves neither a file nor a temporary behind and
+// keeps an older file intact; missing directories are io_errors naming the path; gzip data of
+// every size, several members and corrupt input.
+#include <gantry/io/atomic_file.hpp>
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/json_cluster.hpp>
+#include <gantry/io/json_graph.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+using namespace gantry;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct scratch_directory {
+  fs::path path;
+  explicit scratch_directory(const std::string& name) {
+    path = fs::temp_directory_path() / ("gantry_test_io_atomic_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~scratch_directory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  [[nodiscard]] std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
+  }
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("a successful write leaves exactly the target with the content") {
+  scratch_directory dir("ok");
+  write_file_atomically(dir.path / "out.txt", [](std::ostream& out) { out << "hello\n" << 42; });
+  CHECK(slurp(dir.path / "out.txt") == "hello\n42");
+  CHECK(dir.entries() == 1);
+  write_text_file(dir.path / "out.txt", "replaced");
+  CHECK(slurp(dir.path / "out.txt") == "replaced");
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("a writer that throws midway leaves no file and no temporary file behind") {
+  scratch_directory dir("throw");
+  CHECK_THROWS_WITH_AS(write_file_atomically(dir.path / "out.txt",
+                                             [](std::ostream& out) {
+                                               out << std::string(100000, 'x');
+                                               throw std::runtime_error("failed halfway");
+                                             }),
+                       "failed halfway", std::runtime_error);
+  CHECK(!fs::exists(dir.path / "out.txt"));
+  CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("a failed write keeps the previous file as it was") {
+  scratch_directory dir("keep");
+  write_text_file(dir.path / "graph.json", "previous content");
+  CHECK_THROWS_AS(write_file_atomically(dir.path / "graph.json",
+                                        [](std::ostream& out) {
+                                          out << "new half";
+                                          throw invalid_input("bad graph");
+                                        }),
+                  invalid_input);
+  CHECK(slurp(dir.path / "graph.json") == "previous content");
+  CHECK(dir.entries() == 1);
+  // A graph the format cannot describe fails before anything is written, too.
+  graph twins;
+  twins.add_vertex("x");
+  twins.add_vertex("x");
+  CHECK_THROWS_AS(write_graph(dir.path / "graph.json", twins), invalid_input);
+  CHECK(slurp(dir.path / "graph.json") == "previous content");
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("writing into a missing directory is an io_error naming the path") {
+  scratch_directory dir("missing");
+  const fs::path target = dir.path / "no" / "such" / "dir" / "g.json";
+  CHECK_THROWS_WITH_AS(write_text_file(target, "x"),
+                       ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() +
+                        "' does not exist")
+                           .c_str(),
+                       io_error);
+  graph g;
+  g.add_vertex("a");
+  CHECK_THROWS_WITH_AS(write_graph(target, g),
+                       ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() +
+                        "' does not exist")
+                           .c_str(),
+                       io_error);
+  CHECK_THROWS_AS(write_cluster(target, cluster::uniform(1)), io_error);
+  CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("a directory in the way of the target is an io_error") {
+  scratch_directory dir("isdir");
+  fs::create_directory(dir.path / "taken");
+  CHECK_THROWS_WITH_AS(write_text_file(dir.path / "taken", "x"),
+                       ("cannot write '" + (dir.path / "taken").string() + "': it is a directory").c_str(), io_error);
+  CHECK_THROWS_AS(write_text_file("", "x"), io_error);
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("gzip round-trips empty, small, large and incompressible data") {
+  std::mt19937_64 rng(99);
+  std::string noise(300000, '\0');
+  for (auto& c : noise) c = static_cast<char>(rng() & 0xff);
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "{\"name\": \"v" + std::to_string(i) + "\"},\n";
+  for (const std::string& data : {std::string(), std::string("x"), text, noise}) {
+    const std::string packed = gzip_compress(data);
+    CHECK(is_gzip(packed));
+    CHECK(gzip_decompress(packed) == data);
+  }
+  CHECK(gzip_compress(text, 9).size() < text.size() / 5);
+  // Concatenated members read as one stream, as gunzip does.
+  CHECK(gzip_decompress(gzip_compress("first ") + gzip_compress("second")) == "first second");
+  CHECK_THROWS_AS((void)gzip_compress("x", 42), invalid_input);
+}
+
+TEST_CASE("corrupt gzip data is a parse_error naming its source") {
+  CHECK_THROWS_WITH_AS((void)gzip_decompress("", "empty.gz"),
+                       "empty.gz: invalid gzip data: the data ends early (truncated after 0 compressed bytes)", parse_error);
+  CHECK_THROWS_WITH_AS((void)gzip_decompress("plain text", "text.gz"), "text.gz: invalid gzip data: incorrect header check",
+                       parse_error);
+  std::string packed = gzip_compress(std::string(5000, 'a') + "tail");
+  packed[packed.size() - 6] ^= 0x55;  // the CRC no longer matches
+  CHECK_THROWS_WITH_AS((void)gzip_decompress(packed, "crc.gz"), "crc.gz: invalid gzip data: incorrect data check", parse_error);
+  // Every truncation of a gzip stream is reported, never read as a shorter file.
+  const std::string whole = gzip_compress("{\"format\": \"gantry.graph\"}");
+  for (std::size_t cut = 0; cut < whole.size(); ++cut) CHECK_THROWS_AS((void)gzip_decompress(whole.substr(0, cut)), parse_error);
+}
+
+TEST_CASE("read_text_file reads plain files as they are") {
+  scratch_directory dir("read");
+  const std::string bytes("binary\0data\xff", 12);
+  write_text_file(dir.path / "f.bin", bytes);
+  CHECK(read_text_file(dir.path / "f.bin") == bytes);
+  save_text_file(dir.path / "f.txt.GZ", "compressed by name");
+  CHECK(is_gzip(slurp(dir.path / "f.txt.GZ")));
+  CHECK(read_text_file(dir.path / "f.txt.GZ") == "compressed by name");
+}
