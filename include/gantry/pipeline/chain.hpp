@@ -75,7 +75,7 @@ inline void check_partition(const chain_partition& p, std::size_t layers) {
                           " layers");
 }
 
-// One partition per stage count is convenient to write by hand: sizes {2, 3, 1} = stages of 2, 3
+// A partition from stage sizes, handy by hand: sizes {2, 3, 1} = stages of 2, 3
 // and 1 layers.
 [[nodiscard]] inline chain_partition partition_from_sizes(const std::vector<std::uint32_t>& sizes) {
   chain_partition p;
