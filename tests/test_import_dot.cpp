@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 
 using namespace gantry;
@@ -169,4 +170,28 @@ TEST_CASE("malformed DOT is rejected with file, line and reason") {
   CHECK_THROWS_WITH_AS((void)read_graph_dot(data_dir + "cycle.dot"), doctest::Contains("the graph has a cycle: b -> c -> a -> b"),
                        parse_error);
   CHECK_THROWS_AS((void)read_graph_dot(data_dir + "no_such_file.dot"), io_error);
+}
+
+TEST_CASE("every prefix and seeded byte mutations of a DOT file parse or throw parse_error") {
+  const std::string text = read_text_file(data_dir + "annotated.dot");
+  const auto outcome = [](std::string_view t) {
+    try {
+      (void)parse_graph_dot(t, "mutated.dot");
+      return 0;
+    } catch (const parse_error&) {
+      return 1;
+    }
+  };
+  int parsed = 0;
+  const std::size_t closing = text.rfind('}');
+  for (std::size_t n = 0; n <= closing; ++n) parsed += outcome(std::string_view(text).substr(0, n)) == 0;
+  CHECK(parsed == 0);  // no prefix without the closing '}' is a whole digraph
+  CHECK(outcome(std::string_view(text).substr(0, closing + 1)) == 0);
+  std::mt19937_64 rng(7);
+  const std::string_view alphabet = "{}[]=;,:->\"\\/*#<>+ \nab0.";
+  for (int round = 0; round < 2000; ++round) {
+    std::string t = text;
+    for (int k = 0; k < 3; ++k) t[rng() % t.size()] = alphabet[rng() % alphabet.size()];
+    (void)outcome(t);  // must not crash or throw anything else
+  }
 }

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <random>
 #include <string>
 
 using namespace gantry;
@@ -135,4 +136,24 @@ TEST_CASE("malformed PipeDream files are rejected with file, line and reason") {
   const std::string bad = data_dir + "bad_graph.txt";
   CHECK_THROWS_WITH_AS((void)read_graph_pipedream(bad), doctest::Contains((bad + ":4: edge to unknown node 'node9'").c_str()), parse_error);
   CHECK_THROWS_AS((void)read_graph_pipedream(data_dir + "missing.txt"), io_error);
+}
+
+TEST_CASE("every prefix and seeded byte mutations of a graph.txt parse or throw parse_error") {
+  const std::string text = read_text_file(data_dir + "graph.txt");
+  const auto outcome = [](std::string_view t) {
+    try {
+      (void)parse_graph_pipedream(t, "mutated.txt");
+      return 0;
+    } catch (const parse_error&) {
+      return 1;
+    }
+  };
+  for (std::size_t n = 0; n < text.size(); ++n) (void)outcome(std::string_view(text).substr(0, n));
+  std::mt19937_64 rng(11);
+  const std::string_view alphabet = "-=,;[] \t\n.e9x";
+  for (int round = 0; round < 2000; ++round) {
+    std::string t = text;
+    for (int k = 0; k < 3; ++k) t[rng() % t.size()] = alphabet[rng() % alphabet.size()];
+    (void)outcome(t);
+  }
 }
