@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -207,8 +208,9 @@ inline std::string dump_json(const nlohmann::ordered_json& value, std::string_vi
   }
 }
 
-// The layout of every gantry document: top-level members one per line, arrays with one element
-// per line, each element compact.
+// The layout of every gantry document: top-level members one per line; arrays of objects or
+// arrays with one element per line, each element compact; arrays of plain values (names)
+// packed into lines of about 100 characters.
 inline std::string document_text(const nlohmann::ordered_json& document, std::string_view what) {
   std::string out = "{\n";
   bool first_member = true;
@@ -216,16 +218,28 @@ inline std::string document_text(const nlohmann::ordered_json& document, std::st
     if (!first_member) out += ",\n";
     first_member = false;
     out += "  " + dump_json(it.key(), what) + ": ";
-    if (it->is_array() && !it->empty()) {
-      out += "[\n";
-      for (std::size_t i = 0; i < it->size(); ++i) {
-        out += "    " + dump_json((*it)[i], what);
-        out += i + 1 < it->size() ? ",\n" : "\n";
-      }
-      out += "  ]";
-    } else {
+    if (!it->is_array() || it->empty()) {
       out += dump_json(*it, what);
+      continue;
     }
+    const bool plain = std::none_of(it->begin(), it->end(), [](const auto& e) { return e.is_structured(); });
+    out += "[\n    ";
+    std::size_t line = 0;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string element = dump_json((*it)[i], what);
+      if (i > 0) {
+        if (plain && line + element.size() + 2 <= 100) {
+          out += ", ";
+          line += 2;
+        } else {
+          out += ",\n    ";
+          line = 0;
+        }
+      }
+      out += element;
+      line += element.size();
+    }
+    out += "\n  ]";
   }
   out += "\n}\n";
   return out;

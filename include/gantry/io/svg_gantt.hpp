@@ -107,7 +107,7 @@ class svg_writer {
   template <class Title, class Name>
   void bar(const gantt_bar& b, double y, double height, const Title& title, const Name& name) {
     const double x0 = x(b.start), width = std::max(x(b.finish) - x0, min_width_);
-    out_ += "<rect x=\"" + svg_number(x0) + "\" y=\"" + svg_number(y) + "\" width=\"" + svg_number(width) + "\" height=\"" +
+    out_ += "<rect class=\"bar\" x=\"" + svg_number(x0) + "\" y=\"" + svg_number(y) + "\" width=\"" + svg_number(width) + "\" height=\"" +
             svg_number(height) + "\" fill=\"" + vertex_colour(b.vertex) + "\"><title>" + xml_escape(title(b)) + "</title></rect>\n";
     if (width >= label_width_) {
       const auto characters = static_cast<std::size_t>((width - 6) / 6.2);
@@ -173,7 +173,7 @@ template <adapted_graph G>
          detail::svg_number(total_height) + "\" viewBox=\"0 0 " + detail::svg_number(total_width) + " " +
          detail::svg_number(total_height) + "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n";
   out += "<style>.label{font-size:10px;fill:#1a1a1a;pointer-events:none}.row{font-size:12px}.sub{font-size:10px;fill:#666}"
-         ".tick{font-size:10px;fill:#444}.merged{fill:#9e9e9e}.grid{stroke:#dddddd;stroke-width:1}</style>\n";
+         ".tick{font-size:10px;fill:#444}.bar{stroke:#ffffff;stroke-width:0.5}.merged{fill:#9e9e9e}.grid{stroke:#dddddd;stroke-width:1}</style>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   if (!options.title.empty())
     out += "<text x=\"" + detail::svg_number(left) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
