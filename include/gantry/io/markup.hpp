@@ -149,7 +149,7 @@ inline std::string vertex_colour(std::size_t v) {
 }
 
 // A number for SVG coordinates: two decimals, no exponent.
-inline std::string svg_number(double x) {
+inline std::string svg_coordinate(double x) {
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.2f", x);
   return buffer;

@@ -107,11 +107,11 @@ class svg_writer {
   template <class Title, class Name>
   void bar(const gantt_bar& b, double y, double height, const Title& title, const Name& name) {
     const double x0 = x(b.start), width = std::max(x(b.finish) - x0, min_width_);
-    out_ += "<rect class=\"bar\" x=\"" + svg_number(x0) + "\" y=\"" + svg_number(y) + "\" width=\"" + svg_number(width) + "\" height=\"" +
-            svg_number(height) + "\" fill=\"" + vertex_colour(b.vertex) + "\"><title>" + xml_escape(title(b)) + "</title></rect>\n";
+    out_ += "<rect class=\"bar\" x=\"" + svg_coordinate(x0) + "\" y=\"" + svg_coordinate(y) + "\" width=\"" + svg_coordinate(width) + "\" height=\"" +
+            svg_coordinate(height) + "\" fill=\"" + vertex_colour(b.vertex) + "\"><title>" + xml_escape(title(b)) + "</title></rect>\n";
     if (width >= label_width_) {
       const auto characters = static_cast<std::size_t>((width - 6) / 6.2);
-      out_ += "<text class=\"label\" x=\"" + svg_number(x0 + 3) + "\" y=\"" + svg_number(y + height / 2 + 4) + "\">" +
+      out_ += "<text class=\"label\" x=\"" + svg_coordinate(x0 + 3) + "\" y=\"" + svg_coordinate(y + height / 2 + 4) + "\">" +
               xml_escape(shorten(name(b.vertex), characters)) + "</text>\n";
     }
   }
@@ -127,8 +127,8 @@ class svg_writer {
     const std::string title = std::to_string(end - begin) + " items, " + name(bars[begin].vertex) + " \xE2\x80\xA6 " +
                               name(bars[end - 1].vertex) + "\n" + format_seconds(first) + " \xE2\x80\x93 " +
                               format_seconds(last) + ", busy " + format_seconds(busy);
-    out_ += "<rect class=\"merged\" x=\"" + svg_number(x0) + "\" y=\"" + svg_number(y) + "\" width=\"" +
-            svg_number(std::max(x1 - x0, min_width_)) + "\" height=\"" + svg_number(height) + "\"><title>" +
+    out_ += "<rect class=\"merged\" x=\"" + svg_coordinate(x0) + "\" y=\"" + svg_coordinate(y) + "\" width=\"" +
+            svg_coordinate(std::max(x1 - x0, min_width_)) + "\" height=\"" + svg_coordinate(height) + "\"><title>" +
             xml_escape(title) + "</title></rect>\n";
   }
 
@@ -169,31 +169,31 @@ template <adapted_graph G>
   std::string out;
   out.reserve(4096 + 160 * std::min<std::size_t>(n + s.transfers.size(), 200000));
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + detail::svg_number(total_width) + "\" height=\"" +
-         detail::svg_number(total_height) + "\" viewBox=\"0 0 " + detail::svg_number(total_width) + " " +
-         detail::svg_number(total_height) + "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + detail::svg_coordinate(total_width) + "\" height=\"" +
+         detail::svg_coordinate(total_height) + "\" viewBox=\"0 0 " + detail::svg_coordinate(total_width) + " " +
+         detail::svg_coordinate(total_height) + "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n";
   out += "<style>.label{font-size:10px;fill:#1a1a1a;pointer-events:none}.row{font-size:12px}.sub{font-size:10px;fill:#666}"
          ".tick{font-size:10px;fill:#444}.bar{stroke:#ffffff;stroke-width:0.5}.merged{fill:#9e9e9e}.grid{stroke:#dddddd;stroke-width:1}</style>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   if (!options.title.empty())
-    out += "<text x=\"" + detail::svg_number(left) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+    out += "<text x=\"" + detail::svg_coordinate(left) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
            detail::xml_escape(options.title) + "</text>\n";
 
   // Time axis: grid lines through the rows, tick labels below them.
   const double step = detail::tick_step(end, std::max(2, static_cast<int>(options.width / 110)));
   const double axis_y = top + chart_height + 4;
-  out += "<g class=\"axis\">\n<line x1=\"" + detail::svg_number(left) + "\" y1=\"" + detail::svg_number(axis_y) + "\" x2=\"" +
-         detail::svg_number(left + options.width) + "\" y2=\"" + detail::svg_number(axis_y) + "\" stroke=\"#444444\"/>\n";
+  out += "<g class=\"axis\">\n<line x1=\"" + detail::svg_coordinate(left) + "\" y1=\"" + detail::svg_coordinate(axis_y) + "\" x2=\"" +
+         detail::svg_coordinate(left + options.width) + "\" y2=\"" + detail::svg_coordinate(axis_y) + "\" stroke=\"#444444\"/>\n";
   for (int k = 0;; ++k) {
     const double t = k * step;
     if (t > end * (1 + 1e-9)) break;
     const double tx = left + t * scale;
-    out += "<line class=\"grid\" x1=\"" + detail::svg_number(tx) + "\" y1=\"" + detail::svg_number(top) + "\" x2=\"" +
-           detail::svg_number(tx) + "\" y2=\"" + detail::svg_number(axis_y + 4) + "\"/>\n";
-    out += "<text class=\"tick\" x=\"" + detail::svg_number(tx) + "\" y=\"" + detail::svg_number(axis_y + 16) +
+    out += "<line class=\"grid\" x1=\"" + detail::svg_coordinate(tx) + "\" y1=\"" + detail::svg_coordinate(top) + "\" x2=\"" +
+           detail::svg_coordinate(tx) + "\" y2=\"" + detail::svg_coordinate(axis_y + 4) + "\"/>\n";
+    out += "<text class=\"tick\" x=\"" + detail::svg_coordinate(tx) + "\" y=\"" + detail::svg_coordinate(axis_y + 16) +
            "\" text-anchor=\"middle\">" + detail::xml_escape(format_seconds(t)) + "</text>\n";
   }
-  out += "<text class=\"tick\" x=\"" + detail::svg_number(left + options.width) + "\" y=\"" + detail::svg_number(axis_y + 30) +
+  out += "<text class=\"tick\" x=\"" + detail::svg_coordinate(left + options.width) + "\" y=\"" + detail::svg_coordinate(axis_y + 30) +
          "\" text-anchor=\"end\">makespan " + detail::xml_escape(format_seconds(end)) + "</text>\n</g>\n";
 
   std::vector<std::vector<detail::gantt_bar>> compute(m);
@@ -220,20 +220,20 @@ template <adapted_graph G>
   for (device_id d = 0; d < m; ++d) {
     const double y = top + d * device_height;
     out += "<g class=\"device\">\n";
-    out += "<rect x=\"" + detail::svg_number(left) + "\" y=\"" + detail::svg_number(y) + "\" width=\"" +
-           detail::svg_number(options.width) + "\" height=\"" + detail::svg_number(compute_height) + "\" fill=\"" +
+    out += "<rect x=\"" + detail::svg_coordinate(left) + "\" y=\"" + detail::svg_coordinate(y) + "\" width=\"" +
+           detail::svg_coordinate(options.width) + "\" height=\"" + detail::svg_coordinate(compute_height) + "\" fill=\"" +
            (d % 2 == 0 ? "#f6f6f6" : "#eeeeee") + "\"/>\n";
-    out += "<rect x=\"4\" y=\"" + detail::svg_number(y + 3) + "\" width=\"8\" height=\"" + detail::svg_number(compute_height - 6) +
+    out += "<rect x=\"4\" y=\"" + detail::svg_coordinate(y + 3) + "\" width=\"8\" height=\"" + detail::svg_coordinate(compute_height - 6) +
            "\" fill=\"" + detail::device_colour(d) + "\"/>\n";
-    out += "<text class=\"row\" x=\"16\" y=\"" + detail::svg_number(y + compute_height / 2 + 4) + "\">" +
+    out += "<text class=\"row\" x=\"16\" y=\"" + detail::svg_coordinate(y + compute_height / 2 + 4) + "\">" +
            detail::xml_escape(detail::shorten(device_name(d), 20)) + "</text>\n";
     writer.track(compute[d], y, compute_height, compute_title, name);
     if (options.transfers) {
       const double ty = y + compute_height + 2, half = transfer_height / 2;
-      out += "<rect x=\"" + detail::svg_number(left) + "\" y=\"" + detail::svg_number(ty) + "\" width=\"" +
-             detail::svg_number(options.width) + "\" height=\"" + detail::svg_number(transfer_height) +
+      out += "<rect x=\"" + detail::svg_coordinate(left) + "\" y=\"" + detail::svg_coordinate(ty) + "\" width=\"" +
+             detail::svg_coordinate(options.width) + "\" height=\"" + detail::svg_coordinate(transfer_height) +
              "\" fill=\"#fafafa\" stroke=\"#e4e4e4\"/>\n";
-      out += "<text class=\"sub\" x=\"16\" y=\"" + detail::svg_number(ty + transfer_height / 2 + 4) +
+      out += "<text class=\"sub\" x=\"16\" y=\"" + detail::svg_coordinate(ty + transfer_height / 2 + 4) +
              "\">transfers (out / in)</text>\n";
       writer.track(sends[d], ty, half - 0.5, transfer_title, name);
       writer.track(receives[d], ty + half + 0.5, half - 0.5, transfer_title, name);
