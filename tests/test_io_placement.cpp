@@ -142,6 +142,35 @@ TEST_CASE("placement files: unknown names, missing and repeated vertices, bad st
         "p.json: (document): missing field \"placement\"");
 }
 
+TEST_CASE("a placement file carries its cluster, so it can be simulated without the cluster file") {
+  chain t;
+  t.devices.set_link(0, 1, {.latency = 1e-3, .bandwidth = 5e9});
+  const auto dir = fs::temp_directory_path() / ("gantry_test_io_placement_cluster_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_placement(dir / "p.json.gz", t.g, t.devices, t.p, {.algorithm = "m-sct"});
+  const cluster c = read_placement_cluster(dir / "p.json.gz");
+  fs::remove_all(dir);
+  REQUIRE(c.device_count() == 2);
+  CHECK(c[1].name == "gpu1");
+  CHECK(c[1].kind == "gpu");
+  CHECK(c.default_link() == t.devices.default_link());
+  CHECK(c.link(0, 1) == link_model{.latency = 1e-3, .bandwidth = 5e9});
+  CHECK(!c.has_own_link(1, 0));
+
+  const auto error = [](const std::string& text) {
+    try {
+      (void)placement_cluster_from_json(nlohmann::json::parse(text), "p.json");
+    } catch (const parse_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error(doc("[]")) == "p.json: (document): missing field \"cluster\"");
+  CHECK(error(doc("[]", R"(, "cluster": {"format": "gantry.cluster", "version": 1, "devices": [{"name": 3}]})")) ==
+        "p.json: /cluster/devices/0/name: expected a string, got number 3");
+  CHECK(error(doc("[]", R"(, "cluster": [])")) == "p.json: /cluster: expected an object, got array []");
+}
+
 TEST_CASE("the writer and reader refuse graphs and placements that names cannot describe") {
   chain t;
   graph twins;

@@ -71,9 +71,8 @@ inline nlohmann::ordered_json link_to_json(const link_model& link) {
 
 }  // namespace detail
 
-// Builds a cluster from a parsed "gantry.cluster" document. `source_name` prefixes every message.
-[[nodiscard]] inline cluster cluster_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
-  const detail::json_reader in{std::string(source_name)};
+namespace detail {
+inline cluster read_cluster_document(const nlohmann::json& document, const json_reader& in) {
   in.header(document, cluster_format_name, cluster_format_version);
 
   comm_mode comm = comm_mode::parallel;
@@ -142,6 +141,12 @@ inline nlohmann::ordered_json link_to_json(const link_model& link) {
     }
   }
   return result;
+}
+}  // namespace detail
+
+// Builds a cluster from a parsed "gantry.cluster" document. `source_name` prefixes every message.
+[[nodiscard]] inline cluster cluster_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
+  return detail::read_cluster_document(document, detail::json_reader{std::string(source_name)});
 }
 
 // Parses "gantry.cluster" JSON text.

@@ -1,11 +1,13 @@
 // Writing and reading a placement as a "gantry.placement" JSON document (docs/format.md): the
-// device of every vertex by name, the placement order, the outcome, and optionally the summary
-// and vertex times of a schedule. Reading maps names back to the ids of a given graph and cluster.
+// device of every vertex by name, the placement order, the outcome, the cluster it was made for,
+// and optionally the summary and vertex times of a schedule. Reading maps names back to the ids
+// of a given graph and cluster.
 #pragma once
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/io/gzip.hpp>
+#include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_support.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/schedule/schedule.hpp>
@@ -119,6 +121,8 @@ template <adapted_graph G>
   }
   auto& devices = document["devices"] = nlohmann::ordered_json::array();
   for (const auto& dev : c.devices()) devices.push_back(dev.name);
+  // The whole cluster, so that the file can be simulated again without its cluster file.
+  document["cluster"] = cluster_to_json(c);
   if (s != nullptr) {
     auto& summary = document["device_summary"] = nlohmann::ordered_json::array();
     for (device_id d = 0; d < c.device_count(); ++d) {
@@ -250,6 +254,20 @@ template <adapted_graph G>
     }
   }
   return file;
+}
+
+// The cluster a placement document was written for (its "cluster" member). Throws parse_error
+// when the document has none or it is not a valid gantry.cluster document.
+[[nodiscard]] inline cluster placement_cluster_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
+  const detail::json_reader in{std::string(source_name)};
+  in.header(document, placement_format_name, placement_format_version);
+  const auto& embedded = in.require(document, "cluster", "");
+  return detail::read_cluster_document(embedded, detail::json_reader{std::string(source_name), "/cluster"});
+}
+
+// The cluster stored in a placement file (see placement_cluster_from_json).
+[[nodiscard]] inline cluster read_placement_cluster(const std::filesystem::path& path) {
+  return placement_cluster_from_json(detail::parse_json_text(read_text_file(path), path.string()), path.string());
 }
 
 template <adapted_graph G>

@@ -92,14 +92,17 @@ inline std::string describe_json(const nlohmann::json& value) {
 }
 
 // Reads fields of one document; every error names the source and the JSON pointer of the value.
+// `base` is the pointer of the document inside its file, for documents embedded in another
+// (a placement file's "/cluster").
 class json_reader {
  public:
-  explicit json_reader(std::string source) : source_(std::move(source)) {}
+  explicit json_reader(std::string source, std::string base = {}) : source_(std::move(source)), base_(std::move(base)) {}
 
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& reason) const {
-    throw parse_error(source_ + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": " + reason);
+    const std::string where = base_ + pointer;
+    throw parse_error(source_ + ": " + (where.empty() ? std::string("(document)") : where) + ": " + reason);
   }
 
   const nlohmann::json& object(const nlohmann::json& value, const std::string& pointer) const {
@@ -195,7 +198,7 @@ class json_reader {
   }
 
  private:
-  std::string source_;
+  std::string source_, base_;
 };
 
 // Serialises a value; strings must be valid UTF-8 (throws invalid_input otherwise).
