@@ -213,6 +213,8 @@ class list_scheduler {
     pending_.assign(pair_mode() ? m_ : 0, {});
     startable_.assign(pair_mode() ? m_ : 0, {});
     candidates_.assign(pair_mode() ? n_ : 0, 0);
+    best_known_.assign(pair_mode() ? m_ : 0, 0);
+    best_.assign(pair_mode() ? m_ : 0, std::nullopt);
     by_priority_ = {};
     for (vertex_id v = 0; v < n_ && status_ == status::ok; ++v)
       if (waiting_inputs_[v] == 0) make_ready(v);
@@ -352,6 +354,7 @@ class list_scheduler {
       const seconds ready = arrival(d, false);
       if (options_.respect_memory && need(v, d) > free_[d]) continue;
       pending_[d].push({ready, rank_[v]});
+      forget_best_if_beaten(d, ready, rank_[v]);
       ++count;
     }
     candidates_[v] = count;
@@ -497,10 +500,12 @@ class list_scheduler {
     const std::uint32_t grp = group_of_[v];
     collect_inputs(v);
     if (options_.respect_memory) free_[d] -= std::min(free_[d], need(v, d));
-    if (!group_reserved_[grp]) {
+    const bool new_group = !group_reserved_[grp];
+    if (new_group) {
       group_reserved_[grp] = 1;
       group_device_[grp] = d;
     }
+    forget_best_after_placing(v, d, new_group);
     const seconds ready = arrival(d, true);
     const seconds length = model_.compute_time(v, d);
     const seconds begin = earliest_start(d, ready, length);
@@ -522,7 +527,11 @@ class list_scheduler {
   bool step_pairs() {
     std::optional<std::tuple<seconds, std::uint32_t, device_id>> best;
     for (device_id d = 0; d < m_ && status_ == status::ok; ++d) {
-      const auto candidate = best_on(d);
+      if (!best_known_[d]) {
+        best_[d] = best_on(d);
+        best_known_[d] = status_ == status::ok;
+      }
+      const auto& candidate = best_[d];
       if (candidate && (!best || std::tuple(candidate->first, candidate->second, d) < *best))
         best = std::tuple(candidate->first, candidate->second, d);
     }
@@ -604,6 +613,28 @@ class list_scheduler {
     return false;
   }
 
+  // A device's best candidate stays known until something that can change it happens: a placement
+  // on the device (time and memory), the candidate placed or its group sent elsewhere, a better
+  // entry pushed, or, with sequential channels, any reservation (keys are lower bounds there).
+  void forget_best_after_placing(vertex_id v, device_id d, bool new_group) {
+    if (!pair_mode()) return;
+    const bool channels = comm_ != comm_mode::parallel;
+    for (device_id other = 0; other < m_; ++other) {
+      if (!best_known_[other]) continue;
+      if (other == d || channels || !best_[other]) {
+        best_known_[other] = 0;
+        continue;
+      }
+      const vertex_id candidate = at_rank_[best_[other]->second];
+      // Transfers made for v go into d only, so other devices' memory and arrivals stay as they were.
+      if (candidate == v || (new_group && group_of_[candidate] == group_of_[v])) best_known_[other] = 0;
+    }
+  }
+  void forget_best_if_beaten(device_id d, seconds ready, std::uint32_t rank) {
+    if (best_known_[d] && (!best_[d] || std::tie(ready, rank) < std::tie(best_[d]->first, best_[d]->second)))
+      best_known_[d] = 0;
+  }
+
   // --- failure ---------------------------------------------------------------------------------
 
   void fail(gantry::status s, std::string message) {
@@ -676,6 +707,8 @@ class list_scheduler {
   std::vector<std::priority_queue<pending_entry, std::vector<pending_entry>, std::greater<>>> pending_;
   std::vector<std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>> startable_;
   std::vector<std::uint32_t> candidates_;
+  std::vector<std::uint8_t> best_known_;
+  std::vector<std::optional<std::pair<seconds, std::uint32_t>>> best_;
   std::priority_queue<priority_entry> by_priority_;
 };
 
