@@ -1,0 +1,385 @@
+// The gantry command-line tool: place a graph, simulate a placement, compare every placer.
+//   gantry place    --graph G.json --devices 4 --memory 8GiB --algorithm m-topo --out placement.json
+//   gantry simulate --graph G.json --placement placement.json [--runs 100 --cv 0.1]
+//   gantry compare  --graph G.json --devices 4 --memory 8GiB [--format json]
+// Exit status: 0 success, 1 an algorithm or simulation failed (e.g. out of memory), 2 bad input.
+
+#include "algorithms.hpp"
+#include "registry.hpp"
+
+#include <gantry/io/io.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace gantry;
+
+// Exit codes.
+constexpr int exit_failed = 1;
+constexpr int exit_bad_input = 2;
+
+struct cluster_flags {
+  std::string cluster_file;
+  std::size_t devices = 0;
+  std::string memory = "unlimited";
+  std::string bandwidth = "12GB/s";
+  std::string latency = "10us";
+  std::string comm = "parallel";
+
+  void add_to(CLI::App& app) {
+    app.add_option("--cluster", cluster_file, "cluster description (JSON, see docs/format.md); overrides the flags below")
+        ->check(CLI::ExistingFile);
+    app.add_option("--devices,-d", devices, "number of identical devices (when no --cluster is given)");
+    app.add_option("--memory,-m", memory, "memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
+        ->capture_default_str();
+    app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s")->capture_default_str();
+    app.add_option("--latency", latency, "link latency, e.g. 10us")->capture_default_str();
+    app.add_option("--comm", comm, "transfers: parallel (any number at once), sequential (one per device), duplex")
+        ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
+        ->capture_default_str();
+  }
+
+  [[nodiscard]] cluster make() const {
+    if (!cluster_file.empty()) return read_cluster(cluster_file);
+    if (devices == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
+    const byte_count capacity = memory == "unlimited" ? unlimited_memory : parse_bytes(memory);
+    const link_model link{parse_duration(latency), parse_bandwidth(bandwidth)};
+    const comm_mode mode = comm == "sequential" ? comm_mode::sequential
+                           : comm == "duplex"   ? comm_mode::duplex
+                                                : comm_mode::parallel;
+    return cluster::uniform(devices, capacity, link, mode);
+  }
+};
+
+struct simulation_flags {
+  std::string policy = "placement-order";
+  bool no_cache = false;
+
+  void add_to(CLI::App& app) {
+    app.add_option("--policy", policy, "which ready vertex a device runs first")
+        ->check(CLI::IsMember({"placement-order", "strict-order", "fifo", "bottom-level"}))
+        ->capture_default_str();
+    app.add_flag("--no-cache", no_cache, "send a tensor once per consumer instead of once per device");
+  }
+  [[nodiscard]] simulate_options make(std::span<const vertex_id> order) const {
+    simulate_options o;
+    o.policy = policy == "strict-order"   ? ready_policy::strict_order
+               : policy == "fifo"         ? ready_policy::fifo
+               : policy == "bottom-level" ? ready_policy::bottom_level
+                                          : ready_policy::placement_order;
+    o.priority = order;
+    o.cache_transfers = !no_cache;
+    return o;
+  }
+};
+
+bool progress_wanted(const graph& g) { return isatty(STDERR_FILENO) != 0 || g.vertex_count() >= 50000; }
+
+void progress(bool on, const std::string& text) {
+  if (on) std::cerr << text << std::flush;
+}
+
+double elapsed_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string fixed(double x, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << x;
+  return out.str();
+}
+
+std::string percent_list(const std::vector<byte_count>& peak, const cluster& c) {
+  std::string text;
+  for (device_id d = 0; d < peak.size(); ++d) {
+    if (!text.empty()) text += " ";
+    if (c.capacity(d) == unlimited_memory) text += format_bytes(peak[d]);
+    else text += fixed(100.0 * static_cast<double>(peak[d]) / static_cast<double>(c.capacity(d)), 1) + "%";
+  }
+  return text;
+}
+
+// Writes the optional outputs of a simulated schedule.
+struct output_flags {
+  std::string trace, svg, dot;
+  void add_to(CLI::App& app) {
+    app.add_option("--trace", trace, "write a Chrome trace of the simulated run (open in Perfetto)");
+    app.add_option("--svg", svg, "write an SVG Gantt chart of the simulated run");
+    app.add_option("--dot", dot, "write the graph as Graphviz DOT, vertices coloured by device");
+  }
+  void write(const graph& g, const cluster& c, const placement& p, const schedule* s) const {
+    if (!dot.empty()) write_dot(dot, g, {.device = p.device, .devices = &c});
+    if (s == nullptr) return;
+    if (!trace.empty()) write_chrome_trace(trace, g, *s, {.devices = &c});
+    if (!svg.empty()) write_svg_gantt(svg, g, *s, {.devices = &c});
+  }
+};
+
+void print_schedule_summary(const schedule& s, const cluster& c) {
+  std::cout << "makespan      " << format_seconds(s.makespan) << "\n";
+  std::cout << "bytes moved   " << format_bytes(s.bytes_moved) << " in " << s.transfers.size() << " transfers\n";
+  std::cout << "device        busy         peak memory\n";
+  for (device_id d = 0; d < c.device_count(); ++d) {
+    std::cout << std::left << std::setw(14) << c[d].name << std::setw(13) << format_seconds(s.busy[d])
+              << format_bytes(s.peak_memory[d]);
+    if (c.capacity(d) != unlimited_memory)
+      std::cout << " of " << format_bytes(c.capacity(d)) << " ("
+                << fixed(100.0 * static_cast<double>(s.peak_memory[d]) / static_cast<double>(c.capacity(d)), 1) << "%)";
+    std::cout << "\n";
+  }
+}
+
+int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
+              const std::string& algorithm, const std::string& out, const output_flags& of) {
+  const auto file = read_graph_file(graph_path);
+  const graph& g = file.graph;
+  const cluster c = cf.make();
+  const graph_model model(g, c);
+  const auto* entry = cli::find_algorithm(algorithm);
+  if (entry == nullptr) throw invalid_input("unknown algorithm '" + algorithm + "'; `gantry algorithms` lists them");
+  const bool show = progress_wanted(g);
+  progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
+  const auto t0 = std::chrono::steady_clock::now();
+  placement p = entry->place(g, model, c);
+  p.placement_time = elapsed_since(t0);
+  progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
+  if (!p.ok()) {
+    std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.status) << "): " << p.message << "\n";
+    return exit_failed;
+  }
+  const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+  if (!out.empty()) write_placement(out, g, c, p, {.algorithm = algorithm, .schedule = sim.ok() ? &sim.schedule : nullptr});
+  of.write(g, c, p, sim.ok() ? &sim.schedule : nullptr);
+  std::cout << "algorithm     " << algorithm << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms)\n";
+  if (!sim.ok()) {
+    std::cerr << "gantry place: the placement does not run: " << sim.message << "\n";
+    return exit_failed;
+  }
+  print_schedule_summary(sim.schedule, c);
+  return 0;
+}
+
+int run_simulate(const std::string& graph_path, const std::string& placement_path, const cluster_flags& cf,
+                 const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed, bool check,
+                 const output_flags& of) {
+  const auto file = read_graph_file(graph_path);
+  const graph& g = file.graph;
+  const cluster c = cf.cluster_file.empty() && cf.devices == 0 ? read_placement_cluster(placement_path) : cf.make();
+  const graph_model model(g, c);
+  const placement p = read_placement(placement_path, g, c).placement;
+  auto options = sf.make(p.order);
+  const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), options);
+  if (!sim.ok()) {
+    std::cerr << "gantry simulate: " << sim.message << "\n";
+    return exit_failed;
+  }
+  of.write(g, c, p, &sim.schedule);
+  print_schedule_summary(sim.schedule, c);
+  if (check) {
+    const auto report = validate(sim.schedule, g, model, c);
+    std::cout << "validate      " << (report.ok() ? "ok" : report.to_string()) << "\n";
+    if (!report.ok()) return exit_failed;
+  }
+  if (runs > 0 && cv > 0) {
+    options.cv = cv;
+    options.seed = seed;
+    const auto dist = simulate_runs(g, model, c, std::span<const device_id>(p.device), runs, options);
+    std::cout << runs << " runs, cv " << cv << ": mean " << format_seconds(dist.mean) << ", p50 "
+              << format_seconds(dist.p50) << ", p95 " << format_seconds(dist.p95) << ", min "
+              << format_seconds(dist.min) << ", max " << format_seconds(dist.max);
+    if (dist.failed > 0) std::cout << ", " << dist.failed << " runs out of memory";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+struct compare_row {
+  std::string algorithm;
+  placement placed;
+  std::optional<simulation_result> simulated;
+};
+
+int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
+                const std::vector<std::string>& only, const std::string& format) {
+  const auto file = read_graph_file(graph_path);
+  const graph& g = file.graph;
+  const cluster c = cf.make();
+  const graph_model model(g, c);
+  const bool show = progress_wanted(g);
+  std::vector<compare_row> rows;
+  const auto& all = cli::algorithms();
+  for (const auto& name : only)
+    if (cli::find_algorithm(name) == nullptr)
+      throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
+  std::size_t index = 0;
+  for (const auto& entry : all) {
+    ++index;
+    if (!only.empty() && std::find(only.begin(), only.end(), entry.name) == only.end()) continue;
+    progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
+    compare_row row{entry.name, {}, std::nullopt};
+    const auto t0 = std::chrono::steady_clock::now();
+    row.placed = entry.place(g, model, c);
+    row.placed.placement_time = elapsed_since(t0);
+    if (row.placed.ok())
+      row.simulated = simulate(g, model, c, std::span<const device_id>(row.placed.device), sf.make(row.placed.order));
+    progress(show, " done\n");
+    rows.push_back(std::move(row));
+  }
+  // Speed-ups are over the single-device run (simulated here even when not asked for).
+  std::optional<seconds> baseline;
+  for (const auto& row : rows)
+    if (row.algorithm == "single-device" && row.simulated && row.simulated->ok()) baseline = row.simulated->schedule.makespan;
+  if (!baseline) {
+    const auto p = single_device(g, c);
+    const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+    if (sim.ok()) baseline = sim.schedule.makespan;
+  }
+  if (format == "json") {
+    nlohmann::ordered_json out;
+    out["graph"] = graph_path;
+    out["vertices"] = g.vertex_count();
+    out["edges"] = g.edge_count();
+    out["devices"] = c.device_count();
+    out["communication"] = to_string(c.comm());
+    out["single_device_makespan"] = baseline ? nlohmann::ordered_json(*baseline) : nlohmann::ordered_json(nullptr);
+    out["results"] = nlohmann::ordered_json::array();
+    for (const auto& row : rows) {
+      nlohmann::ordered_json r;
+      r["algorithm"] = row.algorithm;
+      r["placement_seconds"] = row.placed.placement_time;
+      if (!row.placed.ok()) {
+        r["status"] = to_string(row.placed.status);
+        r["message"] = row.placed.message;
+      } else if (!row.simulated->ok()) {
+        r["status"] = "simulation: " + std::string(to_string(row.simulated->status));
+        r["message"] = row.simulated->message;
+      } else {
+        const auto& s = row.simulated->schedule;
+        r["status"] = "ok";
+        r["makespan"] = s.makespan;
+        r["speedup"] = baseline ? nlohmann::ordered_json(*baseline / s.makespan) : nlohmann::ordered_json(nullptr);
+        r["peak_memory"] = s.peak_memory;
+        r["bytes_moved"] = s.bytes_moved;
+      }
+      out["results"].push_back(std::move(r));
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << c.device_count() << " devices";
+  if (c.device_count() > 0 && c.capacity(0) != unlimited_memory) std::cout << " of " << format_bytes(c.capacity(0));
+  std::cout << ", " << to_string(c.comm()) << " transfers\n\n";
+  std::cout << std::left << std::setw(16) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
+            << "makespan" << std::setw(10) << "speed-up" << std::setw(14) << "bytes moved" << "  peak memory per device\n";
+  for (const auto& row : rows) {
+    std::cout << std::left << std::setw(16) << row.algorithm << std::right << std::setw(12)
+              << fixed(row.placed.placement_time * 1e3, 2);
+    if (!row.placed.ok()) {
+      std::cout << "  failed: " << to_string(row.placed.status) << "\n";
+      continue;
+    }
+    if (!row.simulated->ok()) {
+      std::cout << "  does not run: " << to_string(row.simulated->status) << " on device "
+                << row.simulated->failed_device << "\n";
+      continue;
+    }
+    const auto& s = row.simulated->schedule;
+    std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
+              << (baseline ? fixed(*baseline / s.makespan, 2) + "x" : std::string("-")) << std::setw(14)
+              << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c) << "\n";
+  }
+  for (const auto& row : rows) {
+    if (!row.placed.ok()) std::cout << "\n" << row.algorithm << ": " << row.placed.message;
+    else if (!row.simulated->ok()) std::cout << "\n" << row.algorithm << ": " << row.simulated->message;
+  }
+  std::cout << "\nmakespans are simulated (" << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "")
+            << "); peak memory is % of capacity\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gantry: place ML dataflow graphs on memory-limited devices and simulate the result.\n"
+      "Graphs and clusters are JSON files (docs/format.md). Try:\n"
+      "  gantry compare --graph examples/graphs/tiny.json --devices 4 --memory 8GiB\n"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gantry 0.1.0");
+
+  std::string graph_path, algorithm = "m-topo", out, placement_path, format = "table";
+  std::size_t runs = 0;
+  double cv = 0;
+  std::uint64_t seed = 1;
+  bool check = false;
+  std::vector<std::string> only;
+  cluster_flags cf;
+  simulation_flags sf;
+  output_flags of;
+
+  auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
+  place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  cf.add_to(*place);
+  place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
+  place->add_option("--out,-o", out, "write the placement (JSON) here");
+  sf.add_to(*place);
+  of.add_to(*place);
+
+  auto* sim = app.add_subcommand("simulate", "simulate a placement written by `gantry place`");
+  sim->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  sim->add_option("--placement,-p", placement_path, "placement file")->required()->check(CLI::ExistingFile);
+  cf.add_to(*sim);
+  sf.add_to(*sim);
+  sim->add_option("--runs", runs, "with --cv: number of runs with drawn durations");
+  sim->add_option("--cv", cv, "coefficient of variation of the lognormal duration noise")->check(CLI::NonNegativeNumber);
+  sim->add_option("--seed", seed, "seed of the first run")->capture_default_str();
+  sim->add_flag("--validate", check, "check the simulated schedule with validate()");
+  of.add_to(*sim);
+
+  auto* compare = app.add_subcommand("compare", "run every placer on a graph and print one row each");
+  compare->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  cf.add_to(*compare);
+  sf.add_to(*compare);
+  compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
+  compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+
+  auto* list = app.add_subcommand("algorithms", "list the placers");
+  cli::register_extra_commands(app);
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*list) {
+      for (const auto& entry : cli::algorithms())
+        std::cout << std::left << std::setw(16) << entry.name << entry.description << "\n";
+      return 0;
+    }
+    if (*place) return run_place(graph_path, cf, sf, algorithm, out, of);
+    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of);
+    if (*compare) return run_compare(graph_path, cf, sf, only, format);
+    return cli::run_extra_commands(app);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gantry: " << e.what() << "\n";
+    return exit_bad_input;
+  } catch (const gantry::parse_error& e) {
+    std::cerr << "gantry: " << e.what() << "\n";
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    std::cerr << "gantry: " << e.what() << "\n";
+    return exit_failed;
+  }
+}
