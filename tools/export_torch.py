@@ -9,6 +9,7 @@ See tools/README.md for what each field means and how backward vertices are pair
 """
 
 import argparse
+import ctypes
 import datetime
 import gzip
 import json
@@ -279,7 +280,6 @@ class _PairingRecorder:
     def __init__(self):
         self.forward_range = {}    # id(grad_fn) -> (first node index, end index) in forward
         self.backward_owner = {}   # node index -> id(grad_fn) whose backward created it
-        self.hooked = set()
         self.keep = []             # keeps grad_fn objects alive so that ids stay unique
         self.active = None
 
@@ -507,8 +507,12 @@ def build_graph(gm, param_names, buffer_names, recorder, backward_starts, times,
     # torch call is paired with the most expensive vertex that call created in the forward pass.
     forward_vertex = {}
     for key, (begin, end) in recorder.forward_range.items():
-        candidates = [vertex_of_name[nodes[i].name] for i in range(begin, min(end, len(nodes)))
-                      if nodes[i].name in vertex_of_name and nodes[i].op == "call_function"]
+        created = [nodes[i] for i in range(begin, min(end, len(nodes))) if nodes[i].op == "call_function"]
+        candidates = [vertex_of_name[n.name] for n in created if n.name in vertex_of_name]
+        if not candidates:
+            # A call that only made views (x[:, t]) pairs with the vertex holding their data.
+            candidates = [vertex_of_name[holder[n]] for n in created
+                          if n in holder and "_index" in vertex_of_name.get(holder[n], {})]
         if candidates:
             forward_vertex[key] = max(candidates, key=lambda v: (v["flops"], -v["_index"]))["name"]
     for vertex in vertices:
@@ -551,6 +555,30 @@ def build_graph(gm, param_names, buffer_names, recorder, backward_starts, times,
     return vertices, edge_list
 
 
+def blas_library():
+    """Path of the BLAS shared library this process loaded (Debian picks it through alternatives)."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                if "blas" in os.path.basename(path).lower() and path.startswith("/"):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def match_blas_threads(threads):
+    """OpenBLAS runs its own thread pool; give it torch's thread count so that every op is timed
+    with the same parallelism."""
+    path = blas_library()
+    if path and "openblas" in path:
+        try:
+            ctypes.CDLL(path).openblas_set_num_threads(int(threads))
+        except (OSError, AttributeError):
+            pass
+
+
 def device_description(device):
     if device.type == "cuda":
         return "cuda: " + torch.cuda.get_device_name(device)
@@ -591,6 +619,7 @@ def main(argv=None):
         args.batch_size = defaults.get(args.model, 8)
     if args.threads:
         torch.set_num_threads(args.threads)
+    match_blas_threads(torch.get_num_threads())
     if args.runs < 1 or args.warmup < 0:
         raise SystemExit("export_torch.py: --runs must be >= 1 and --warmup >= 0")
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
@@ -629,6 +658,8 @@ def main(argv=None):
             "sizes": sizes,
             "device": device_description(device),
             "torch_version": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "blas": os.path.basename(blas_library() or "unknown"),
             "created": datetime.date.today().isoformat(),
             "command": command,
             "timing": f"median of {args.runs} runs after {args.warmup} warm-up",
