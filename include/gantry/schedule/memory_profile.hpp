@@ -1,5 +1,5 @@
 // Memory over time of a finished schedule, by the rules in schedule/schedule.hpp, and the summary
-// numbers of a schedule. O((n + e + t) log(n + e + t)) for t transfers.
+// numbers of a schedule. O(n + e + t) plus sorting each device's allocation events, for t transfers.
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -17,34 +19,47 @@ namespace detail {
 inline constexpr std::uint32_t no_transfer = std::numeric_limits<std::uint32_t>::max();
 
 // For each edge, the index of the transfer that serves it (no_transfer for same-device edges and
-// for cross-device edges that no transfer serves).
+// for cross-device edges that no transfer serves). O(n + e·k + t) for at most k transfers of one
+// tensor: transfers are bucketed by tensor, no sorting.
 inline std::vector<std::uint32_t> serving_transfers(const csr_graph& g, const schedule& s) {
+  const std::size_t n = g.vertex_count();
   std::vector<std::uint32_t> serving(g.edge_count(), no_transfer);
-  std::vector<std::uint32_t> by_tensor(s.transfers.size());
-  for (std::uint32_t i = 0; i < by_tensor.size(); ++i) by_tensor[i] = i;
-  const auto key = [&](std::uint32_t i) {
-    const auto& t = s.transfers[i];
-    return std::tuple(t.tensor, t.to, t.finish, i);
-  };
-  std::sort(by_tensor.begin(), by_tensor.end(), [&](auto a, auto b) { return key(a) < key(b); });
-  for (std::uint32_t i = 0; i < s.transfers.size(); ++i) {
-    const auto e = s.transfers[i].edge;
-    if (e < serving.size() && serving[e] == no_transfer && g.source(e) == s.transfers[i].tensor &&
-        s.device[g.target(e)] == s.transfers[i].to)
-      serving[e] = i;
+  std::vector<std::uint32_t> first(n + 1, 0);
+  for (const auto& t : s.transfers)
+    if (t.tensor < n) ++first[t.tensor + 1];
+  for (std::size_t v = 0; v < n; ++v) first[v + 1] += first[v];
+  std::vector<std::uint32_t> by_tensor(first[n]);
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::uint32_t i = 0; i < s.transfers.size(); ++i) {
+      const auto& t = s.transfers[i];
+      if (t.tensor >= n) continue;
+      by_tensor[fill[t.tensor]++] = i;
+      if (t.edge < serving.size() && serving[t.edge] == no_transfer && g.source(t.edge) == t.tensor &&
+          s.device[g.target(t.edge)] == t.to)
+        serving[t.edge] = i;
+    }
   }
   for (edge_id e = 0; e < g.edge_count(); ++e) {
     const auto u = g.source(e), v = g.target(e);
     if (serving[e] != no_transfer || s.device[u] == s.device[v]) continue;
-    const auto it = std::lower_bound(by_tensor.begin(), by_tensor.end(), std::pair(u, s.device[v]),
-                                     [&](std::uint32_t i, const std::pair<vertex_id, device_id>& k) {
-                                       const auto& t = s.transfers[i];
-                                       return std::pair(t.tensor, t.to) < k;
-                                     });
-    if (it != by_tensor.end() && s.transfers[*it].tensor == u && s.transfers[*it].to == s.device[v])
-      serving[e] = *it;
+    std::uint32_t best = no_transfer;  // the earliest-finishing copy of u on v's device
+    for (std::uint32_t k = first[u]; k < first[u + 1]; ++k) {
+      const auto& t = s.transfers[by_tensor[k]];
+      if (t.to == s.device[v] && (best == no_transfer || t.finish < s.transfers[best].finish)) best = by_tensor[k];
+    }
+    serving[e] = best;
   }
   return serving;
+}
+
+// Sort key of a memory event: the time's bit pattern (order-preserving for non-negative doubles)
+// shifted left, with frees (0) before allocations (1) at the same time.
+inline std::uint64_t memory_event_key(seconds time, bool is_alloc) {
+  const double t = time + 0.0;  // -0.0 becomes +0.0
+  std::uint64_t bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  return (bits << 1) | static_cast<std::uint64_t>(is_alloc);
 }
 }  // namespace detail
 
@@ -61,13 +76,17 @@ template <memory_model M>
   const auto serving = detail::serving_transfers(g, s);
   const std::size_t n = g.vertex_count();
   struct event {
-    seconds time;
-    int is_alloc;  // frees (0) sort before allocations (1) at the same time
+    std::uint64_t key;  // memory_event_key
+    byte_count bytes;
+  };
+  // Events are bucketed by device (counting sort), then each bucket is sorted by key.
+  struct hold_interval {
+    seconds from, to;
     byte_count bytes;
     device_id device;
   };
-  std::vector<event> events;
-  events.reserve(4 * n + 2 * s.transfers.size());
+  std::vector<hold_interval> holds;
+  holds.reserve(2 * n + s.transfers.size());
   std::vector<byte_count> base(device_count, 0);
   std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
   std::vector<seconds> transfer_end(s.transfers.size());
@@ -82,9 +101,7 @@ template <memory_model M>
     if (t.tensor < n && t.from == s.device[t.tensor]) output_end[t.tensor] = std::max(output_end[t.tensor], t.finish);
   // Memory is held over half-open intervals [from, to): an empty interval holds nothing.
   const auto hold = [&](seconds from, seconds to, byte_count bytes, device_id d) {
-    if (bytes == 0 || !(from < to)) return;
-    events.push_back({from, 1, bytes, d});
-    events.push_back({to, 0, bytes, d});
+    if (bytes != 0 && from < to) holds.push_back({from, to, bytes, d});
   };
   for (vertex_id v = 0; v < n; ++v) {
     const auto d = s.device[v];
@@ -96,20 +113,46 @@ template <memory_model M>
     const auto& t = s.transfers[i];
     if (t.to < device_count) hold(t.start, transfer_end[i], t.bytes, t.to);
   }
-  std::sort(events.begin(), events.end(), [](const event& a, const event& b) {
-    return std::tie(a.time, a.is_alloc) < std::tie(b.time, b.is_alloc);
-  });
-  memory_profile profile{base, std::vector<seconds>(device_count, 0)};
-  std::vector<byte_count> now = base;
-  for (const auto& ev : events) {
-    if (ev.is_alloc) {
-      now[ev.device] += ev.bytes;
-      if (now[ev.device] > profile.peak[ev.device]) {
-        profile.peak[ev.device] = now[ev.device];
-        profile.peak_time[ev.device] = ev.time;
+  // Holds that start together (a vertex's temporary and output) share one allocation event.
+  std::vector<std::size_t> first(device_count + 1, 0);
+  for (std::size_t i = 0; i < holds.size(); ++i) {
+    const bool shared = i > 0 && holds[i - 1].device == holds[i].device && holds[i - 1].from == holds[i].from;
+    first[holds[i].device + 1] += shared ? 1 : 2;
+  }
+  for (std::size_t d = 0; d < device_count; ++d) first[d + 1] += first[d];
+  std::vector<event> events(first[device_count]);
+  {
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    std::size_t run_alloc = 0;  // the allocation event of the current run of shared starts
+    for (std::size_t i = 0; i < holds.size(); ++i) {
+      const auto& h = holds[i];
+      if (i > 0 && holds[i - 1].device == h.device && holds[i - 1].from == h.from) {
+        events[run_alloc].bytes += h.bytes;
+      } else {
+        run_alloc = fill[h.device]++;
+        events[run_alloc] = {detail::memory_event_key(h.from, true), h.bytes};
       }
-    } else {
-      now[ev.device] -= ev.bytes;
+      events[fill[h.device]++] = {detail::memory_event_key(h.to, false), h.bytes};
+    }
+  }
+  holds = {};
+  memory_profile profile{base, std::vector<seconds>(device_count, 0)};
+  for (std::size_t d = 0; d < device_count; ++d) {
+    const auto begin = events.begin() + static_cast<std::ptrdiff_t>(first[d]);
+    const auto end = events.begin() + static_cast<std::ptrdiff_t>(first[d + 1]);
+    std::sort(begin, end, [](const event& a, const event& b) { return a.key < b.key; });
+    byte_count now = base[d];
+    for (auto it = begin; it != end; ++it) {
+      if (it->key & 1) {
+        now += it->bytes;
+        if (now > profile.peak[d]) {
+          profile.peak[d] = now;
+          std::uint64_t bits = it->key >> 1;
+          std::memcpy(&profile.peak_time[d], &bits, sizeof bits);
+        }
+      } else {
+        now -= it->bytes;
+      }
     }
   }
   return profile;
