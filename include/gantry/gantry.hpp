@@ -1,6 +1,7 @@
 // Everything in gantry that needs neither GLPK nor CUDA, in pipeline order:
-// graph -> models -> orders -> placers -> simulator -> I/O. The LP-based headers (SCT, the exact
-// non-contiguous pipeline allocation) are included on their own and need the gantry::lp target.
+// graph -> models -> orders -> placers and pipelines -> schedules -> simulator -> I/O. The LP-based
+// header (pipeline/lp_allocation.hpp, the exact non-contiguous allocation) is included on its own
+// and needs the gantry::lp target.
 #pragma once
 
 #include <gantry/core/random.hpp>
@@ -11,6 +12,7 @@
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/doppler.hpp>
 
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/link_fit.hpp>
@@ -19,11 +21,31 @@
 #include <gantry/order/levels.hpp>
 #include <gantry/order/topological.hpp>
 
+#include <gantry/place/colocation.hpp>
+#include <gantry/place/critical_path.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/heft.hpp>
+#include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/place/single_device.hpp>
+
+#include <gantry/pipeline/chain.hpp>
+#include <gantry/pipeline/chain_io.hpp>
+#include <gantry/pipeline/gpipe.hpp>
+#include <gantry/pipeline/k_periodic.hpp>
+#include <gantry/pipeline/non_contiguous.hpp>
+#include <gantry/pipeline/one_f_one_b.hpp>
+#include <gantry/pipeline/one_f_one_b_star.hpp>
+#include <gantry/pipeline/partition.hpp>
+#include <gantry/pipeline/pattern.hpp>
+#include <gantry/pipeline/plan.hpp>
+#include <gantry/pipeline/svg.hpp>
+#include <gantry/pipeline/unroll.hpp>
 
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/schedule.hpp>
 #include <gantry/schedule/validate.hpp>
 
 #include <gantry/sim/simulator.hpp>
+
+#include <gantry/io/io.hpp>

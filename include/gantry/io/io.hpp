@@ -7,6 +7,8 @@
 #include <gantry/io/chrome_trace.hpp>
 #include <gantry/io/dot.hpp>
 #include <gantry/io/gzip.hpp>
+#include <gantry/io/import_dot.hpp>
+#include <gantry/io/import_pipedream.hpp>
 #include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/json_placement.hpp>
