@@ -3,6 +3,7 @@
 // for 1F1B*, 1F1B and GPipe, and writes an SVG of the chosen schedule's periodic pattern.
 #pragma once
 
+#include <gantry/io/json_graph.hpp>
 #include <gantry/io/units.hpp>
 #include <gantry/pipeline/chain_io.hpp>
 #include <gantry/pipeline/plan.hpp>
@@ -19,6 +20,8 @@ namespace gantry::cli {
 
 struct pipeline_command_flags {
   std::string chain_path;
+  std::string graph_path;   // alternative to chain_path: a training graph grouped into layers
+  std::size_t layers = 0;   // with graph_path: how many layers (0: one per forward vertex)
   std::size_t processors = 0;
   std::string memory = "unlimited";
   std::string schedule = "1f1b*";
@@ -31,8 +34,12 @@ struct pipeline_command_flags {
 // report to `out` and problems to `err`.
 inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostream& out, std::ostream& err) {
   try {
-    const auto c = read_chain(flags.chain_path);
-    if (c.size() == 0) throw invalid_input(flags.chain_path + ": the chain has no layers");
+    if (flags.chain_path.empty() == flags.graph_path.empty())
+      throw invalid_input("give either --chain FILE or --graph FILE");
+    const std::string& input = flags.chain_path.empty() ? flags.graph_path : flags.chain_path;
+    const auto c = flags.chain_path.empty() ? chain_from_graph(read_graph(flags.graph_path), {.layers = flags.layers})
+                                            : read_chain(flags.chain_path);
+    if (c.size() == 0) throw invalid_input(input + ": the chain has no layers");
     const byte_count capacity = detail::equals_ignoring_case(flags.memory, "unlimited") ? unlimited_memory
                                                                                          : parse_bytes(flags.memory);
     const auto plan = plan_pipeline(c, flags.processors, capacity,
@@ -50,7 +57,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
         }
       }
     }
-    const std::string svg_path = flags.svg_path.empty() ? flags.chain_path + ".svg" : flags.svg_path;
+    const std::string svg_path = flags.svg_path.empty() ? "pipeline.svg" : flags.svg_path;
     write_text_file(svg_path, pattern_svg(c, plan.chosen));
     out << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
     return 0;
@@ -70,15 +77,20 @@ inline void register_pipeline_command(CLI::App& app) {
   auto flags = std::make_shared<pipeline_command_flags>();
   auto* command = app.add_subcommand("pipeline", "plan pipelined model parallelism for a chain of layers: partition, "
                                                  "1F1B*/1F1B/GPipe period, NCA and memory per processor");
-  command->add_option("--chain,-c", flags->chain_path, "chain file (gantry.chain JSON, see docs/pipeline.md)")
-      ->required()
+  auto* chain_option = command->add_option("--chain,-c", flags->chain_path, "chain file (gantry.chain JSON, see docs/pipeline.md)")
       ->check(CLI::ExistingFile);
+  auto* graph_option = command->add_option("--graph,-g", flags->graph_path,
+                                           "or a training graph (.json/.json.gz), grouped into layers along a topological order")
+      ->check(CLI::ExistingFile);
+  chain_option->excludes(graph_option);
+  command->add_option("--layers", flags->layers, "with --graph: number of layers (default: one per forward vertex)")
+      ->needs(graph_option);
   command->add_option("--processors,-p", flags->processors, "number of processors P")->required()->check(CLI::PositiveNumber);
   command->add_option("--memory,-m", flags->memory, "memory M of each processor, e.g. 16GiB")->capture_default_str();
   command->add_option("--schedule,-s", flags->schedule, "1f1b*, 1f1b or gpipe: the pattern drawn in the SVG")
       ->capture_default_str();
   command->add_option("--micro-batches", flags->micro_batches, "GPipe's micro-batches per mini-batch (default: P)");
-  command->add_option("--svg", flags->svg_path, "where to write the SVG (default: <chain>.svg)");
+  command->add_option("--svg", flags->svg_path, "where to write the SVG of the pattern (default: pipeline.svg)");
   command->add_flag("--validate", flags->check, "unroll every pattern over several periods and check it with validate()");
   command->callback([flags] {
     const int code = run_pipeline_command(*flags, std::cout, std::cerr);
