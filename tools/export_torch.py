@@ -624,18 +624,21 @@ def main(argv=None):
         raise SystemExit("export_torch.py: --runs must be >= 1 and --warmup >= 0")
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
                           else ("cpu" if args.device == "auto" else args.device))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("export_torch.py: --device cuda, but this torch has no usable CUDA device")
     torch.manual_seed(0)
 
     started = time.time()
     model, inputs, targets, loss_fn, sizes = build_model(args)
-    model.train()
+    # Traced on the timing device: ops that create tensors (arange, ones) record their device.
+    model.train().to(device)
+    inputs = tuple(x.to(device) for x in inputs)
+    targets = tuple(x.to(device) for x in targets)
     gm, example, param_names, buffer_names, recorder, backward_starts = trace_training_step(
         model, inputs, targets, loss_fn)
     print(f"traced {len(gm.graph.nodes)} fx nodes in {time.time() - started:.1f} s", file=sys.stderr)
 
-    moved = pytree.tree_map(lambda x: x.detach().to(device) if isinstance(x, torch.Tensor) else x,
-                            example)
-    gm = gm.to(device)
+    moved = pytree.tree_map(lambda x: x.detach() if isinstance(x, torch.Tensor) else x, example)
     synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     interpreter = TimingInterpreter(gm, synchronize)
     flat = pytree.tree_flatten(moved)[0]
