@@ -54,7 +54,7 @@ template <adapted_graph G>
     std::string name = graph_adaptor<G>::vertex_name(g, v);
     if (!name.empty()) return name;
   }
-  return "#" + std::to_string(v);
+  return std::string("#").append(std::to_string(v));
 }
 
 template <>

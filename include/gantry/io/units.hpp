@@ -96,7 +96,7 @@ inline bool read_exact_integer(std::string_view digits, byte_count& out) {
   return error == std::errc{} && end == digits.data() + digits.size();
 }
 
-inline std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+inline std::string quoted(std::string_view text) { return std::string("'").append(text).append("'"); }
 
 inline std::string format_number(double value, int decimals) {
   char buffer[64];

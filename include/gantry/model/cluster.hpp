@@ -59,7 +59,7 @@ class cluster {
                                        link_model link = {}, comm_mode comm = comm_mode::parallel) {
     std::vector<device> devices(count);
     for (std::size_t d = 0; d < count; ++d) {
-      devices[d].name = "d" + std::to_string(d);
+      devices[d].name = std::string("d").append(std::to_string(d));
       devices[d].capacity = capacity;
     }
     return cluster(std::move(devices), link, comm);

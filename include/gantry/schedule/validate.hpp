@@ -73,7 +73,7 @@ template <adapted_graph G, placement_model M, device_set D>
   const csr_graph& g = *view;
   const std::size_t n = g.vertex_count(), m = devices.device_count();
   std::size_t dropped = 0;
-  const auto name = [&](vertex_id v) { return "'" + vertex_name(graph, v) + "'"; };
+  const auto name = [&](vertex_id v) { return std::string("'").append(vertex_name(graph, v)).append("'"); };
   const auto fail = [&](violation_kind kind, std::string message) {
     if (report.violations.size() < options.max_violations) report.violations.push_back({kind, std::move(message)});
     else ++dropped;
