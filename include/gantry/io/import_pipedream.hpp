@@ -1,4 +1,4 @@
-// PipeDream's profiler output (graph.txt, PipeDream §3.1 / its optimizer's graph.py) as a
+// PipeDream's profiler output (graph.txt, as read by its optimizer's graph.py) as a
 // gantry::graph of forward and backward vertices. Bad input throws parse_error naming the file,
 // the line and the reason.
 //
