@@ -3,6 +3,7 @@
 // the line and the reason.
 #include <gantry/generate/random_dag.hpp>
 #include <gantry/io/import_dot.hpp>
+#include <gantry/io/json_graph.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/m_topo.hpp>
@@ -122,6 +123,10 @@ TEST_CASE("write_graph_dot then read_graph_dot gives back the same graph") {
     g.set_forward(d, a);
     const std::string text = write_graph_dot(g);
     check_same(g, parse_graph_dot(text));
+  }
+  SUBCASE("the exported Inception-V3 training graph") {
+    const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/inception_v3.json.gz");
+    check_same(g, parse_graph_dot(write_graph_dot(g), "inception_v3.dot"));
   }
   SUBCASE("duplicate names cannot be written") {
     graph g;
