@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian machine to a comparison table: installs missing packages,
 # configures and builds the gantry tool (Release), then compares every placer on a graph shipped
-# in the repository, on 4 devices, first with ample memory and then with tight memory.
+# in the repository on 4 devices, first with transfers in parallel, then one at a time per device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
