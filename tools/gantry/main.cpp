@@ -361,7 +361,14 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("algorithms", "list the placers");
   cli::register_extra_commands(app);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {  // a subcommand's callback finished with this status
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, the version or the error
+    return code == 0 ? 0 : exit_bad_input;
+  }
   try {
     if (*list) {
       for (const auto& entry : cli::algorithms())
