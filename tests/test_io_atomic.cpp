@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -17,23 +19,9 @@
 using namespace gantry;
 namespace fs = std::filesystem;
 
-namespace {
+using test::scratch_directory;
 
-struct scratch_directory {
-  fs::path path;
-  explicit scratch_directory(const std::string& name) {
-    path = fs::temp_directory_path() / ("gantry_test_io_atomic_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_directory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  [[nodiscard]] std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
-  }
-};
+namespace {
 
 std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -43,7 +31,7 @@ std::string slurp(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("a successful write leaves exactly the target with the content") {
-  scratch_directory dir("ok");
+  scratch_directory dir("io_atomic_ok");
   write_file_atomically(dir.path / "out.txt", [](std::ostream& out) { out << "hello\n" << 42; });
   CHECK(slurp(dir.path / "out.txt") == "hello\n42");
   CHECK(dir.entries() == 1);
@@ -53,7 +41,7 @@ TEST_CASE("a successful write leaves exactly the target with the content") {
 }
 
 TEST_CASE("a writer that throws midway leaves no file and no temporary file behind") {
-  scratch_directory dir("throw");
+  scratch_directory dir("io_atomic_throw");
   CHECK_THROWS_WITH_AS(write_file_atomically(dir.path / "out.txt",
                                              [](std::ostream& out) {
                                                out << std::string(100000, 'x');
@@ -65,7 +53,7 @@ TEST_CASE("a writer that throws midway leaves no file and no temporary file behi
 }
 
 TEST_CASE("a failed write keeps the previous file as it was") {
-  scratch_directory dir("keep");
+  scratch_directory dir("io_atomic_keep");
   write_text_file(dir.path / "graph.json", "previous content");
   CHECK_THROWS_AS(write_file_atomically(dir.path / "graph.json",
                                         [](std::ostream& out) {
@@ -85,7 +73,7 @@ TEST_CASE("a failed write keeps the previous file as it was") {
 }
 
 TEST_CASE("writing into a missing directory is an io_error naming the path") {
-  scratch_directory dir("missing");
+  scratch_directory dir("io_atomic_missing");
   const fs::path target = dir.path / "no" / "such" / "dir" / "g.json";
   CHECK_THROWS_WITH_AS(write_text_file(target, "x"),
                        ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() +
@@ -104,7 +92,7 @@ TEST_CASE("writing into a missing directory is an io_error naming the path") {
 }
 
 TEST_CASE("a directory in the way of the target is an io_error") {
-  scratch_directory dir("isdir");
+  scratch_directory dir("io_atomic_isdir");
   fs::create_directory(dir.path / "taken");
   CHECK_THROWS_WITH_AS(write_text_file(dir.path / "taken", "x"),
                        ("cannot write '" + (dir.path / "taken").string() + "': it is a directory").c_str(), io_error);
@@ -143,7 +131,7 @@ TEST_CASE("corrupt gzip data is a parse_error naming its source") {
 }
 
 TEST_CASE("read_text_file reads plain files as they are") {
-  scratch_directory dir("read");
+  scratch_directory dir("io_atomic_read");
   const std::string bytes("binary\0data\xff", 12);
   write_text_file(dir.path / "f.bin", bytes);
   CHECK(read_text_file(dir.path / "f.bin") == bytes);

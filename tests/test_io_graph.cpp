@@ -5,6 +5,8 @@
 #include <gantry/io/json_graph.hpp>
 
 #include <doctest/doctest.h>
+
+#include "support.hpp"
 #include <zlib.h>
 
 #include <cstdio>
@@ -16,21 +18,9 @@
 using namespace gantry;
 namespace fs = std::filesystem;
 
-namespace {
+using test::scratch_directory;
 
-// A fresh, empty directory for one test, removed when the test ends.
-struct scratch_directory {
-  fs::path path;
-  explicit scratch_directory(const std::string& name) {
-    path = fs::temp_directory_path() / ("gantry_test_io_graph_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_directory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
+namespace {
 
 void require_same_graph(const graph& a, const graph& b) {
   REQUIRE(a.vertex_count() == b.vertex_count());
@@ -102,7 +92,7 @@ const fs::path tiny_path = fs::path(GANTRY_SOURCE_DIR) / "examples" / "graphs" /
 }  // namespace
 
 TEST_CASE("a graph with every field survives write and read exactly, metadata included") {
-  scratch_directory dir("roundtrip");
+  scratch_directory dir("io_graph_roundtrip");
   const graph g = every_field_graph();
   const nlohmann::json metadata = {{"model", "inception_v3"}, {"batch_size", 32}, {"nested", {{"list", {1, 2, 3}}}}};
   write_graph(dir.path / "g.json", g, metadata);
@@ -117,7 +107,7 @@ TEST_CASE("a graph with every field survives write and read exactly, metadata in
 }
 
 TEST_CASE("write_graph compresses .json.gz files and the reader inflates them") {
-  scratch_directory dir("gz");
+  scratch_directory dir("io_graph_gz");
   const graph g = every_field_graph();
   write_graph(dir.path / "g.json.gz", g, {{"k", "v"}});
   const std::string raw = slurp(dir.path / "g.json.gz");
@@ -130,7 +120,7 @@ TEST_CASE("write_graph compresses .json.gz files and the reader inflates them") 
 }
 
 TEST_CASE("gzip is recognised by its magic bytes, not by the file name") {
-  scratch_directory dir("magic");
+  scratch_directory dir("io_graph_magic");
   const std::string text = graph_to_json_text(every_field_graph());
   // Compressed with zlib's own gz writer, under a name that does not end in .gz.
   const fs::path compressed = dir.path / "compressed.json";
@@ -145,7 +135,7 @@ TEST_CASE("gzip is recognised by its magic bytes, not by the file name") {
 }
 
 TEST_CASE("truncated or corrupt gzip data is a parse_error naming the file") {
-  scratch_directory dir("badgz");
+  scratch_directory dir("io_graph_badgz");
   const std::string packed = gzip_compress(graph_to_json_text(every_field_graph()));
   write_text_file(dir.path / "cut.json.gz", std::string_view(packed).substr(0, packed.size() / 2));
   const std::string cut = (dir.path / "cut.json.gz").string();
