@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <random>
 #include <string>
 
@@ -22,28 +24,6 @@ namespace {
 
 const std::string data_dir = std::string(GANTRY_TEST_DATA_DIR) + "/import/";
 
-void check_same(const graph& a, const graph& b) {
-  REQUIRE(a.vertex_count() == b.vertex_count());
-  REQUIRE(a.edge_count() == b.edge_count());
-  for (vertex_id v = 0; v < a.vertex_count(); ++v) {
-    CAPTURE(a[v].name);
-    CHECK(a[v].name == b[v].name);
-    CHECK(a[v].compute == b[v].compute);  // exact: times are written in shortest round-trip form
-    CHECK(a[v].persistent == b[v].persistent);
-    CHECK(a[v].output == b[v].output);
-    CHECK(a[v].temporary == b[v].temporary);
-    CHECK(a[v].group == b[v].group);
-    CHECK(a[v].op == b[v].op);
-    CHECK(a[v].flops == b[v].flops);
-    CHECK(a.forward_of(v) == b.forward_of(v));
-    CHECK(a.kind_times(v) == b.kind_times(v));
-  }
-  for (edge_id e = 0; e < a.edge_count(); ++e) {
-    CHECK(a.source(e) == b.source(e));
-    CHECK(a.target(e) == b.target(e));
-    CHECK(a.bytes(e) == b.bytes(e));
-  }
-}
 
 std::string error_of(std::string_view text) {
   try {
@@ -101,13 +81,13 @@ TEST_CASE("write_graph_dot then read_graph_dot gives back the same graph") {
   SUBCASE("a DOPPLER workload: bracketed names, ops, FLOPs and per-kind times") {
     const graph g = chain_mm({.dimension = 12, .blocks_per_side = 2, .inner_split = 2,
                               .device = {.flops_per_second = 3e9, .kinds = {{.kind = "gpu 2", .flops_per_second = 7e11}}}});
-    check_same(g, parse_graph_dot(write_graph_dot(g), "chain_mm.dot"));
+    test::require_same_graph(g, parse_graph_dot(write_graph_dot(g), "chain_mm.dot"));
   }
   SUBCASE("random graphs with memory fields") {
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       const graph g = random_layered_dag({.vertices = 60, .layers = 8, .max_persistent = 1 << 20,
                                           .max_temporary = 1 << 12, .seed = seed});
-      check_same(g, parse_graph_dot(write_graph_dot(g)));
+      test::require_same_graph(g, parse_graph_dot(write_graph_dot(g)));
     }
   }
   SUBCASE("names and strings that need quoting and escaping") {
@@ -122,11 +102,11 @@ TEST_CASE("write_graph_dot then read_graph_dot gives back the same graph") {
     g.add_edge(c, d, 3);
     g.set_forward(d, a);
     const std::string text = write_graph_dot(g);
-    check_same(g, parse_graph_dot(text));
+    test::require_same_graph(g, parse_graph_dot(text));
   }
   SUBCASE("the exported Inception-V3 training graph") {
     const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/inception_v3.json.gz");
-    check_same(g, parse_graph_dot(write_graph_dot(g), "inception_v3.dot"));
+    test::require_same_graph(g, parse_graph_dot(write_graph_dot(g), "inception_v3.dot"));
   }
   SUBCASE("duplicate names cannot be written") {
     graph g;
@@ -138,14 +118,7 @@ TEST_CASE("write_graph_dot then read_graph_dot gives back the same graph") {
 
 TEST_CASE("an imported DOT graph places, simulates and validates") {
   const graph g = read_graph_dot(data_dir + "annotated.dot");
-  const cluster c = cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9});
-  const graph_model model(g, c);
-  const auto p = m_topo(g, model, c);
-  REQUIRE(p.status == status::ok);
-  const auto result = simulate(g, model, c, p.device, {.priority = p.order});
-  REQUIRE(result.status == status::ok);
-  const auto report = validate(result.schedule, g, model, c);
-  CHECK_MESSAGE(report.ok(), report.to_string());
+  (void)test::require_places_and_validates(g, cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9}));
 }
 
 TEST_CASE("malformed DOT is rejected with file, line and reason") {

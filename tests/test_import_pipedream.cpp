@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <optional>
 #include <random>
 #include <string>
@@ -103,14 +105,7 @@ TEST_CASE("PipeDream options: forward only, colocated pairs, another suffix") {
 
 TEST_CASE("an imported PipeDream graph places, simulates and validates") {
   const graph g = read_graph_pipedream(data_dir + "graph.txt");
-  const cluster c = cluster::uniform(2, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e10});
-  const graph_model model(g, c);
-  const auto p = m_topo(g, model, c);
-  REQUIRE(p.status == status::ok);
-  const auto result = simulate(g, model, c, p.device, {.priority = p.order});
-  REQUIRE(result.status == status::ok);
-  const auto report = validate(result.schedule, g, model, c);
-  CHECK_MESSAGE(report.ok(), report.to_string());
+  (void)test::require_places_and_validates(g, cluster::uniform(2, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e10}));
 }
 
 TEST_CASE("malformed PipeDream files are rejected with file, line and reason") {

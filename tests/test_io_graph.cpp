@@ -18,32 +18,11 @@
 using namespace gantry;
 namespace fs = std::filesystem;
 
+using test::require_same_graph;
 using test::scratch_directory;
 
 namespace {
 
-void require_same_graph(const graph& a, const graph& b) {
-  REQUIRE(a.vertex_count() == b.vertex_count());
-  REQUIRE(a.edge_count() == b.edge_count());
-  for (vertex_id v = 0; v < a.vertex_count(); ++v) {
-    CAPTURE(a[v].name);
-    CHECK(a[v].name == b[v].name);
-    CHECK(a[v].compute == b[v].compute);
-    CHECK(a[v].persistent == b[v].persistent);
-    CHECK(a[v].output == b[v].output);
-    CHECK(a[v].temporary == b[v].temporary);
-    CHECK(a[v].group == b[v].group);
-    CHECK(a[v].op == b[v].op);
-    CHECK(a[v].flops == b[v].flops);
-    CHECK(a.forward_of(v) == b.forward_of(v));
-    CHECK(a.kind_times(v) == b.kind_times(v));
-  }
-  for (edge_id e = 0; e < a.edge_count(); ++e) {
-    CHECK(a.source(e) == b.source(e));
-    CHECK(a.target(e) == b.target(e));
-    CHECK(a.bytes(e) == b.bytes(e));
-  }
-}
 
 // A training-step shaped graph that uses every field, with names that need escaping.
 graph every_field_graph() {

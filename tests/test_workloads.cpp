@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -55,15 +57,9 @@ void check_conventions(const graph& g, const workload_device& device) {
 
 // Places the graph with m-TOPO on `devices` identical devices, simulates it and validates the schedule.
 void check_schedules(const graph& g, std::size_t devices) {
-  const cluster c = cluster::uniform(devices, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e11});
-  const graph_model model(g, c);
-  const auto p = m_topo(g, model, c);
-  REQUIRE(p.status == status::ok);
-  const auto result = simulate(g, model, c, p.device, {.priority = p.order});
-  REQUIRE(result.status == status::ok);
-  const auto report = validate(result.schedule, g, model, c);
-  CHECK_MESSAGE(report.ok(), report.to_string());
-  CHECK(result.schedule.makespan > 0);
+  const auto s = test::require_places_and_validates(
+      g, cluster::uniform(devices, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e11}));
+  CHECK(s.makespan > 0);
 }
 
 }  // namespace
