@@ -7,6 +7,7 @@
 #include <gantry/core/types.hpp>
 
 #include <cmath>
+#include <concepts>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,8 +44,10 @@ class graph {
     return v;
   }
 
-  vertex_id add_vertex(std::string name, seconds compute = 0) {
-    return add_vertex(vertex_properties{.name = std::move(name), .compute = compute});
+  // A template, so that add_vertex({.name = "a", .compute = 1.0}) picks the overload above.
+  template <std::convertible_to<std::string> Name>
+  vertex_id add_vertex(Name&& name, seconds compute = 0) {
+    return add_vertex(vertex_properties{.name = std::string(std::forward<Name>(name)), .compute = compute});
   }
 
   // Adds u -> v carrying `bytes`. Parallel edges are allowed (two tensors between the same pair).
