@@ -1,7 +1,8 @@
 // ETF and m-ETF (Baechi §2.3; Hwang, Chow, Anger & Lee 1989): repeatedly place the (ready vertex,
-// device) pair that can start earliest; m-ETF skips devices whose free memory cannot hold the
-// vertex (and its colocation group). Options add colocation, co-placement, sequential transfers
-// and forward-only placement (Baechi §3.1-3.4). O((n + e) · m · log n).
+// device) pair that can start earliest; m-ETF skips devices whose memory cannot hold the vertex
+// (and its colocation group), counted over time as Baechi's simulator does (§4.2) or by the static
+// rule (options.accounting). Options add colocation, co-placement, sequential transfers and
+// forward-only placement (Baechi §3.1-3.4). O((n + e) · m · log n).
 #pragma once
 
 #include <gantry/place/list_scheduler.hpp>
@@ -27,9 +28,10 @@ template <adapted_graph G, placement_model M, device_set D>
   return list_schedule(graph, model, devices, etf_policy(false), std::move(options));
 }
 
-// m-ETF: ETF under Baechi's static memory rule (options.respect_memory is treated as true). When
-// a ready vertex fits on no device the result says so, naming the vertex, its need and each
-// device's free memory.
+// m-ETF: ETF within device memory (options.respect_memory is treated as true), by default with
+// memory_accounting::dynamic; memory_accounting::reserved is Baechi's static rule. When no ready
+// vertex fits on any device the result says so, naming the vertex, its need and each device's
+// free memory.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] list_schedule_result m_etf(const G& graph, const M& model, const D& devices, etf_options options = {}) {
   options.respect_memory = true;

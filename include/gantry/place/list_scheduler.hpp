@@ -1,6 +1,7 @@
 // The list-scheduling engine behind ETF, m-ETF, Critical Path and HEFT: vertices are placed one at a
 // time by a selection policy (which vertex, which device) while the engine keeps device timelines,
-// transfer channels, a tensor cache per device and static memory reservations (Baechi §2.3, §3.1-3.4).
+// transfer channels, a tensor cache per device and memory: either a static reservation per vertex or
+// a timeline per device that frees memory as Baechi's execution simulator does (Baechi §2.3, §3.1-3.4, §4.2).
 // list_scheduler steps through a run; list_schedule() is the one-call form.
 //
 // What the simulator (sim/simulator.hpp) reproduces: running the returned placement with
@@ -55,6 +56,22 @@ enum class vertex_selection {
 // Where a vertex chosen by priority goes.
 enum class device_selection { earliest_start, earliest_finish };
 
+// How memory-aware placement counts a device's memory.
+enum class memory_accounting {
+  // Baechi's static rule: placing v on d takes total_bytes(v) (the whole group's for a group's first
+  // member) plus the tensors d receives for it, for the rest of the run.
+  reserved,
+  // Memory over time by the rules in schedule/schedule.hpp (Baechi §4.2): temporary bytes are freed
+  // when the vertex finishes, an output once its consumers and transfers are done, a received copy
+  // once the consumers it serves there are done; persistent bytes (a group's, at its first member)
+  // are held from time 0. A hold whose consumers are not all placed yet lasts to infinity until
+  // they are. v fits on d when its new holds keep d at or below capacity at every time from each
+  // hold's start on, so the engine's schedule stays within memory by construction. A vertex that
+  // fits nowhere now waits while other vertices can be placed (their placement may free memory);
+  // the run fails only when no ready vertex fits anywhere.
+  dynamic,
+};
+
 // An algorithm, as the engine sees it. Ties: earliest time, then Kahn order of the vertex, then
 // lowest device id (Baechi's code); priority ties also go to the earlier vertex in Kahn order.
 struct list_policy {
@@ -66,10 +83,10 @@ struct list_policy {
 };
 
 struct list_options {
-  // Memory-aware placement (the "m-" algorithms, Baechi's static rule): placing v on d reserves
-  // total_bytes(v) (the whole group's for a group's first member) plus the bytes of the tensors d
-  // receives for it, for the rest of the run; a device whose free memory is smaller is skipped.
+  // Memory-aware placement (the "m-" algorithms): a device that cannot hold the vertex is skipped.
   bool respect_memory = false;
+  // How memory is counted when it is respected.
+  memory_accounting accounting = memory_accounting::dynamic;
   // Overrides the devices' communication mode.
   std::optional<comm_mode> comm{};
   // A tensor is sent to a device once; later consumers there use the copy (Baechi's code).
@@ -101,6 +118,156 @@ std::string list_device_label(const D& devices, device_id d) {
 inline byte_count saturating_add(byte_count a, byte_count b) {
   return a > unlimited_memory - b ? unlimited_memory : a + b;
 }
+
+// Memory held on one device over time: net byte changes keyed by time in a treap whose subtrees
+// keep their sum and largest prefix sum, so adding a change and finding the most memory held over
+// a range of times are O(log k) expected for k distinct times. Changes at one time add up. Until a
+// range is first asked for, changes are only logged (O(1)) and the bound is the sum of allocations.
+class memory_timeline {
+ public:
+  // Adds `bytes` (negative to free) to the memory held from `time` on.
+  void add(seconds time, std::int64_t bytes) {
+    if (bytes == 0) return;
+    if (built_) {
+      root_ = insert(root_, time + 0.0, bytes);
+    } else {
+      log_.emplace_back(time + 0.0, bytes);
+      allocated_ += std::max<std::int64_t>(bytes, 0);
+    }
+  }
+  // The most memory held at any time in [from, to), changes at `from` included.
+  [[nodiscard]] std::int64_t peak(seconds from, seconds to) {
+    build();
+    return std::max(held_at(from), peak_keys(root_, from, to, 0, false, false));
+  }
+  // The most memory held at any time from `from` on, without building the treap (then
+  // O(k log k), for messages and queries).
+  [[nodiscard]] std::int64_t peak_from(seconds from) const {
+    if (built_) return std::max(held_at(from), peak_keys(root_, from, std::numeric_limits<seconds>::infinity(), 0, false, false));
+    auto changes = log_;
+    std::sort(changes.begin(), changes.end());
+    std::int64_t level = 0, most = none;
+    for (std::size_t i = 0; i < changes.size();) {
+      const seconds time = changes[i].first;
+      if (time > from && most == none) most = level;  // the level at `from` itself
+      for (; i < changes.size() && changes[i].first == time; ++i) level += changes[i].second;
+      if (time >= from) most = std::max(most, level);
+    }
+    return most == none ? level : most;
+  }
+  // At least the most memory held at any time: exact once a range has been asked for. O(1).
+  [[nodiscard]] std::int64_t ceiling() const {
+    if (!built_) return allocated_;
+    return root_ == nil ? 0 : std::max<std::int64_t>(0, nodes_[root_].best);
+  }
+  void clear() {
+    nodes_.clear();
+    log_.clear();
+    root_ = nil;
+    seed_ = 0;
+    allocated_ = 0;
+    built_ = false;
+  }
+
+ private:
+  static constexpr std::uint32_t nil = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::int64_t none = std::numeric_limits<std::int64_t>::min();
+  struct node {
+    seconds time;
+    std::int64_t change, sum, best;  // best: the largest sum of a non-empty prefix of the subtree
+    std::uint64_t priority;
+    std::uint32_t left, right;
+  };
+  [[nodiscard]] std::int64_t sum(std::uint32_t t) const { return t == nil ? 0 : nodes_[t].sum; }
+  [[nodiscard]] std::int64_t best(std::uint32_t t) const { return t == nil ? none : nodes_[t].best; }
+  void pull(std::uint32_t t) {
+    node& x = nodes_[t];
+    const std::int64_t through = sum(x.left) + x.change;
+    x.sum = through + sum(x.right);
+    x.best = std::max(best(x.left), through);
+    if (x.right != nil) x.best = std::max(x.best, through + nodes_[x.right].best);
+  }
+  std::uint32_t rotate_right(std::uint32_t t) {
+    const std::uint32_t l = nodes_[t].left;
+    nodes_[t].left = nodes_[l].right;
+    nodes_[l].right = t;
+    pull(t);
+    pull(l);
+    return l;
+  }
+  std::uint32_t rotate_left(std::uint32_t t) {
+    const std::uint32_t r = nodes_[t].right;
+    nodes_[t].right = nodes_[r].left;
+    nodes_[r].left = t;
+    pull(t);
+    pull(r);
+    return r;
+  }
+  std::uint32_t insert(std::uint32_t t, seconds time, std::int64_t bytes) {
+    if (t == nil) {
+      seed_ += 0x9e3779b97f4a7c15ULL;  // splitmix64: deterministic priorities
+      std::uint64_t z = seed_;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      nodes_.push_back({time, bytes, bytes, bytes, z ^ (z >> 31), nil, nil});
+      return static_cast<std::uint32_t>(nodes_.size() - 1);
+    }
+    if (time == nodes_[t].time) {
+      nodes_[t].change += bytes;
+    } else if (time < nodes_[t].time) {
+      const std::uint32_t l = insert(nodes_[t].left, time, bytes);
+      nodes_[t].left = l;
+      if (nodes_[l].priority > nodes_[t].priority) return rotate_right(t);
+    } else {
+      const std::uint32_t r = insert(nodes_[t].right, time, bytes);
+      nodes_[t].right = r;
+      if (nodes_[r].priority > nodes_[t].priority) return rotate_left(t);
+    }
+    pull(t);
+    return t;
+  }
+  // Memory held at `time`: every change at or before it.
+  [[nodiscard]] std::int64_t held_at(seconds time) const {
+    std::int64_t total = 0;
+    for (std::uint32_t t = root_; t != nil;) {
+      const node& x = nodes_[t];
+      if (x.time <= time) {
+        total += sum(x.left) + x.change;
+        t = x.right;
+      } else {
+        t = x.left;
+      }
+    }
+    return total;
+  }
+  // The largest level right after a change at a time in [from, to), for the subtree t preceded by
+  // `before` bytes; after_from / before_to say that every time in t is known to be in range.
+  [[nodiscard]] std::int64_t peak_keys(std::uint32_t t, seconds from, seconds to, std::int64_t before, bool after_from,
+                                       bool before_to) const {
+    if (t == nil) return none;
+    const node& x = nodes_[t];
+    if (after_from && before_to) return before + x.best;
+    if (x.time < from) return peak_keys(x.right, from, to, before + sum(x.left) + x.change, after_from, before_to);
+    if (!(x.time < to)) return peak_keys(x.left, from, to, before, after_from, before_to);
+    const std::int64_t through = before + sum(x.left) + x.change;
+    return std::max({peak_keys(x.left, from, to, before, after_from, true), through,
+                     peak_keys(x.right, from, to, through, true, before_to)});
+  }
+
+  void build() {
+    if (built_) return;
+    built_ = true;
+    for (const auto& [time, bytes] : log_) root_ = insert(root_, time, bytes);
+    log_ = {};
+  }
+
+  std::vector<node> nodes_;
+  std::vector<std::pair<seconds, std::int64_t>> log_;
+  std::uint32_t root_ = nil;
+  std::uint64_t seed_ = 0;
+  std::int64_t allocated_ = 0;
+  bool built_ = false;
+};
 }  // namespace detail
 
 // The engine as a class, to watch or interleave a run:
@@ -110,7 +277,9 @@ inline byte_count saturating_add(byte_count a, byte_count b) {
 // wrong size, and not_a_dag (naming a cycle) when the graph has one.
 // Complexity: O((n + e) · m · log n) with earliest_start_pair (a heap of candidates per device
 // keyed by earliest start, entries removed lazily), O((n + e) · m + n log n) with highest_priority
-// (plus the gap search with insertion).
+// (plus the gap search with insertion). Dynamic memory adds O(log n) per hold and per check of a
+// device whose peak could be exceeded (a check is O(1) while the device's peak plus the vertex's
+// bytes fit), plus another look at vertices set aside for memory after each placement.
 template <adapted_graph G, placement_model M, device_set D>
 class list_scheduler {
  public:
@@ -149,6 +318,16 @@ class list_scheduler {
     available_.assign(m_, 0);
     free_.resize(m_);
     for (device_id d = 0; d < m_; ++d) free_[d] = devices_.capacity(d);
+    dynamic_ = options_.respect_memory && options_.accounting == memory_accounting::dynamic;
+    timeline_.resize(dynamic_ ? m_ : 0);
+    for (auto& timeline : timeline_) timeline.clear();
+    persistent_held_.assign(dynamic_ ? m_ : 0, 0);
+    consumers_left_.resize(dynamic_ ? n_ : 0);
+    for (vertex_id v = 0; v < consumers_left_.size(); ++v) consumers_left_[v] = static_cast<std::uint32_t>(g.out_degree(v));
+    latest_on_.assign(dynamic_ ? m_ : 0, -1.0);
+    freed_.assign(dynamic_ ? m_ : 0, 0);
+    blocked_.assign(dynamic_ && pair_mode() ? m_ : 0, {});
+    held_back_.clear();
     channel_free_.assign(comm_ == comm_mode::parallel ? 0 : comm_ == comm_mode::sequential ? m_ : 2 * m_, 0);
     transfers_.clear();
     transfer_next_.clear();
@@ -181,8 +360,11 @@ class list_scheduler {
     group_size_.assign(groups, 0);
     group_device_.assign(groups, no_device);
     group_reserved_.assign(groups, 0);
+    group_persistent_.assign(groups, 0);
     for (vertex_id v = 0; v < n_; ++v) {
       group_bytes_[group_of_[v]] = detail::saturating_add(group_bytes_[group_of_[v]], total_bytes(model_, v));
+      group_persistent_[group_of_[v]] =
+          detail::saturating_add(group_persistent_[group_of_[v]], model_.persistent_bytes(v));
       ++group_size_[group_of_[v]];
       if (options_.fixed_device.empty() || options_.fixed_device[v] == no_device) continue;
       auto& fixed = group_device_[group_of_[v]];
@@ -226,11 +408,14 @@ class list_scheduler {
     for (;;) {
       const bool placed = pair_mode() ? step_pairs() : step_priority();
       if (placed || status_ != status::ok) return placed;
-      if (parked_.empty()) {  // cannot happen on a DAG; kept so that a bug is a status, not a hang
+      if (parked_.empty()) {
+        if (fail_blocked()) return false;  // every ready vertex waits for memory that nothing frees
+        // cannot happen on a DAG; kept so that a bug is a status, not a hang
         fail(status::infeasible, policy_.name + ": no vertex is ready with " + std::to_string(n_ - placed_count_) +
                                      " vertices left");
         return false;
       }
+      release_blocked();
       open_gate();  // a forward vertex waits for a backward one: give up the gate
     }
   }
@@ -254,8 +439,12 @@ class list_scheduler {
   [[nodiscard]] seconds finish_of(vertex_id v) const { return finish_[v]; }
   // When device d finishes the last vertex placed on it so far.
   [[nodiscard]] seconds available_at(device_id d) const { return available_[d]; }
-  // Memory of d not yet reserved (meaningful with respect_memory).
-  [[nodiscard]] byte_count free_memory(device_id d) const { return free_[d]; }
+  // Memory of d not yet reserved (meaningful with respect_memory); with dynamic accounting, its
+  // capacity less the most it holds at any time so far (holds not yet ended counted to infinity).
+  [[nodiscard]] byte_count free_memory(device_id d) const {
+    if (!dynamic_) return free_[d];
+    return free_from(d, 0);
+  }
   [[nodiscard]] const std::vector<transfer>& transfers() const noexcept { return transfers_; }
   // Whether backward vertices wait for every forward vertex (forward_only, memory permitting).
   [[nodiscard]] bool forward_only_active() const noexcept { return forward_gate_; }
@@ -352,13 +541,42 @@ class list_scheduler {
     std::uint32_t count = 0;
     for (device_id d = first_device(grp); d < last_device(grp); ++d) {
       const seconds ready = arrival(d, false);
-      if (options_.respect_memory && need(v, d) > free_[d]) continue;
+      if (options_.respect_memory && !dynamic_ && need(v, d) > free_[d]) continue;
       pending_[d].push({ready, rank_[v]});
       forget_best_if_beaten(d, ready, rank_[v]);
       ++count;
     }
     candidates_[v] = count;
     if (count == 0) fail_memory(v);
+  }
+
+  // Vertices set aside because they fit nowhere get another chance (after a placement, which may
+  // have freed memory or moved a device's start past a peak).
+  void release_blocked() {
+    if (!dynamic_) return;
+    for (device_id d = 0; d < blocked_.size(); ++d) release_blocked(d);
+    for (const std::uint32_t rank : held_back_) by_priority_.push({policy_.priority[at_rank_[rank]], rank});
+    held_back_.clear();
+  }
+  void release_blocked(device_id d) {
+    for (const pending_entry& entry : blocked_[d]) {
+      pending_[d].push(entry);
+      forget_best_if_beaten(d, entry.ready, entry.rank);
+    }
+    blocked_[d].clear();
+  }
+  // Fails on the first (in Kahn order) unplaced vertex set aside for memory, if any.
+  bool fail_blocked() {
+    if (!dynamic_) return false;
+    std::uint32_t first = no_transfer;
+    for (const auto& entries : blocked_)
+      for (const pending_entry& entry : entries)
+        if (device_of_[at_rank_[entry.rank]] == no_device) first = std::min(first, entry.rank);
+    for (const std::uint32_t rank : held_back_)
+      if (device_of_[at_rank_[rank]] == no_device) first = std::min(first, rank);
+    if (first == no_transfer) return false;
+    fail_memory(at_rank_[first]);
+    return true;
   }
 
   void open_gate() {
@@ -415,6 +633,7 @@ class list_scheduler {
   seconds arrival(device_id d, bool commit) {
     seconds ready = 0;
     touched_.clear();
+    planned_.clear();
     for (const input& in : inputs_) {
       const vertex_id u = in.producer;
       const device_id from = device_of_[u];
@@ -441,14 +660,12 @@ class list_scheduler {
       }
       const seconds end = begin + duration;
       ready = std::max(ready, end);
+      if (dynamic_) planned_.emplace_back(copy_held_from(begin, u), model_.edge_bytes(in.edge));
       if (commit) {
         const auto t = static_cast<std::uint32_t>(transfers_.size());
         transfers_.push_back({u, in.edge, from, d, begin, end, model_.edge_bytes(in.edge)});
-        transfer_next_.push_back(no_transfer);
-        if (options_.cache_transfers) {
-          transfer_next_[t] = first_transfer_[u];
-          first_transfer_[u] = t;
-        }
+        transfer_next_.push_back(first_transfer_[u]);  // every transfer of a tensor, newest first
+        first_transfer_[u] = t;
       }
     }
     for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) channel_free_[it->first] = it->second;
@@ -466,6 +683,134 @@ class list_scheduler {
       bytes = detail::saturating_add(bytes, model_.edge_bytes(in.edge));
     }
     return bytes;
+  }
+
+  // --- dynamic memory ---------------------------------------------------------------------------
+
+  [[nodiscard]] bool tracked(device_id d) const { return devices_.capacity(d) != unlimited_memory; }
+  [[nodiscard]] static std::int64_t as_signed(byte_count bytes) {
+    return static_cast<std::int64_t>(std::min<byte_count>(bytes, std::numeric_limits<std::int64_t>::max() / 4));
+  }
+  // Where the engine ends a hold [from, to). An empty hold takes nothing by the rules, but the
+  // simulator allocates a zero-length vertex's bytes for an instant, so the engine keeps them for
+  // the shortest non-empty interval: its schedule then runs in the simulator too.
+  [[nodiscard]] static seconds hold_end(seconds from, seconds to) {
+    return to > from ? to : std::nextafter(from, std::numeric_limits<seconds>::infinity());
+  }
+  // When the engine counts a received copy of u's output from, for a transfer starting at `start`.
+  // With sequential channels the simulator starts ready transfers in order of their producers'
+  // finish (see the top of this file), possibly before the engine's start, so the copy counts from
+  // the earliest any schedule could send it.
+  [[nodiscard]] seconds copy_held_from(seconds start, vertex_id u) const {
+    return comm_ == comm_mode::parallel ? start : finish_[u];
+  }
+  // Capacity of d less the most it holds at any time from `from` on.
+  [[nodiscard]] byte_count free_from(device_id d, seconds from) const {
+    if (!tracked(d)) return unlimited_memory;
+    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from);
+    const auto capacity = as_signed(devices_.capacity(d));
+    return held >= capacity ? 0 : static_cast<byte_count>(capacity - held);
+  }
+  // The holds placing v on d from `begin` to `end` would add, as (time, change) sorted by time;
+  // uses the transfers recorded by the last arrival(d, ...). Returns the bytes they add in all.
+  byte_count new_holds(vertex_id v, seconds begin, seconds end) {
+    const csr_graph& g = *view_;
+    holds_.clear();
+    byte_count added = 0;
+    const auto hold = [&](seconds from, seconds to, byte_count bytes, bool ends) {
+      if (bytes == 0) return;
+      added = detail::saturating_add(added, bytes);
+      holds_.emplace_back(from, as_signed(bytes));
+      if (ends) holds_.emplace_back(hold_end(from, to), -as_signed(bytes));
+    };
+    const std::uint32_t grp = group_of_[v];
+    if (!group_reserved_[grp]) hold(0, 0, group_persistent_[grp], false);
+    hold(begin, end, model_.temporary_bytes(v), true);
+    hold(begin, end, model_.output_bytes(v), g.out_degree(v) == 0);
+    // A received copy serves its one edge without caching; with caching, later consumers may use it.
+    for (const auto& [from, bytes] : planned_) hold(from, end, bytes, !options_.cache_transfers);
+    return added;
+  }
+  // Bytes placing v on d would add (as new_holds() counts them), without timing the transfers.
+  [[nodiscard]] byte_count added_bytes(vertex_id v, device_id d) const {
+    const std::uint32_t grp = group_of_[v];
+    byte_count bytes = group_reserved_[grp] ? 0 : group_persistent_[grp];
+    bytes = detail::saturating_add(bytes, detail::saturating_add(model_.temporary_bytes(v), model_.output_bytes(v)));
+    for (const input& in : inputs_) {
+      if (device_of_[in.producer] == d) continue;
+      if (options_.cache_transfers && cached(in.producer, d) != no_transfer) continue;
+      bytes = detail::saturating_add(bytes, model_.edge_bytes(in.edge));
+    }
+    return bytes;
+  }
+  // Whether `bytes` more fit on d at every time: a quick sufficient test.
+  [[nodiscard]] bool fits_anyway(device_id d, byte_count bytes) const {
+    return !tracked(d) ||
+           persistent_held_[d] + timeline_[d].ceiling() + as_signed(bytes) <= as_signed(devices_.capacity(d));
+  }
+  // Whether the holds from new_holds(), adding `total` bytes in all, keep d within capacity at
+  // every time. The common roomy case is settled by the device's peak alone, in O(1).
+  [[nodiscard]] bool holds_fit(device_id d, byte_count total) {
+    if (fits_anyway(d, total)) return true;
+    const auto capacity = as_signed(devices_.capacity(d));
+    const std::int64_t base = persistent_held_[d];
+    std::sort(holds_.begin(), holds_.end());
+    std::int64_t added = 0;
+    for (std::size_t i = 0; i < holds_.size();) {
+      const seconds from = holds_[i].first;
+      for (; i < holds_.size() && holds_[i].first == from; ++i) added += holds_[i].second;
+      if (added <= 0) continue;  // nothing added over this stretch: the timeline already fits
+      const seconds to = i < holds_.size() ? holds_[i].first : std::numeric_limits<seconds>::infinity();
+      if (base + added + timeline_[d].peak(from, to) > capacity) return false;
+    }
+    return true;
+  }
+  // Whether v fits on d, starting when the last arrival(d, ...) says its inputs are there.
+  bool fits(vertex_id v, device_id d, seconds ready) {
+    if (!tracked(d)) return true;
+    const seconds length = model_.compute_time(v, d);
+    const seconds begin = earliest_start(d, ready, length);
+    return holds_fit(d, new_holds(v, begin, begin + length));
+  }
+  void hold_on(device_id d, seconds time, std::int64_t bytes) {
+    if (!tracked(d)) return;
+    timeline_[d].add(time, bytes);
+    if (bytes < 0) freed_[d] = 1;
+  }
+  // Every consumer of u is placed: its output and its received copies now end (schedule.hpp's rules).
+  void release_tensor(vertex_id u) {
+    const csr_graph& g = *view_;
+    const device_id home = device_of_[u];
+    seconds output_end = finish_[u];
+    for (const vertex_id w : g.successors(u)) {
+      if (device_of_[w] == home) output_end = std::max(output_end, finish_[w]);
+      else latest_on_[device_of_[w]] = std::max(latest_on_[device_of_[w]], finish_[w]);
+    }
+    for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t]) {
+      const transfer& copy = transfers_[t];
+      output_end = std::max(output_end, copy.finish);
+      if (options_.cache_transfers && copy.bytes != 0)
+        hold_on(copy.to, hold_end(copy.start, std::max(copy.finish, latest_on_[copy.to])), -as_signed(copy.bytes));
+    }
+    for (const vertex_id w : g.successors(u)) latest_on_[device_of_[w]] = -1.0;
+    if (const byte_count bytes = model_.output_bytes(u); bytes != 0)
+      hold_on(home, hold_end(start_[u], output_end), -as_signed(bytes));
+  }
+  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now).
+  void hold_placed(vertex_id v, device_id d, bool new_group, std::size_t first_new_transfer) {
+    const csr_graph& g = *view_;
+    if (new_group && tracked(d)) persistent_held_[d] += as_signed(group_persistent_[group_of_[v]]);
+    const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
+    hold_on(d, start_[v], temporary + as_signed(model_.output_bytes(v)));
+    hold_on(d, hold_end(start_[v], finish_[v]), -temporary);
+    for (std::size_t t = first_new_transfer; t < transfers_.size(); ++t) {
+      hold_on(d, copy_held_from(transfers_[t].start, transfers_[t].tensor), as_signed(transfers_[t].bytes));
+      if (!options_.cache_transfers)
+        hold_on(d, hold_end(transfers_[t].start, finish_[v]), -as_signed(transfers_[t].bytes));
+    }
+    for (const vertex_id u : g.predecessors(v))
+      if (--consumers_left_[u] == 0) release_tensor(u);
+    if (g.out_degree(v) == 0) release_tensor(v);
   }
 
   // Earliest start on d for a vertex of length `length` whose inputs are there at `ready`.
@@ -499,13 +844,14 @@ class list_scheduler {
     const csr_graph& g = *view_;
     const std::uint32_t grp = group_of_[v];
     collect_inputs(v);
-    if (options_.respect_memory) free_[d] -= std::min(free_[d], need(v, d));
+    if (options_.respect_memory && !dynamic_) free_[d] -= std::min(free_[d], need(v, d));
     const bool new_group = !group_reserved_[grp];
     if (new_group) {
       group_reserved_[grp] = 1;
       group_device_[grp] = d;
     }
     forget_best_after_placing(v, d, new_group);
+    const std::size_t first_new_transfer = transfers_.size();
     const seconds ready = arrival(d, true);
     const seconds length = model_.compute_time(v, d);
     const seconds begin = earliest_start(d, ready, length);
@@ -515,6 +861,15 @@ class list_scheduler {
     device_of_[v] = d;
     step_of_[v] = static_cast<std::uint32_t>(placed_count_++);
     last_placed_ = v;
+    if (dynamic_) {
+      hold_placed(v, d, new_group, first_new_transfer);
+      freed_[d] = 1;  // d's start moved: what it could not hold may fit later
+      for (device_id x = 0; x < blocked_.size(); ++x)
+        if (freed_[x]) release_blocked(x);
+      std::fill(freed_.begin(), freed_.end(), 0);
+      for (const std::uint32_t rank : held_back_) by_priority_.push({policy_.priority[at_rank_[rank]], rank});
+      held_back_.clear();
+    }
     if (!gate_open_ && !is_backward(v) && --forward_left_ == 0) open_gate();
     for (const vertex_id w : g.successors(v))
       if (--waiting_inputs_[w] == 0 && status_ == status::ok) make_ready(w);
@@ -564,6 +919,21 @@ class list_scheduler {
         continue;
       }
       if (options_.respect_memory || recheck) collect_inputs(v);
+      if (dynamic_) {
+        const bool roomy = fits_anyway(d, added_bytes(v, d));  // settles most checks without timing transfers
+        const seconds ready = recheck || !roomy ? arrival(d, false) : key;
+        if (recheck && ready > key) {
+          drop();
+          pending.push({ready, rank});
+          continue;
+        }
+        if (!roomy && !fits(v, d, ready)) {
+          drop();
+          blocked_[d].push_back({key, rank});
+          continue;
+        }
+        return std::pair(key, rank);
+      }
       if (options_.respect_memory && need(v, d) > free_[d]) {
         drop();
         if (--candidates_[v] == 0) {
@@ -594,14 +964,20 @@ class list_scheduler {
       device_id chosen = no_device;
       seconds best = 0;
       for (device_id d = first_device(grp); d < last_device(grp); ++d) {
-        if (options_.respect_memory && need(v, d) > free_[d]) continue;
+        if (options_.respect_memory && !dynamic_ && need(v, d) > free_[d]) continue;
         const seconds length = model_.compute_time(v, d);
-        const seconds begin = earliest_start(d, arrival(d, false), length);
+        const seconds ready = arrival(d, false);
+        if (dynamic_ && !fits(v, d, ready)) continue;
+        const seconds begin = earliest_start(d, ready, length);
         const seconds key = policy_.device == device_selection::earliest_start ? begin : begin + length;
         if (chosen == no_device || key < best) {
           chosen = d;
           best = key;
         }
+      }
+      if (chosen == no_device && dynamic_) {
+        held_back_.push_back(rank_[v]);  // another vertex's placement may free memory for it
+        continue;
       }
       if (chosen == no_device) {
         fail_memory(v);
@@ -652,10 +1028,25 @@ class list_scheduler {
       text << " (" << group_bytes_[grp] << " for its group of " << group_size_[grp] << " vertices)";
     if (group_device_[grp] != no_device)
       text << " and must go to " << detail::list_device_label(devices_, group_device_[grp]);
-    text << "; with its incoming tensors, free memory:";
-    for (device_id d = first_device(grp); d < last_device(grp); ++d)
-      text << (d == first_device(grp) ? " " : ", ") << detail::list_device_label(devices_, d) << " needs "
-           << need(v, d) << " has " << free_[d];
+    if (dynamic_) {
+      // Per device: the bytes v would add and the device's free memory from v's first new hold on.
+      text << "; with its incoming tensors, free memory from when it would start taking it:";
+      for (device_id d = first_device(grp); d < last_device(grp); ++d) {
+        const seconds ready = arrival(d, false);
+        const seconds length = model_.compute_time(v, d);
+        const seconds begin = earliest_start(d, ready, length);
+        const byte_count added = new_holds(v, begin, begin + length);
+        seconds from = begin;
+        for (const auto& hold : holds_) from = std::min(from, hold.first);
+        text << (d == first_device(grp) ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << added
+             << " has " << free_from(d, from);
+      }
+    } else {
+      text << "; with its incoming tensors, free memory:";
+      for (device_id d = first_device(grp); d < last_device(grp); ++d)
+        text << (d == first_device(grp) ? " " : ", ") << detail::list_device_label(devices_, d) << " needs "
+             << need(v, d) << " has " << free_[d];
+    }
     fail(status::out_of_memory, text.str());
     failed_vertex_ = v;
   }
@@ -698,6 +1089,19 @@ class list_scheduler {
   std::vector<std::uint32_t> group_size_;
   std::vector<device_id> group_device_;
   std::vector<std::uint8_t> group_reserved_;
+  std::vector<byte_count> group_persistent_;
+
+  // Dynamic memory accounting.
+  bool dynamic_ = false;
+  std::vector<detail::memory_timeline> timeline_;     // per device, without persistent bytes
+  std::vector<std::int64_t> persistent_held_;         // per device
+  std::vector<std::uint32_t> consumers_left_;         // per vertex: out-edges whose target is not placed
+  std::vector<seconds> latest_on_;                    // scratch per device: a tensor's last consumer there
+  std::vector<std::uint8_t> freed_;                   // per device: memory freed by the current placement
+  std::vector<std::pair<seconds, byte_count>> planned_;   // transfers the last arrival() would start
+  std::vector<std::pair<seconds, std::int64_t>> holds_;    // scratch for new_holds()
+  std::vector<std::vector<pending_entry>> blocked_;   // per device: candidates that did not fit
+  std::vector<std::uint32_t> held_back_;              // ranks of prioritised vertices that fit nowhere
 
   bool forward_gate_ = false;  // forward-only placement chosen
   bool gate_open_ = true;      // backward vertices may be placed
