@@ -510,3 +510,37 @@ TEST_CASE("bad arguments throw; a cycle is reported with the names of its vertic
   CHECK_THROWS_WITH_AS((void)simulate_runs(cyclic, cyclic_model, c, placement_t{0, 0, 1}, 2),
                        doctest::Contains("loop_a"), not_a_dag);
 }
+
+TEST_CASE("large runs: the simulator's tracked peaks equal the memory profile's (radix-sorted events)") {
+  // Thousands of events per device take the memory profile's radix-sort path.
+  const auto g = random_layered_dag(
+      {.vertices = 6000, .layers = 60, .max_persistent = 1 << 12, .max_temporary = 1 << 16, .seed = 77});
+  for (const auto comm : {comm_mode::parallel, comm_mode::sequential}) {
+    const auto c = cluster::uniform(2, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e9}, comm);
+    const graph_model model(g, c);
+    std::vector<device_id> placement(g.vertex_count());
+    for (vertex_id v = 0; v < g.vertex_count(); ++v) placement[v] = (v / 7) % 2;
+    const auto run = simulate(g, model, c, placement);
+    REQUIRE(run.ok());
+    const auto report = validate(run.schedule, g, model, c);
+    CHECK_MESSAGE(report.ok(), report.to_string());
+    CHECK(report.peak_memory == run.schedule.peak_memory);
+  }
+}
+
+TEST_CASE("memory events sort by key on both the short and the radix path") {
+  detail::portable_random rng(5);
+  std::vector<detail::memory_event> scratch;
+  for (const std::size_t n : {std::size_t{10}, std::size_t{5000}}) {
+    std::vector<detail::memory_event> events(n);
+    for (std::size_t i = 0; i < n; ++i)
+      events[i] = {detail::memory_event_key(rng.uniform(0, 100), rng.integer(0, 1) == 1), i};
+    auto expected = events;
+    std::stable_sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    detail::sort_memory_events(events.data(), events.size(), scratch);
+    for (std::size_t i = 0; i < n; ++i) {
+      CHECK(events[i].key == expected[i].key);
+      if (n > 1024) CHECK(events[i].bytes == expected[i].bytes);  // the radix path is stable
+    }
+  }
+}
