@@ -43,6 +43,7 @@
 #include <gantry/pipeline/unroll.hpp>
 
 #include <gantry/schedule/memory_profile.hpp>
+#include <gantry/schedule/memory_timeline.hpp>
 #include <gantry/schedule/schedule.hpp>
 #include <gantry/schedule/validate.hpp>
 
