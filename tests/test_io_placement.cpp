@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <filesystem>
 #include <string>
 
@@ -16,32 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-//   a --100 B--> b ==1000 B, gpu0 -> gpu1==> c        a, b on gpu0; c on gpu1
-struct chain {
-  graph g;
-  cluster devices{{{.name = "gpu0", .kind = "gpu"}, {.name = "gpu1", .kind = "gpu"}}, {.latency = 0.25, .bandwidth = 4000}};
-  schedule s;
-  placement p;
-
-  chain() {
-    g.add_vertex(vertex_properties{.name = "a", .compute = 1, .output = 100});
-    g.add_vertex(vertex_properties{.name = "b", .compute = 2, .output = 1000});
-    g.add_vertex(vertex_properties{.name = "c", .compute = 1, .output = 10});
-    g.add_edge(0, 1, 100);
-    g.add_edge(1, 2, 1000);
-    s.device = {0, 0, 1};
-    s.start = {0, 1, 3.5};
-    s.finish = {1, 3, 4.5};
-    s.transfers.push_back({.tensor = 1, .edge = 1, .from = 0, .to = 1, .start = 3, .finish = 3.5, .bytes = 1000});
-    const graph_model model(g, devices);
-    summarize(s, snapshot(g), model, devices.device_count());
-    const auto report = validate(s, g, model, devices);
-    REQUIRE_MESSAGE(report.ok(), report.to_string());
-    p.device = s.device;
-    p.order = {0, 1, 2};
-    p.placement_time = 0.0125;
-  }
-};
+using chain = test::chain_schedule;
 
 std::string placement_error(const std::string& text, const graph& g, const cluster& c) {
   try {

@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -28,27 +30,9 @@ const std::string name_a = "a \"quoted\" <tag> & \\ back";
 const std::string name_b = "b\nnewline \xC3\xBCn\xC3\xAF \xE2\x9C\x93";
 const std::string name_c = "c'apos";
 
-//   a --100 B--> b ==1000 B, gpu0 -> gpu1==> c        a, b on gpu0; c on gpu1
-struct chain {
-  graph g;
-  cluster devices{{{.name = "gpu<0>", .kind = "gpu"}, {.name = "gpu&1", .kind = "gpu"}}, {.latency = 0.25, .bandwidth = 4000}};
-  schedule s;
-
-  chain() {
-    g.add_vertex(vertex_properties{.name = name_a, .compute = 1, .output = 100, .op = "aten.<op>"});
-    g.add_vertex(vertex_properties{.name = name_b, .compute = 2, .output = 1000});
-    g.add_vertex(vertex_properties{.name = name_c, .compute = 1, .output = 10});
-    g.add_edge(0, 1, 100);
-    g.add_edge(1, 2, 1000);
-    s.device = {0, 0, 1};
-    s.start = {0, 1, 3.5};
-    s.finish = {1, 3, 4.5};
-    s.transfers.push_back({.tensor = 1, .edge = 1, .from = 0, .to = 1, .start = 3, .finish = 3.5, .bytes = 1000});
-    const graph_model model(g, devices);
-    summarize(s, snapshot(g), model, devices.device_count());
-    const auto report = validate(s, g, model, devices);
-    REQUIRE_MESSAGE(report.ok(), report.to_string());
-  }
+// The chain of tests/support.hpp with names that need escaping in every format.
+struct chain : test::chain_schedule {
+  chain() : chain_schedule({name_a, name_b, name_c}, {"gpu<0>", "gpu&1"}, "aten.<op>") {}
 };
 
 // A valid schedule of g on m devices of `c` (parallel transfers): vertex v on device
