@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
     if (*place) return run_place(graph_path, cf, sf, algorithm, out, of);
     if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of);
     if (*compare) return run_compare(graph_path, cf, sf, only, format);
-    return cli::run_extra_commands(app);
+    return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";
     return exit_bad_input;

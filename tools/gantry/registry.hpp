@@ -28,9 +28,7 @@ namespace gantry::cli {
   return nullptr;
 }
 
+// Subcommands that do their work in a CLI11 callback (see pipeline_command.hpp).
 inline void register_extra_commands(CLI::App& app) { register_pipeline_command(app); }
-
-// Runs whichever extra subcommand was parsed; their callbacks did the work.
-inline int run_extra_commands(CLI::App&) { return 0; }
 
 }  // namespace gantry::cli

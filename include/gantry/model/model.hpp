@@ -102,7 +102,9 @@ class graph_model {
   }
   [[nodiscard]] seconds mean_compute_time(vertex_id v) const {
     const std::size_t m = cluster_->device_count();
-    return mean_compute_time_over(*this, v, m);
+    seconds sum = 0;
+    for (device_id d = 0; d < m; ++d) sum += compute_time(v, d);
+    return m == 0 ? 0.0 : sum / static_cast<double>(m);
   }
   [[nodiscard]] seconds mean_transfer_time(edge_id e) const {
     return cluster_->device_count() < 2 ? 0.0 : mean_link_.time(graph_->bytes(e));
@@ -116,13 +118,6 @@ class graph_model {
   [[nodiscard]] const cluster& devices() const noexcept { return *cluster_; }
 
  private:
-  template <class M>
-  static seconds mean_compute_time_over(const M& m, vertex_id v, std::size_t devices) {
-    seconds sum = 0;
-    for (device_id d = 0; d < devices; ++d) sum += m.compute_time(v, d);
-    return devices == 0 ? 0.0 : sum / static_cast<double>(devices);
-  }
-
   const graph* graph_;
   const cluster* cluster_;
   link_model mean_link_;
