@@ -10,7 +10,8 @@ using namespace gantry;
 
 TEST_CASE("Critical Path takes the largest bottom level first, not the first ready vertex") {
   // y (1.5 s) alone; x1 -> x2 -> x3 (1 s each), on one device. Bottom levels: x1 3, x2 2, y 1.5,
-  // x3 1, so y runs between x2 and x3; FIFO order (the published code's) and ETF both start with y.
+  // x3 1, so y runs between x2 and x3; FIFO order (the published code's) and ETF with Baechi's
+  // tie-break (Kahn order) both start with y.
   graph g;
   const auto y = g.add_vertex("y", 1.5), x1 = g.add_vertex("x1", 1), x2 = g.add_vertex("x2", 1),
              x3 = g.add_vertex("x3", 1);
@@ -24,7 +25,7 @@ TEST_CASE("Critical Path takes the largest bottom level first, not the first rea
   const auto r = critical_path_schedule(g, model, one);
   REQUIRE(r.ok());
   CHECK(r.placement.order == std::vector<vertex_id>{x1, x2, y, x3});
-  CHECK(etf(g, model, one).placement.order == std::vector<vertex_id>{y, x1, x2, x3});
+  CHECK(etf(g, model, one, {}, etf_tie_break::kahn_order).placement.order == std::vector<vertex_id>{y, x1, x2, x3});
   CHECK(validate(r.schedule, g, model, one).ok());
 }
 

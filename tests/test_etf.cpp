@@ -202,7 +202,7 @@ TEST_CASE("forward/backward pairs share a device; forward-only placement falls b
     pairs_on_their_forward(r);
     CHECK(r.placement.device[t.f1] != r.placement.device[t.g1]);
     // Every forward vertex is placed before any backward vertex.
-    list_scheduler s(t.g, model, c, etf_policy(), {.forward_of = forward, .forward_only = true});
+    list_scheduler s(t.g, model, c, etf_policy{}, {.forward_of = forward, .forward_only = true});
     std::size_t forward_seen = 0;
     while (s.step()) {
       if (forward[s.last_placed()] == no_vertex) ++forward_seen;
@@ -249,10 +249,10 @@ TEST_CASE("sequential communication: transfers queue per device and the wait del
     require_valid(r, h, model, c);
     CHECK(r.schedule.makespan == expected);
   }
-  // The option overrides the cluster's mode.
-  const auto c = cluster::uniform(3, unlimited_memory, link_model{.latency = 1});
+  // The cluster's mode is the only one: the engine, the simulator and validate() all read it.
+  const auto c = cluster::uniform(3, unlimited_memory, link_model{.latency = 1}, comm_mode::sequential);
   const graph_model model(g, c);
-  CHECK(etf(g, model, c, {.comm = comm_mode::sequential, .fixed_device = fixed}).schedule.start[z] == 3);
+  CHECK(etf(g, model, c, {.fixed_device = fixed}).schedule.start[z] == 3);
 }
 
 TEST_CASE("received tensors are cached per device") {

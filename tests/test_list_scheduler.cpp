@@ -176,7 +176,7 @@ TEST_CASE("list_scheduler steps one vertex at a time and answers queries") {
   g.add_edge(c, d);
   const auto devices = cluster::uniform(2, unlimited_memory, link_model{.latency = 0.5});
   const graph_model model(g, devices);
-  list_scheduler scheduler(g, model, devices, etf_policy());
+  list_scheduler scheduler(g, model, devices, etf_policy{});
   std::vector<vertex_id> steps;
   while (scheduler.step()) {
     steps.push_back(scheduler.last_placed());
@@ -208,12 +208,15 @@ TEST_CASE("bad input throws with what and where; an empty graph is an empty sche
   CHECK_THROWS_AS((void)etf(g, model, devices, {.group = {0}}), invalid_input);
   CHECK_THROWS_AS((void)etf(g, model, devices, {.fixed_device = {0, 7}}), invalid_input);
   CHECK_THROWS_AS((void)etf(g, model, devices, {.group = {0, 0}, .fixed_device = {0, 1}}), invalid_input);
-  list_policy no_priorities;
-  no_priorities.selection = vertex_selection::highest_priority;
-  CHECK_THROWS_AS((void)list_schedule(g, model, devices, no_priorities), invalid_input);
-  list_policy pairs_with_insertion;
-  pairs_with_insertion.insertion = true;
-  CHECK_THROWS_AS((void)list_schedule(g, model, devices, pairs_with_insertion), invalid_input);
+  // place() takes only a ready vertex and a device its group may use.
+  list_scheduler s(g, model, devices, etf_policy{}, {.group = {0, 0}});
+  CHECK_THROWS_AS(s.place(b, 0), invalid_input);  // not ready
+  CHECK_THROWS_AS(s.place(a, 2), invalid_input);  // no such device
+  s.place(a, 1);
+  CHECK_THROWS_AS(s.place(a, 1), invalid_input);  // placed already
+  CHECK_THROWS_AS(s.place(b, 0), invalid_input);  // its group is on device 1
+  s.place(b, 1);
+  CHECK(s.done());
   const cluster none;
   const graph_model no_devices(g, none);
   CHECK_THROWS_AS((void)etf(g, no_devices, none), invalid_input);

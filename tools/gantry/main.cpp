@@ -4,10 +4,10 @@
 //   gantry compare  --graph G.json --devices 4 --memory 8GiB [--format json]
 // Exit status: 0 success, 1 an algorithm or simulation failed (e.g. out of memory), 2 bad input.
 
-#include "algorithms.hpp"
 #include "registry.hpp"
 
 #include <gantry/io/io.hpp>
+#include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
 
@@ -74,7 +74,8 @@ struct simulation_flags {
     app.add_option("--policy", policy, "which ready vertex a device runs first")
         ->check(CLI::IsMember({"placement-order", "strict-order", "fifo", "bottom-level"}))
         ->capture_default_str();
-    app.add_flag("--no-cache", no_cache, "send a tensor once per consumer instead of once per device");
+    app.add_flag("--no-cache", no_cache,
+                 "send a tensor once per consumer instead of once per device (placers and simulation alike)");
   }
   [[nodiscard]] simulate_options make(std::span<const vertex_id> order) const {
     simulate_options o;
@@ -144,28 +145,72 @@ void print_schedule_summary(const schedule& s, const cluster& c) {
   }
 }
 
+// The fastest single device that can hold the whole run, simulated: the reference every placement
+// should beat. Devices are tried in order (at most 16) and the first of equal makespans wins.
+struct single_device_reference {
+  device_id device = no_device;
+  placement placed;
+  simulation_result simulated;
+};
+std::optional<single_device_reference> best_single_device(const graph& g, const graph_model& model, const cluster& c,
+                                                          const simulation_flags& sf) {
+  std::optional<single_device_reference> best;
+  for (device_id d = 0; d < std::min<std::size_t>(c.device_count(), 16); ++d) {
+    auto p = single_device(g, c, {.device = d});
+    if (!p.ok()) continue;
+    auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+    if (sim.ok() && (!best || sim.schedule.makespan < best->simulated.schedule.makespan))
+      best = single_device_reference{d, std::move(p), std::move(sim)};
+  }
+  return best;
+}
+
 int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
-              const std::string& algorithm, const std::string& out, const output_flags& of) {
+              const std::string& algorithm, const std::string& fallback, const std::string& out,
+              const output_flags& of) {
   const auto file = read_graph_file(graph_path);
   const graph& g = file.graph;
   const cluster c = cf.make();
   const graph_model model(g, c);
-  const auto* entry = cli::find_algorithm(algorithm);
+  const auto* entry = find_placer(algorithm);
   if (entry == nullptr) throw invalid_input("unknown algorithm '" + algorithm + "'; `gantry algorithms` lists them");
   const bool show = progress_wanted(g);
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();
-  placement p = entry->place(g, model, c);
+  placer_result placed = entry->place({g, model, c, !sf.no_cache});
+  placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
   if (!p.ok()) {
     std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.status) << "): " << p.message << "\n";
     return exit_failed;
   }
-  const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
-  if (!out.empty()) write_placement(out, g, c, p, {.algorithm = algorithm, .schedule = sim.ok() ? &sim.schedule : nullptr});
+  auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+  std::string chosen = algorithm;
+  // Never silently worse than one device: say so, and with --fallback take the device instead.
+  if (const auto reference = best_single_device(g, model, c, sf);
+      reference && (!sim.ok() || reference->simulated.schedule.makespan < sim.schedule.makespan)) {
+    const std::string device = c[reference->device].name;
+    std::cerr << "gantry place: " << algorithm << "'s placement "
+              << (sim.ok() ? "runs in " + format_seconds(sim.schedule.makespan) : std::string("does not run")) << ", "
+              << device << " alone runs the whole graph in " << format_seconds(reference->simulated.schedule.makespan)
+              << (fallback == "single-device" ? "; using " + device + " alone (--fallback single-device)"
+                                              : "; --fallback single-device would use it")
+              << "\n";
+    if (fallback == "single-device") {
+      placed = {reference->placed, std::nullopt};
+      p.placement_time = elapsed_since(t0);
+      sim = reference->simulated;
+      chosen = "single-device (fallback from " + algorithm + ")";
+    }
+  }
+  if (!out.empty()) write_placement(out, g, c, p, {.algorithm = chosen, .schedule = sim.ok() ? &sim.schedule : nullptr});
   of.write(g, c, p, sim.ok() ? &sim.schedule : nullptr);
-  std::cout << "algorithm     " << algorithm << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms)\n";
+  std::cout << "algorithm     " << chosen << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms, "
+            << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
+  if (placed.own_schedule)
+    std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
+              << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
   if (!sim.ok()) {
     std::cerr << "gantry place: the placement does not run: " << sim.message << "\n";
     return exit_failed;
@@ -209,8 +254,8 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
 }
 
 struct compare_row {
-  std::string algorithm;
-  placement placed;
+  const placer_entry* entry;
+  placer_result placed;
   std::optional<simulation_result> simulated;
 };
 
@@ -222,21 +267,20 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   const graph_model model(g, c);
   const bool show = progress_wanted(g);
   std::vector<compare_row> rows;
-  const auto& all = cli::algorithms();
+  const auto& all = placers();
   for (const auto& name : only)
-    if (cli::find_algorithm(name) == nullptr)
-      throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
+    if (find_placer(name) == nullptr) throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
   std::size_t index = 0;
   for (const auto& entry : all) {
     ++index;
     if (!only.empty() && std::find(only.begin(), only.end(), entry.name) == only.end()) continue;
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
-    compare_row row{entry.name, {}, std::nullopt};
+    compare_row row{&entry, {}, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
-    row.placed = entry.place(g, model, c);
-    row.placed.placement_time = elapsed_since(t0);
-    if (row.placed.ok())
-      row.simulated = simulate(g, model, c, std::span<const device_id>(row.placed.device), sf.make(row.placed.order));
+    row.placed = entry.place({g, model, c, !sf.no_cache});
+    auto& p = row.placed.placement;
+    p.placement_time = elapsed_since(t0);
+    if (p.ok()) row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
     progress(show, " done\n");
     rows.push_back(std::move(row));
   }
@@ -252,6 +296,12 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     const auto sim = simulate(g, unlimited_model, unlimited, std::span<const device_id>(p.device), sf.make(p.order));
     if (sim.ok()) baseline = sim.schedule.makespan;
   }
+  // The fastest device that can hold the whole run within its memory, if any.
+  const auto alone = best_single_device(g, model, c, sf);
+  const auto slower_than_alone = [&](const compare_row& row) {
+    return alone && row.simulated && row.simulated->ok() &&
+           row.simulated->schedule.makespan > alone->simulated.schedule.makespan;
+  };
   if (format == "json") {
     nlohmann::ordered_json out;
     out["graph"] = graph_path;
@@ -262,13 +312,20 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     out["baseline"] = "device 0 alone with unlimited memory";
     out["baseline_makespan"] = baseline ? nlohmann::ordered_json(*baseline) : nlohmann::ordered_json(nullptr);
     out["results"] = nlohmann::ordered_json::array();
+    out["single_device"] = alone ? nlohmann::ordered_json{{"device", c[alone->device].name},
+                                                          {"makespan", alone->simulated.schedule.makespan}}
+                                 : nlohmann::ordered_json(nullptr);
     for (const auto& row : rows) {
       nlohmann::ordered_json r;
-      r["algorithm"] = row.algorithm;
-      r["placement_seconds"] = row.placed.placement_time;
-      if (!row.placed.ok()) {
-        r["status"] = to_string(row.placed.status);
-        r["message"] = row.placed.message;
+      const auto& p = row.placed.placement;
+      r["algorithm"] = row.entry->name;
+      r["respects_memory"] = row.entry->respects_memory;
+      r["placement_seconds"] = p.placement_time;
+      r["own_makespan"] = row.placed.own_schedule ? nlohmann::ordered_json(row.placed.own_schedule->makespan)
+                                                  : nlohmann::ordered_json(nullptr);
+      if (!p.ok()) {
+        r["status"] = to_string(p.status);
+        r["message"] = p.message;
       } else if (!row.simulated->ok()) {
         r["status"] = "simulation: " + std::string(to_string(row.simulated->status));
         r["message"] = row.simulated->message;
@@ -277,6 +334,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
         r["status"] = "ok";
         r["makespan"] = s.makespan;
         r["speedup"] = baseline ? nlohmann::ordered_json(*baseline / s.makespan) : nlohmann::ordered_json(nullptr);
+        r["slower_than_single_device"] = slower_than_alone(row);
         r["peak_memory"] = s.peak_memory;
         r["bytes_moved"] = s.bytes_moved;
       }
@@ -289,30 +347,41 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   if (c.device_count() > 0 && c.capacity(0) != unlimited_memory) std::cout << " of " << format_bytes(c.capacity(0));
   std::cout << ", " << to_string(c.comm()) << " transfers\n\n";
   std::cout << std::left << std::setw(16) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
-            << "makespan" << std::setw(10) << "speed-up" << std::setw(14) << "bytes moved" << "  peak memory per device\n";
+            << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(14)
+            << "bytes moved" << "  peak memory per device\n";
   for (const auto& row : rows) {
-    std::cout << std::left << std::setw(16) << row.algorithm << std::right << std::setw(12)
-              << fixed(row.placed.placement_time * 1e3, 2);
-    if (!row.placed.ok()) {
-      std::cout << "  failed: " << to_string(row.placed.status) << "\n";
+    const auto& p = row.placed.placement;
+    std::cout << std::left << std::setw(16) << row.entry->name << std::right << std::setw(12)
+              << fixed(p.placement_time * 1e3, 2);
+    std::vector<std::string> notes;
+    if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
+    if (!p.ok()) {
+      std::cout << "  failed: " << to_string(p.status) << "\n";
       continue;
     }
+    std::cout << std::setw(14) << (row.placed.own_schedule ? format_seconds(row.placed.own_schedule->makespan) : "-");
     if (!row.simulated->ok()) {
       std::cout << "  does not run: " << to_string(row.simulated->status) << " on device "
-                << row.simulated->failed_device << "\n";
+                << row.simulated->failed_device << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
       continue;
     }
     const auto& s = row.simulated->schedule;
+    if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
               << (baseline ? fixed(*baseline / s.makespan, 2) + "x" : std::string("-")) << std::setw(14)
-              << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c) << "\n";
+              << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
+    for (std::size_t i = 0; i < notes.size(); ++i) std::cout << (i == 0 ? "  (" : ", ") << notes[i];
+    std::cout << (notes.empty() ? "" : ")") << "\n";
   }
   for (const auto& row : rows) {
-    if (!row.placed.ok()) std::cout << "\n" << row.algorithm << ": " << row.placed.message;
-    else if (!row.simulated->ok()) std::cout << "\n" << row.algorithm << ": " << row.simulated->message;
+    if (!row.placed.placement.ok()) std::cout << "\n" << row.entry->name << ": " << row.placed.placement.message;
+    else if (!row.simulated->ok()) std::cout << "\n" << row.entry->name << ": " << row.simulated->message;
   }
-  std::cout << "\nmakespans are simulated (" << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "")
-            << "); speed-up is over one device with unlimited memory; peak memory is % of capacity\n";
+  std::cout << "\n\"own schedule\" is the placer's own schedule; \"replayed\" simulates its placement ("
+            << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "") << ")";
+  if (alone)
+    std::cout << "; " << c[alone->device].name << " alone runs it in " << format_seconds(alone->simulated.schedule.makespan);
+  std::cout << "\nspeed-up is over one device with unlimited memory; peak memory is % of capacity\n";
   return 0;
 }
 
@@ -326,7 +395,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gantry 0.1.0");
 
-  std::string graph_path, algorithm = "m-topo", out, placement_path, format = "table";
+  std::string graph_path, algorithm = "m-topo", fallback = "none", out, placement_path, format = "table";
   std::size_t runs = 0;
   double cv = 0;
   std::uint64_t seed = 1;
@@ -341,6 +410,10 @@ int main(int argc, char** argv) {
   cf.add_to(*place);
   place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
   place->add_option("--out,-o", out, "write the placement (JSON) here");
+  place->add_option("--fallback", fallback,
+                    "single-device: when one device alone runs the graph faster than the placement, use it")
+      ->check(CLI::IsMember({"none", "single-device"}))
+      ->capture_default_str();
   sf.add_to(*place);
   of.add_to(*place);
 
@@ -375,11 +448,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (*list) {
-      for (const auto& entry : cli::algorithms())
-        std::cout << std::left << std::setw(16) << entry.name << entry.description << "\n";
+      for (const auto& entry : placers())
+        std::cout << std::left << std::setw(16) << entry.name << entry.description
+                  << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
-    if (*place) return run_place(graph_path, cf, sf, algorithm, out, of);
+    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of);
     if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of);
     if (*compare) return run_compare(graph_path, cf, sf, only, format);
     return 0;  // an extra subcommand ran in its callback during parse()

@@ -23,6 +23,13 @@ using byte_count = std::uint64_t;
 inline constexpr byte_count unlimited_memory = std::numeric_limits<byte_count>::max();
 using seconds = double;
 
+namespace detail {
+// a + b, or unlimited_memory when the sum does not fit: byte sums never wrap.
+[[nodiscard]] constexpr byte_count saturating_add(byte_count a, byte_count b) noexcept {
+  return a > unlimited_memory - b ? unlimited_memory : a + b;
+}
+}  // namespace detail
+
 // The outcome of an algorithm. Expected failures are answers, not exceptions: a result carries
 // one of these and a message that names the vertex, device and numbers involved.
 enum class status {

@@ -5,25 +5,40 @@
 // intended rule.
 #pragma once
 
-#include <gantry/order/levels.hpp>
 #include <gantry/place/list_scheduler.hpp>
+#include <gantry/place/ready_by_priority.hpp>
+
+#include <string>
 
 namespace gantry {
 
-[[nodiscard]] inline list_policy critical_path_policy(std::vector<seconds> bottom_levels) {
-  return {.name = "Critical Path",
-          .selection = vertex_selection::highest_priority,
-          .device = device_selection::earliest_start,
-          .insertion = false,
-          .priority = std::move(bottom_levels)};
-}
+// Priority: the bottom level (mean costs); device: the earliest start.
+struct critical_path_rule {
+  static constexpr bool insertion = false;
+  template <class View>
+  [[nodiscard]] std::vector<seconds> priorities(const View& view) const {
+    std::vector<seconds> level(view.vertex_count());
+    for (vertex_id v = 0; v < level.size(); ++v) level[v] = view.bottom_level(v);
+    return level;
+  }
+  template <class View>
+  [[nodiscard]] device_id device(const View& view, vertex_id v) const {
+    return best_device(view, v, [&](device_id d) { return view.earliest_start(v, d); });
+  }
+};
+
+class critical_path_policy : public priority_list_policy<critical_path_rule> {
+ public:
+  explicit critical_path_policy(std::string name = "Critical Path") : priority_list_policy(std::move(name)) {}
+};
 
 // Named critical_path_schedule because critical_path() (order/levels.hpp) is the path's length.
-// Memory is respected when options.respect_memory is set.
+// Memory is respected when options.respect_memory is set (m-CP).
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] list_schedule_result critical_path_schedule(const G& graph, const M& model, const D& devices,
                                                           list_options options = {}) {
-  return list_schedule(graph, model, devices, critical_path_policy(bottom_level(graph, model, devices)),
+  return list_schedule(graph, model, devices,
+                       critical_path_policy(options.respect_memory ? "m-Critical Path" : "Critical Path"),
                        std::move(options));
 }
 

@@ -7,25 +7,208 @@
 
 #include <gantry/place/list_scheduler.hpp>
 
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <vector>
+
 namespace gantry {
 
 using etf_options = list_options;
 
-// Earliest schedulable time of v on d: max(when d is free, when every input can be on d).
-// Ties: earliest time, then Kahn order of the vertex, then lowest device id.
-[[nodiscard]] inline list_policy etf_policy(bool memory_aware = false) {
-  return {.name = memory_aware ? "m-ETF" : "ETF",
-          .selection = vertex_selection::earliest_start_pair,
-          .device = device_selection::earliest_start,
-          .insertion = false,
-          .priority = {}};
-}
+// Which pair wins when several can start at the same earliest time.
+enum class etf_tie_break {
+  static_level,  // the vertex with the larger static level (longest path of mean compute times to an exit), then Kahn order
+  kahn_order,    // the vertex earlier in Kahn order (Baechi's code)
+};
+
+// ETF as a policy: est(v, d) = max(when d is free, when every input can be on d); the pair with the
+// smallest est goes next, ties by the tie-break, then the lowest device id.
+// Per device, a heap of candidates keyed by when their inputs can be there and a heap of those
+// that could start as soon as the device is free; a device's best candidate is kept until a
+// placement can change it. With sequential or duplex channels, keys are lower bounds checked again
+// before use, and a vertex whose input was just copied to a device is keyed again there (a cached
+// copy can make its inputs arrive earlier).
+class etf_policy {
+ public:
+  explicit etf_policy(std::string name = "ETF", etf_tie_break tie_break = etf_tie_break::static_level)
+      : name_(std::move(name)), tie_break_(tie_break) {}
+
+  [[nodiscard]] std::string_view name() const { return name_; }
+
+  template <class View>
+  void start(const View& view) {
+    const std::size_t m = view.device_count(), n = view.vertex_count();
+    pending_.assign(m, {});
+    startable_.assign(m, {});
+    blocked_.assign(m, {});
+    best_.assign(m, std::nullopt);
+    best_known_.assign(m, 0);
+    recheck_ = view.comm() != comm_mode::parallel;
+    transfers_seen_ = 0;
+    tie_.resize(n);
+    std::vector<vertex_id> by(n);
+    for (vertex_id v = 0; v < n; ++v) by[v] = v;
+    if (tie_break_ == etf_tie_break::static_level) {
+      const std::vector<seconds> level = static_levels(view);
+      std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) {
+        return std::tuple(-level[a], view.kahn_rank(a)) < std::tuple(-level[b], view.kahn_rank(b));
+      });
+    } else {
+      std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+    }
+    for (std::uint32_t i = 0; i < n; ++i) tie_[by[i]] = i;
+  }
+
+  template <class View>
+  void on_ready(const View& view, vertex_id v) {
+    for (device_id d = 0; d < view.device_count(); ++d)
+      if (view.allowed(v, d)) push(d, {view.data_ready(v, d), tie_[v], v});
+  }
+
+  template <class View>
+  void on_placed(const View& view, vertex_id v, device_id d) {
+    for (device_id other = 0; other < best_.size(); ++other) {
+      if (!best_known_[other]) continue;
+      if (other == d || recheck_ || !best_[other]) {
+        best_known_[other] = 0;
+        continue;
+      }
+      // Transfers made for v go into d only, so other devices' memory and arrivals stay as they were.
+      const vertex_id candidate = best_[other]->vertex;
+      if (candidate == v || !view.allowed(candidate, other)) best_known_[other] = 0;
+    }
+    for (device_id x = 0; x < blocked_.size(); ++x) {
+      if (!view.memory_changed(x)) continue;
+      for (const entry& e : blocked_[x]) push(x, e);
+      blocked_[x].clear();
+    }
+    // A copy just sent to d may bring another consumer's inputs there sooner than its key says.
+    const auto& transfers = view.transfers();
+    if (recheck_ && view.options().cache_transfers) {
+      const csr_graph& g = view.graph();
+      for (; transfers_seen_ < transfers.size(); ++transfers_seen_)
+        for (const vertex_id w : g.successors(transfers[transfers_seen_].tensor))
+          if (view.is_ready(w) && view.allowed(w, d)) push(d, {view.data_ready(w, d), tie_[w], w});
+    }
+    transfers_seen_ = transfers.size();
+  }
+
+  template <class View>
+  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    std::optional<std::tuple<seconds, std::uint32_t, device_id>> best;
+    vertex_id chosen = no_vertex;
+    for (device_id d = 0; d < best_.size(); ++d) {
+      if (!best_known_[d]) {
+        best_[d] = best_on(view, d);
+        best_known_[d] = 1;
+      }
+      const auto& candidate = best_[d];
+      if (candidate && (!best || std::tuple(candidate->ready, candidate->tie, d) < *best)) {
+        best = std::tuple(candidate->ready, candidate->tie, d);
+        chosen = candidate->vertex;
+      }
+    }
+    if (!best) return std::nullopt;
+    return list_choice{chosen, std::get<2>(*best)};
+  }
+
+ private:
+  struct entry {
+    seconds ready;  // when the inputs can be on the device; the start time for a device's best
+    std::uint32_t tie;
+    vertex_id vertex;
+    bool operator>(const entry& o) const { return std::tie(ready, tie) > std::tie(o.ready, o.tie); }
+  };
+  struct by_tie {
+    bool operator()(const entry& a, const entry& b) const { return a.tie > b.tie; }
+  };
+
+  // Longest path of mean compute times from v to an exit, v included (no communication).
+  template <class View>
+  static std::vector<seconds> static_levels(const View& view) {
+    const csr_graph& g = view.graph();
+    const std::size_t n = view.vertex_count();
+    std::vector<vertex_id> order(n);
+    for (vertex_id v = 0; v < n; ++v) order[view.kahn_rank(v)] = v;
+    std::vector<seconds> level(n, 0);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      seconds tail = 0;
+      for (const vertex_id s : g.successors(*it)) tail = std::max(tail, level[s]);
+      level[*it] = mean_compute_time(view.model(), *it, view.device_count()) + tail;
+    }
+    return level;
+  }
+
+  void push(device_id d, const entry& e) {
+    pending_[d].push(e);
+    if (best_known_[d] && (!best_[d] || std::tie(e.ready, e.tie) < std::tie(best_[d]->ready, best_[d]->tie)))
+      best_known_[d] = 0;
+  }
+
+  // The best candidate of d as (start, tie, vertex). Drops candidates placed or bound to another
+  // device; sets aside those that do not fit (until memory on d changes).
+  template <class View>
+  std::optional<entry> best_on(const View& view, device_id d) {
+    auto& pending = pending_[d];
+    auto& startable = startable_[d];
+    for (;;) {
+      const seconds free_at = view.available_at(d);
+      while (!pending.empty() && pending.top().ready <= free_at) {
+        startable.push(pending.top());
+        pending.pop();
+      }
+      const bool from_startable = !startable.empty();
+      if (!from_startable && pending.empty()) return std::nullopt;
+      const entry top = from_startable ? startable.top() : pending.top();
+      const auto drop = [&] {
+        if (from_startable) startable.pop();
+        else pending.pop();
+      };
+      const vertex_id v = top.vertex;
+      if (view.is_placed(v) || !view.allowed(v, d)) {
+        drop();
+        continue;
+      }
+      if (recheck_) {
+        const seconds now_ready = view.data_ready(v, d);
+        if (from_startable ? now_ready > free_at : now_ready != top.ready) {
+          drop();
+          pending.push({now_ready, top.tie, v});
+          continue;
+        }
+      }
+      if (!view.fits(v, d)) {
+        drop();
+        blocked_[d].push_back(top);
+        continue;
+      }
+      // It stays at the top, the device's candidate, until placed.
+      return entry{std::max(top.ready, free_at), top.tie, v};
+    }
+  }
+
+  std::string name_;
+  etf_tie_break tie_break_;
+  bool recheck_ = false;
+  std::size_t transfers_seen_ = 0;
+  std::vector<std::uint32_t> tie_;
+  std::vector<std::priority_queue<entry, std::vector<entry>, std::greater<>>> pending_;
+  std::vector<std::priority_queue<entry, std::vector<entry>, by_tie>> startable_;
+  std::vector<std::vector<entry>> blocked_;
+  std::vector<std::optional<entry>> best_;
+  std::vector<std::uint8_t> best_known_;
+};
 
 // ETF ignores memory (options.respect_memory is treated as false).
 template <adapted_graph G, placement_model M, device_set D>
-[[nodiscard]] list_schedule_result etf(const G& graph, const M& model, const D& devices, etf_options options = {}) {
+[[nodiscard]] list_schedule_result etf(const G& graph, const M& model, const D& devices, etf_options options = {},
+                                       etf_tie_break tie_break = etf_tie_break::static_level) {
   options.respect_memory = false;
-  return list_schedule(graph, model, devices, etf_policy(false), std::move(options));
+  return list_schedule(graph, model, devices, etf_policy("ETF", tie_break), std::move(options));
 }
 
 // m-ETF: ETF within device memory (options.respect_memory is treated as true), by default with
@@ -33,9 +216,10 @@ template <adapted_graph G, placement_model M, device_set D>
 // vertex fits on any device the result says so, naming the vertex, its need and each device's
 // free memory.
 template <adapted_graph G, placement_model M, device_set D>
-[[nodiscard]] list_schedule_result m_etf(const G& graph, const M& model, const D& devices, etf_options options = {}) {
+[[nodiscard]] list_schedule_result m_etf(const G& graph, const M& model, const D& devices, etf_options options = {},
+                                         etf_tie_break tie_break = etf_tie_break::static_level) {
   options.respect_memory = true;
-  return list_schedule(graph, model, devices, etf_policy(true), std::move(options));
+  return list_schedule(graph, model, devices, etf_policy("m-ETF", tie_break), std::move(options));
 }
 
 }  // namespace gantry

@@ -7,6 +7,9 @@
 
 #include <gantry/order/levels.hpp>
 #include <gantry/place/list_scheduler.hpp>
+#include <gantry/place/ready_by_priority.hpp>
+
+#include <string>
 
 namespace gantry {
 
@@ -16,19 +19,32 @@ template <adapted_graph G, cost_model M, device_set D>
   return bottom_level(graph, model, devices);
 }
 
-// Among ready vertices, so equal ranks (zero-time vertices) still respect precedence.
-[[nodiscard]] inline list_policy heft_policy(std::vector<seconds> upward_ranks) {
-  return {.name = "HEFT",
-          .selection = vertex_selection::highest_priority,
-          .device = device_selection::earliest_finish,
-          .insertion = true,
-          .priority = std::move(upward_ranks)};
-}
+// Priority: the upward rank; device: the earliest finish, inserted into an idle gap when one is
+// long enough. Among ready vertices, so equal ranks (zero-time vertices) still respect precedence.
+struct heft_rule {
+  static constexpr bool insertion = true;
+  template <class View>
+  [[nodiscard]] std::vector<seconds> priorities(const View& view) const {
+    std::vector<seconds> rank(view.vertex_count());
+    for (vertex_id v = 0; v < rank.size(); ++v) rank[v] = view.bottom_level(v);
+    return rank;
+  }
+  template <class View>
+  [[nodiscard]] device_id device(const View& view, vertex_id v) const {
+    return best_device(view, v, [&](device_id d) { return view.earliest_finish(v, d); });
+  }
+};
 
-// Memory is respected when options.respect_memory is set.
+class heft_policy : public priority_list_policy<heft_rule> {
+ public:
+  explicit heft_policy(std::string name = "HEFT") : priority_list_policy(std::move(name)) {}
+};
+
+// Memory is respected when options.respect_memory is set (m-HEFT).
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] list_schedule_result heft(const G& graph, const M& model, const D& devices, list_options options = {}) {
-  return list_schedule(graph, model, devices, heft_policy(upward_rank(graph, model, devices)), std::move(options));
+  return list_schedule(graph, model, devices, heft_policy(options.respect_memory ? "m-HEFT" : "HEFT"),
+                       std::move(options));
 }
 
 }  // namespace gantry

@@ -21,7 +21,8 @@ inline constexpr std::uint32_t no_transfer = std::numeric_limits<std::uint32_t>:
 // For each edge, the index of the transfer that serves it (no_transfer for same-device edges and
 // for cross-device edges that no transfer serves). O(n + e·k + t) for at most k transfers of one
 // tensor: transfers are bucketed by tensor, no sorting.
-inline std::vector<std::uint32_t> serving_transfers(const csr_graph& g, const schedule& s) {
+template <class M>
+std::vector<std::uint32_t> serving_transfers(const csr_graph& g, const schedule& s, const M& model) {
   const std::size_t n = g.vertex_count();
   std::vector<std::uint32_t> serving(g.edge_count(), no_transfer);
   std::vector<std::uint32_t> first(n + 1, 0);
@@ -43,10 +44,18 @@ inline std::vector<std::uint32_t> serving_transfers(const csr_graph& g, const sc
   for (edge_id e = 0; e < g.edge_count(); ++e) {
     const auto u = g.source(e), v = g.target(e);
     if (serving[e] != no_transfer || s.device[u] == s.device[v]) continue;
-    std::uint32_t best = no_transfer;  // the earliest-finishing copy of u on v's device
+    // The earliest-finishing copy of u's tensor on v's device: of the edge's own size if there is
+    // one, else of any larger size.
+    const byte_count bytes = model.edge_bytes(e);
+    std::uint32_t best = no_transfer;
+    const auto better = [&](const transfer& t, const transfer& than) {
+      const bool exact = t.bytes == bytes, than_exact = than.bytes == bytes;
+      return exact != than_exact ? exact : t.finish < than.finish;
+    };
     for (std::uint32_t k = first[u]; k < first[u + 1]; ++k) {
       const auto& t = s.transfers[by_tensor[k]];
-      if (t.to == s.device[v] && (best == no_transfer || t.finish < s.transfers[best].finish)) best = by_tensor[k];
+      if (t.to == s.device[v] && t.bytes >= bytes && (best == no_transfer || better(t, s.transfers[best])))
+        best = by_tensor[k];
     }
     serving[e] = best;
   }
@@ -105,7 +114,7 @@ struct memory_profile {
 template <memory_model M>
 [[nodiscard]] memory_profile compute_memory_profile(const csr_graph& g, const schedule& s, const M& model,
                                                     std::size_t device_count) {
-  const auto serving = detail::serving_transfers(g, s);
+  const auto serving = detail::serving_transfers(g, s, model);
   const std::size_t n = g.vertex_count();
   using event = detail::memory_event;
   // Events are bucketed by device (counting sort), then each bucket is sorted by key.

@@ -11,8 +11,12 @@
 //     has finished.
 // Memory is held over half-open intervals, so frees at a time t happen before allocations at t
 // and a zero-length hold takes nothing.
+// Tensors: the edges out of u that carry the same bytes carry one tensor; edges of different sizes
+// carry different tensors (a multi-output operation). A copy is timed with its own edge's bytes.
+// With caching, a tensor is sent to a device once and the copy serves every consumer there.
 // A cross-device edge u -> v is served by the transfer sent for that edge if there is one, else by
-// the earliest-finishing transfer of u's output to v's device (a cached copy).
+// the earliest-finishing copy of u's tensor (same bytes) on v's device, else by the
+// earliest-finishing larger copy of u on that device.
 #pragma once
 
 #include <gantry/core/types.hpp>

@@ -1,6 +1,7 @@
 // validate(): checks a schedule against its graph, model and devices and returns every violation
 // it finds, in words: sizes and ids, durations, precedence including transfer time, device
-// exclusivity, channel exclusivity (sequential and duplex modes) and memory over capacity.
+// exclusivity, channel exclusivity (sequential and duplex modes), memory over capacity and, when
+// groups are given, colocation groups split over devices.
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
@@ -11,13 +12,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gantry {
 
-enum class violation_kind { structure, duration, precedence, transfer, device_overlap, channel_overlap, memory };
+enum class violation_kind { structure, duration, precedence, transfer, device_overlap, channel_overlap, memory, colocation };
 
 [[nodiscard]] constexpr const char* to_string(violation_kind k) noexcept {
   switch (k) {
@@ -28,6 +33,7 @@ enum class violation_kind { structure, duration, precedence, transfer, device_ov
     case violation_kind::device_overlap: return "device overlap";
     case violation_kind::channel_overlap: return "channel overlap";
     case violation_kind::memory: return "memory";
+    case violation_kind::colocation: return "colocation";
   }
   return "unknown";
 }
@@ -63,6 +69,9 @@ struct validate_options {
   double tolerance = 1e-9;
   // Stop after this many violations (the rest are counted in a final message).
   std::size_t max_violations = 1000;
+  // Colocation group per vertex (no_group, the largest value, for none); empty for none. Every
+  // group must sit on one device.
+  std::span<const std::uint32_t> group = {};
 };
 
 template <adapted_graph G, placement_model M, device_set D>
@@ -159,7 +168,7 @@ template <adapted_graph G, placement_model M, device_set D>
   }
 
   // Precedence.
-  const auto serving = detail::serving_transfers(g, s);
+  const auto serving = detail::serving_transfers(g, s, model);
   for (edge_id e = 0; e < g.edge_count(); ++e) {
     const auto u = g.source(e), v = g.target(e);
     if (s.device[u] == s.device[v]) {
@@ -234,6 +243,25 @@ template <adapted_graph G, placement_model M, device_set D>
                                                     num(a.finish) + ") and " + std::to_string(list[i]) + " [" +
                                                     num(b.start) + ", " + num(b.finish) + ") overlap on the " + channel);
         }
+      }
+    }
+  }
+
+  // Colocation groups.
+  if (!options.group.empty()) {
+    if (options.group.size() != n) {
+      fail(violation_kind::structure, "the group vector has " + std::to_string(options.group.size()) + " entries for " +
+                                          std::to_string(n) + " vertices");
+    } else {
+      constexpr auto alone = std::numeric_limits<std::uint32_t>::max();
+      std::unordered_map<std::uint32_t, vertex_id> first;
+      for (vertex_id v = 0; v < n; ++v) {
+        if (options.group[v] == alone) continue;
+        const vertex_id f = first.try_emplace(options.group[v], v).first->second;
+        if (s.device[f] != s.device[v])
+          fail(violation_kind::colocation, "vertices " + name(f) + " and " + name(v) + " share colocation group " +
+                                               std::to_string(options.group[v]) + " but run on devices " +
+                                               std::to_string(s.device[f]) + " and " + std::to_string(s.device[v]));
       }
     }
   }

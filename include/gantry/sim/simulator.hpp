@@ -1,8 +1,8 @@
 // The work-conserving, event-driven simulator that judges every placement the same way (Baechi
 // §4.2's execution simulator; DOPPLER §2-3, Algorithm 1). Devices run one vertex at a time; a
-// tensor moves over a link once its producer is done and a channel is free, and is cached on the
-// receiving device; memory is allocated and freed as the run goes (rules in schedule/schedule.hpp)
-// and running out is an answer naming device, time and vertex. Durations may be drawn around the
+// tensor (a producer's edges of equal bytes) moves over a link once its producer is done and a
+// channel is free, and is cached on the receiving device; memory is allocated and freed as the run
+// goes (rules in schedule/schedule.hpp) and running out is an answer naming device, time and vertex. Durations may be drawn around the
 // model's values (seeded lognormal) to turn a makespan into a distribution.
 // O((n + e) log n + t log t) for t transfers in parallel mode.
 #pragma once
@@ -123,7 +123,6 @@ class simulator {
     edge_transfer_.assign(g_.edge_count(), detail::no_transfer);
     transfer_duration_.clear();
     transfer_holders_.clear();
-    slot_.assign(m_, detail::no_transfer);
     busy_.assign(m_, 0);
     channel_busy_.assign(options_channels(), 0);
     transfer_queue_.clear();
@@ -299,10 +298,12 @@ class simulator {
     busy_[d] = 0;
     ++finished_;
     release(d, model_.temporary_bytes(v));
-    // Consumers on this device get the output now; others get a transfer.
+    // Consumers on this device get the output now; others get a transfer: one per tensor (edges of
+    // equal bytes) and device when tensors are cached, else one per edge (schedule/schedule.hpp).
     std::uint32_t holders = 0;
     const auto succ = g_.successors(v);
     const auto out = g_.out_edges(v);
+    const std::size_t first_new = s.transfers.size();
     for (std::size_t i = 0; i < succ.size(); ++i) {
       const vertex_id w = succ[i];
       const device_id to = placement_[w];
@@ -312,36 +313,26 @@ class simulator {
         continue;
       }
       const edge_id e = out[i];
-      std::uint32_t t = options_.cache_transfers ? slot_[to] : detail::no_transfer;
+      const byte_count bytes = model_.edge_bytes(e);
+      std::uint32_t t = detail::no_transfer;
+      if (options_.cache_transfers)
+        for (std::size_t k = first_new; k < s.transfers.size() && t == detail::no_transfer; ++k)
+          if (s.transfers[k].to == to && s.transfers[k].bytes == bytes) t = static_cast<std::uint32_t>(k);
       if (t == detail::no_transfer) {
         t = static_cast<std::uint32_t>(s.transfers.size());
-        s.transfers.push_back({v, e, d, to, 0, 0, model_.edge_bytes(e)});
+        s.transfers.push_back({v, e, d, to, 0, 0, bytes});
         transfer_holders_.push_back(0);
-        transfer_duration_.push_back(0);
-        if (options_.cache_transfers) slot_[to] = t;
+        transfer_duration_.push_back(
+            model_.transfer_time(e, d, to) * (options_.vary_transfers ? draw() : 1.0));
         ++holders;
-      } else if (model_.edge_bytes(e) > s.transfers[t].bytes) {
-        s.transfers[t].bytes = model_.edge_bytes(e);
-        s.transfers[t].edge = e;
       }
       edge_transfer_[e] = t;
       ++transfer_holders_[t];
     }
-    // Durations are known once the edge carrying the most bytes is; queue in creation order.
-    for (std::size_t i = 0; i < succ.size(); ++i) {
-      const device_id to = placement_[succ[i]];
-      if (to == d) continue;
-      const std::uint32_t t = edge_transfer_[out[i]];
-      if (options_.cache_transfers) {
-        if (slot_[to] == detail::no_transfer) continue;  // already queued
-        slot_[to] = detail::no_transfer;
-      } else if (s.transfers[t].edge != out[i]) {
-        continue;
-      }
-      const auto& tr = s.transfers[t];
-      transfer_duration_[t] = model_.transfer_time(tr.edge, tr.from, tr.to) * (options_.vary_transfers ? draw() : 1.0);
+    for (std::size_t k = first_new; k < s.transfers.size(); ++k) {
+      const auto t = static_cast<std::uint32_t>(k);
       if (channel_busy_.empty()) start_transfer(t);
-      else transfer_queue_.insert({now_, rank_[v], tr.edge, t});
+      else transfer_queue_.insert({now_, rank_[v], s.transfers[k].edge, t});
     }
     output_holders_[v] = holders;
     if (holders == 0) release(d, model_.output_bytes(v));
@@ -466,7 +457,6 @@ class simulator {
   std::vector<std::uint32_t> edge_transfer_;   // the transfer serving each cross-device edge
   std::vector<seconds> transfer_duration_;
   std::vector<std::uint32_t> transfer_holders_;  // consumers still needing a received copy
-  std::vector<std::uint32_t> slot_;              // per device: transfer being built for the current producer
   std::vector<std::uint8_t> busy_;
   std::vector<std::uint8_t> channel_busy_;
   std::set<std::tuple<seconds, std::uint32_t, edge_id, std::uint32_t>> transfer_queue_;

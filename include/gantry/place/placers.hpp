@@ -1,0 +1,103 @@
+// Every placer by name, on gantry's own graph and cluster types: what the `gantry` tool runs and
+// what the tests run over every placer. An entry says whether it honours device memory and returns,
+// besides the placement, the placer's own schedule when it builds one.
+#pragma once
+
+#include <gantry/graph/graph.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/place/colocation.hpp>
+#include <gantry/place/cpop.hpp>
+#include <gantry/place/critical_path.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/heft.hpp>
+#include <gantry/place/m_topo.hpp>
+#include <gantry/place/peft.hpp>
+#include <gantry/place/single_device.hpp>
+#include <gantry/schedule/schedule.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gantry {
+
+struct placer_request {
+  const graph& g;
+  const graph_model& model;
+  const cluster& devices;
+  bool cache_transfers = true;  // send a tensor once per device (false: once per consumer)
+};
+
+struct placer_result {
+  gantry::placement placement;
+  std::optional<gantry::schedule> own_schedule;  // the placer's own schedule, for list schedulers
+};
+
+struct placer_entry {
+  std::string name;          // as typed on the command line, e.g. "m-etf"
+  std::string description;   // one line
+  bool respects_memory;      // false: the placement may not fit; only a simulation can tell
+  std::function<placer_result(const placer_request&)> place;
+};
+
+namespace detail {
+// A list scheduler as an entry: colocation groups named in the graph are honoured.
+template <class Run>
+placer_entry list_entry(std::string name, std::string description, bool memory, Run run) {
+  return {std::move(name), std::move(description), memory, [memory, run](const placer_request& r) {
+            list_options options{.respect_memory = memory, .cache_transfers = r.cache_transfers,
+                                 .group = colocation_groups(r.g)};
+            list_schedule_result out = run(r, std::move(options));
+            placer_result result{std::move(out.placement), std::nullopt};
+            if (result.placement.ok()) result.own_schedule = std::move(out.schedule);
+            return result;
+          }};
+}
+}  // namespace detail
+
+// Every placer, in the order `gantry compare` prints them.
+[[nodiscard]] inline const std::vector<placer_entry>& placers() {
+  static const std::vector<placer_entry> all = [] {
+    std::vector<placer_entry> out;
+    out.push_back({"single-device", "every vertex on device 0: the baseline", false,
+                   [](const placer_request& r) { return placer_result{single_device(r.g, r.devices), std::nullopt}; }});
+    out.push_back({"m-topo", "Baechi's m-TOPO: Kahn order, devices filled one by one up to a balanced cap", true,
+                   [](const placer_request& r) {
+                     return placer_result{m_topo(r.g, r.model, r.devices, {.group = colocation_groups(r.g)}), std::nullopt};
+                   }});
+    const auto add = [&](std::string name, std::string description, bool memory, auto run) {
+      out.push_back(detail::list_entry(std::move(name), std::move(description), memory, run));
+    };
+    const auto etf_run = [](const placer_request& r, list_options o) { return etf(r.g, r.model, r.devices, std::move(o)); };
+    const auto m_etf_run = [](const placer_request& r, list_options o) { return m_etf(r.g, r.model, r.devices, std::move(o)); };
+    const auto cp_run = [](const placer_request& r, list_options o) {
+      return critical_path_schedule(r.g, r.model, r.devices, std::move(o));
+    };
+    const auto heft_run = [](const placer_request& r, list_options o) { return heft(r.g, r.model, r.devices, std::move(o)); };
+    const auto cpop_run = [](const placer_request& r, list_options o) { return cpop(r.g, r.model, r.devices, std::move(o)); };
+    const auto peft_run = [](const placer_request& r, list_options o) { return peft(r.g, r.model, r.devices, std::move(o)); };
+    add("etf", "ETF: the (vertex, device) pair that can start earliest goes first", false, etf_run);
+    add("m-etf", "Baechi's m-ETF: ETF on devices whose memory can hold the vertex", true, m_etf_run);
+    add("critical-path", "DOPPLER's baseline: largest bottom level first, on the earliest-start device", false, cp_run);
+    add("m-critical-path", "Critical Path on devices whose memory can hold the vertex", true, cp_run);
+    add("heft", "HEFT: largest upward rank first, on the earliest-finish device, into idle gaps", false, heft_run);
+    add("m-heft", "HEFT on devices whose memory can hold the vertex", true, heft_run);
+    add("cpop", "CPOP: critical-path vertices on one device, the others on the earliest-finish device", false, cpop_run);
+    add("m-cpop", "CPOP on devices whose memory can hold the vertex", true, cpop_run);
+    add("peft", "PEFT: optimistic cost table ranks vertices and looks one step ahead for the device", false, peft_run);
+    add("m-peft", "PEFT on devices whose memory can hold the vertex", true, peft_run);
+    return out;
+  }();
+  return all;
+}
+
+[[nodiscard]] inline const placer_entry* find_placer(std::string_view name) {
+  for (const auto& entry : placers())
+    if (entry.name == name) return &entry;
+  return nullptr;
+}
+
+}  // namespace gantry

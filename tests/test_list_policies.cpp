@@ -1,0 +1,237 @@
+// The list-scheduling engine's policy hook: hand-worked cases for per-edge transfers, ETF's
+// tie-break and its lazy keys with channels, CPOP and PEFT on known examples, and a policy written
+// outside the library.
+#include <gantry/generate/random_dag.hpp>
+#include <gantry/place/cpop.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/heft.hpp>
+#include <gantry/place/peft.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <limits>
+#include <tuple>
+
+using namespace gantry;
+
+namespace {
+
+// ETF written the slow, obvious way: every step, every ready vertex on every device.
+struct naive_etf {
+  std::vector<seconds> level;  // static level, as etf_policy computes it
+  template <class View>
+  void start(const View& view) {
+    const auto& g = view.graph();
+    std::vector<vertex_id> order(view.vertex_count());
+    for (vertex_id v = 0; v < order.size(); ++v) order[view.kahn_rank(v)] = v;
+    level.assign(order.size(), 0);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      seconds tail = 0;
+      for (const vertex_id s : g.successors(*it)) tail = std::max(tail, level[s]);
+      level[*it] = mean_compute_time(view.model(), *it, view.device_count()) + tail;
+    }
+  }
+  template <class View>
+  std::optional<list_choice> choose(const View& view) {
+    std::optional<std::tuple<seconds, seconds, std::uint32_t, device_id, vertex_id>> best;
+    for (const vertex_id v : view.ready())
+      for (device_id d = 0; d < view.device_count(); ++d) {
+        if (!view.allowed(v, d) || !view.fits(v, d)) continue;
+        const auto key = std::tuple(view.earliest_start(v, d), -level[v], view.kahn_rank(v), d, v);
+        if (!best || key < *best) best = key;
+      }
+    if (!best) return std::nullopt;
+    return list_choice{std::get<4>(*best), std::get<3>(*best)};
+  }
+};
+
+// A policy as a user would write one: vertices in Kahn order, device = vertex id modulo m.
+struct round_robin {
+  [[nodiscard]] std::string_view name() const { return "round robin"; }
+  template <class View>
+  std::optional<list_choice> choose(const View& view) {
+    const auto ready = view.ready();
+    if (ready.empty()) return std::nullopt;
+    const vertex_id v = *std::min_element(ready.begin(), ready.end(),
+                                          [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+    return list_choice{v, static_cast<device_id>(v % view.device_count())};
+  }
+};
+
+template <class Result, class Model>
+void require_valid(const Result& r, const graph& g, const Model& model, const cluster& c) {
+  REQUIRE_MESSAGE(r.ok(), r.placement.message);
+  const auto report = validate(r.schedule, g, model, c);
+  REQUIRE_MESSAGE(report.ok(), report.to_string());
+}
+
+}  // namespace
+
+TEST_CASE("each copy takes its own edge's time: 8 bytes do not wait for 80") {
+  // u (1 s) on d0 sends 8 B to a and 80 B to b, both fixed to d1; links move 8 B/s.
+  graph g;
+  const auto u = g.add_vertex("u", 1), a = g.add_vertex("a", 1), b = g.add_vertex("b", 1);
+  g.add_edge(u, a, 8);
+  g.add_edge(u, b, 80);
+  const auto c = cluster::uniform(2, unlimited_memory, link_model{.latency = 0, .bandwidth = 8});
+  const graph_model model(g, c);
+  const auto r = etf(g, model, c, {.fixed_device = {0, 1, 1}});
+  require_valid(r, g, model, c);
+  CHECK(r.schedule.start[a] == 2);   // 1 s of u, 1 s for 8 B
+  CHECK(r.schedule.start[b] == 11);  // 1 s of u, 10 s for 80 B
+  CHECK(r.schedule.bytes_moved == 88);
+  REQUIRE(r.schedule.transfers.size() == 2);
+  // The simulator replays the same copies at the same times.
+  const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device),
+                            {.policy = ready_policy::strict_order, .priority = r.placement.order});
+  REQUIRE(sim.ok());
+  CHECK(sim.schedule.start == r.schedule.start);
+  CHECK(sim.schedule.bytes_moved == 88);
+  // Edges of one size carry one tensor: a second 8 B consumer on d1 uses a's copy.
+  const auto a2 = g.add_vertex("a2", 1);
+  g.add_edge(u, a2, 8);
+  const graph_model model2(g, c);
+  const auto r2 = etf(g, model2, c, {.fixed_device = {0, 1, 1, 1}});
+  require_valid(r2, g, model2, c);
+  CHECK(r2.schedule.transfers.size() == 2);
+  CHECK(r2.schedule.bytes_moved == 88);
+}
+
+TEST_CASE("ETF = a naive ETF that recomputes every start time, in every communication mode") {
+  std::size_t cases = 0;
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+    const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
+    auto g = random_layered_dag({.vertices = 12 + seed % 20, .layers = 4 + seed % 4, .mean_out_degree = 2.0,
+                                 .min_compute = 1, .max_compute = 4, .min_bytes = 1, .max_bytes = 4, .seed = seed});
+    // Integer times keep ties real, so the tie-break is tested too.
+    for (vertex_id v = 0; v < g.vertex_count(); ++v) g[v].compute = std::round(g[v].compute);
+    const auto c = cluster::uniform(2 + seed % 3, unlimited_memory, link_model{.latency = 1, .bandwidth = 1}, comm);
+    const graph_model model(g, c);
+    const std::string mode = to_string(comm);
+    CAPTURE(seed);
+    CAPTURE(mode);
+    for (const bool cache : {true, false}) {
+      const auto fast = etf(g, model, c, {.cache_transfers = cache});
+      const auto slow = list_schedule(g, model, c, naive_etf{}, {.cache_transfers = cache});
+      require_valid(fast, g, model, c);
+      require_valid(slow, g, model, c);
+      CHECK(fast.schedule.start == slow.schedule.start);
+      CHECK(fast.placement.device == slow.placement.device);
+      ++cases;
+    }
+  }
+  CHECK(cases == 300);
+}
+
+TEST_CASE("ETF's tie-break: equal start times go to the larger static level") {
+  // a and b can both start at 0 on the one device; b heads a 10 s chain, a is alone.
+  graph g;
+  const auto a = g.add_vertex("a", 1), b = g.add_vertex("b", 1), tail = g.add_vertex("tail", 10);
+  g.add_edge(b, tail);
+  const auto c = cluster::uniform(1);
+  const graph_model model(g, c);
+  const auto by_level = etf(g, model, c);
+  CHECK(by_level.schedule.start[b] == 0);
+  CHECK(by_level.schedule.start[tail] == 1);  // ready at 1 with a, and its level 10 beats a's 1
+  CHECK(by_level.schedule.start[a] == 11);
+  const auto by_kahn = etf(g, model, c, {}, etf_tie_break::kahn_order);
+  CHECK(by_kahn.schedule.start[a] == 0);
+  CHECK(by_kahn.schedule.start[b] == 1);
+}
+
+namespace {
+// Topcuoglu, Hariri & Wu (IEEE TPDS 2002, Fig. 2), as shipped in examples/graphs/topcuoglu.json.
+struct topcuoglu {
+  graph g;
+  cluster devices;
+  topcuoglu() {
+    std::vector<device> d(3);
+    for (int i = 0; i < 3; ++i) d[i] = {.name = "p" + std::to_string(i + 1), .kind = "p" + std::to_string(i + 1)};
+    devices = cluster(std::move(d), link_model{.latency = 0, .bandwidth = 1});
+    const std::array<std::array<double, 3>, 10> cost{{{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},
+                                                      {12, 13, 10}, {13, 16, 9}, {7, 15, 11}, {5, 11, 14},
+                                                      {18, 12, 20}, {21, 7, 16}}};
+    for (int v = 0; v < 10; ++v) {
+      const auto id = g.add_vertex("n" + std::to_string(v + 1), cost[v][0]);
+      for (int p = 0; p < 3; ++p) g.set_compute(id, "p" + std::to_string(p + 1), cost[v][p]);
+    }
+    const std::array<std::array<int, 3>, 15> edges{{{1, 2, 18}, {1, 3, 12}, {1, 4, 9}, {1, 5, 11}, {1, 6, 14},
+                                                    {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
+                                                    {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}}};
+    for (const auto& [u, v, bytes] : edges)
+      g.add_edge(static_cast<vertex_id>(u - 1), static_cast<vertex_id>(v - 1), static_cast<byte_count>(bytes));
+  }
+};
+}  // namespace
+
+TEST_CASE("CPOP on Topcuoglu et al.'s example: critical path n1-n2-n9-n10 on p2, makespan 86") {
+  const topcuoglu ex;
+  const graph_model model(ex.g, ex.devices);
+  list_scheduler s(ex.g, model, ex.devices, cpop_policy{});
+  const auto r = s.run();
+  require_valid(r, ex.g, model, ex.devices);
+  const auto& policy = s.policy();
+  std::vector<vertex_id> path;
+  for (vertex_id v = 0; v < 10; ++v)
+    if (policy.rule().on_critical_path(v)) path.push_back(v);
+  CHECK(path == std::vector<vertex_id>{0, 1, 8, 9});
+  CHECK(policy.rule().path_device == 1);  // p2: 16 + 19 + 12 + 7 = 54, the least
+  CHECK(policy.priority(0) == doctest::Approx(108));
+  for (const vertex_id v : path) CHECK(r.placement.device[v] == 1);
+  CHECK(r.schedule.makespan == doctest::Approx(86));
+  // HEFT on the same files: the paper's 80.
+  const auto h = heft(ex.g, model, ex.devices);
+  CHECK(h.schedule.makespan == doctest::Approx(80));
+}
+
+TEST_CASE("PEFT's optimistic cost table, worked by hand") {
+  // a -> b; b takes 1 s on d0 and 3 s on d1 (d1 is a third as fast); the edge takes 2 s across.
+  graph g;
+  const auto a = g.add_vertex("a", 1), b = g.add_vertex("b", 1);
+  g.add_edge(a, b, 2);
+  std::vector<device> d(2);
+  d[0].name = "d0";
+  d[1].name = "d1";
+  d[1].speed = 1.0 / 3.0;
+  const cluster c(std::move(d), link_model{.latency = 0, .bandwidth = 1});
+  const graph_model model(g, c);
+  const std::vector<vertex_id> order{a, b};
+  const auto oct = optimistic_cost_table(snapshot(g), order, model, 2);
+  // OCT(b, *) = 0 (an exit). OCT(a, d0) = min(0 + 1 + 0, 0 + 3 + 2) = 1; OCT(a, d1) = min(0 + 1 + 2, 0 + 3 + 0) = 3.
+  CHECK(oct[b * 2 + 0] == 0);
+  CHECK(oct[b * 2 + 1] == 0);
+  CHECK(oct[a * 2 + 0] == doctest::Approx(1));
+  CHECK(oct[a * 2 + 1] == doctest::Approx(3));
+  list_scheduler s(g, model, c, peft_policy{});
+  const auto r = s.run();
+  require_valid(r, g, model, c);
+  CHECK(s.policy().priority(a) == doctest::Approx(2));
+  // a: eft + OCT is 1 + 1 on d0 and 3 + 3 on d1; b follows on d0.
+  CHECK(r.placement.device == std::vector<device_id>{0, 0});
+  CHECK(r.schedule.makespan == doctest::Approx(2));
+
+  const topcuoglu ex;
+  const graph_model tm(ex.g, ex.devices);
+  const auto p = peft(ex.g, tm, ex.devices);
+  require_valid(p, ex.g, tm, ex.devices);
+  CHECK(p.schedule.makespan <= 86);
+}
+
+TEST_CASE("a policy written outside the library runs on the engine") {
+  const auto g = random_layered_dag({.vertices = 40, .layers = 6, .seed = 11});
+  const auto c = cluster::uniform(3, unlimited_memory, link_model{.latency = 1e-4, .bandwidth = 1e9});
+  const graph_model model(g, c);
+  list_scheduler s(g, model, c, round_robin{});
+  CHECK(s.name() == "round robin");
+  const auto r = s.run();
+  require_valid(r, g, model, c);
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) CHECK(r.placement.device[v] == v % 3);
+  // The engine's own schedule is what the simulator replays in parallel mode.
+  const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device),
+                            {.policy = ready_policy::strict_order, .priority = r.placement.order});
+  REQUIRE(sim.ok());
+  CHECK(sim.schedule.start == r.schedule.start);
+}
