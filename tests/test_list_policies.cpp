@@ -235,3 +235,36 @@ TEST_CASE("a policy written outside the library runs on the engine") {
   REQUIRE(sim.ok());
   CHECK(sim.schedule.start == r.schedule.start);
 }
+
+TEST_CASE("excluded devices take no new vertices; best effort places what fits nowhere and says so") {
+  // a -> b -> c, 10 persistent bytes each, on two devices of 15 bytes.
+  graph g;
+  for (const char* name : {"a", "b", "c"}) g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = 10});
+  g.add_edge(0, 1, 1);
+  g.add_edge(1, 2, 1);
+  const auto c = cluster::uniform(2, 15);
+  const graph_model model(g, c);
+  const auto failed = m_etf(g, model, c);
+  CHECK(failed.placement.status == status::out_of_memory);
+  CHECK(failed.placement.message.find("'c'") != std::string::npos);
+
+  list_scheduler s(g, model, c, etf_policy("m-ETF"), {.respect_memory = true, .best_effort = true});
+  const auto r = s.run();
+  CHECK(r.placement.status == status::over_capacity);
+  CHECK(s.failed_vertex() == 2);
+  CHECK(r.placement.message.find("placed best effort") != std::string::npos);
+  CHECK(r.placement.message.find("'c'") != std::string::npos);
+  REQUIRE(r.schedule.start.size() == 3);  // complete, so the overflow can be seen
+  const auto report = validate(r.schedule, g, model, c);
+  CHECK(report.count(violation_kind::memory) == 1);
+  CHECK(report.violations.size() == 1);
+
+  list_scheduler x(g, model, c, etf_policy{});
+  x.exclude(0);
+  CHECK(x.excluded(0));
+  CHECK_FALSE(x.allowed(0, 0));
+  CHECK_THROWS_AS(x.exclude(5), invalid_input);
+  const auto placed = x.run();
+  REQUIRE(placed.ok());
+  for (const device_id d : placed.placement.device) CHECK(d == 1);
+}

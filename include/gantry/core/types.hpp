@@ -36,6 +36,7 @@ enum class status {
   ok,
   not_a_dag,      // the graph has a cycle; the message names vertices on it
   out_of_memory,  // no device can hold a vertex (or its group)
+  over_capacity,  // placed best effort: a vertex went where it does not fit; the message names it
   infeasible,     // an optimisation problem has no solution
   solver_error,   // an external solver failed
 };
@@ -45,6 +46,7 @@ enum class status {
     case status::ok: return "ok";
     case status::not_a_dag: return "not a DAG";
     case status::out_of_memory: return "out of memory";
+    case status::over_capacity: return "over capacity";
     case status::infeasible: return "infeasible";
     case status::solver_error: return "solver error";
   }

@@ -26,19 +26,22 @@ namespace gantry {
 inline constexpr std::string_view placement_format_name = "gantry.placement";
 inline constexpr int placement_format_version = 1;
 
-// The identifier of a status in files: "ok", "not_a_dag", "out_of_memory", "infeasible", "solver_error".
+// The identifier of a status in files: "ok", "not_a_dag", "out_of_memory", "over_capacity", "infeasible",
+// "solver_error".
 [[nodiscard]] constexpr const char* status_identifier(status s) noexcept {
   switch (s) {
     case status::ok: return "ok";
     case status::not_a_dag: return "not_a_dag";
     case status::out_of_memory: return "out_of_memory";
+    case status::over_capacity: return "over_capacity";
     case status::infeasible: return "infeasible";
     case status::solver_error: return "solver_error";
   }
   return "unknown";
 }
 [[nodiscard]] inline std::optional<status> parse_status(std::string_view text) {
-  for (const status s : {status::ok, status::not_a_dag, status::out_of_memory, status::infeasible, status::solver_error})
+  for (const status s : {status::ok, status::not_a_dag, status::out_of_memory, status::over_capacity, status::infeasible,
+                         status::solver_error})
     if (text == status_identifier(s)) return s;
   return std::nullopt;
 }

@@ -86,6 +86,11 @@ struct list_options {
   bool forward_only = false;
   // A device per vertex that the vertex (and its group) must use; no_device leaves it free.
   std::vector<device_id> fixed_device{};
+  // When no ready vertex fits on any device it may use: false fails the run (status::out_of_memory);
+  // true places the first such vertex (Kahn order) on the device it may use with the most free
+  // memory and goes on, ending with status::over_capacity and a message naming the first vertex
+  // placed so (Celeritas's Adjusting Placement; placers that must return a complete placement).
+  bool best_effort = false;
 };
 
 namespace detail {
@@ -147,6 +152,7 @@ class list_scheduler {
     ready_slot_.assign(n_, no_slot);
     available_.assign(m_, 0);
     last_on_.assign(m_, no_vertex);
+    excluded_.assign(m_, 0);
     free_.resize(m_);
     for (device_id d = 0; d < m_; ++d) free_[d] = devices_.capacity(d);
     dynamic_ = options_.respect_memory && options_.accounting == memory_accounting::dynamic;
@@ -230,8 +236,9 @@ class list_scheduler {
         place(choice->vertex, choice->device);
         return true;
       }
-      if (status_ != status::ok) return false;
+      if (failed()) return false;
       if (parked_.empty()) {
+        if (options_.best_effort && place_best_effort()) return true;
         fail_no_fit();
         return false;
       }
@@ -284,7 +291,9 @@ class list_scheduler {
   [[nodiscard]] seconds bottom_level(vertex_id v) const { return levels().bottom[v]; }
   [[nodiscard]] seconds top_level(vertex_id v) const { return levels().top[v]; }
 
-  [[nodiscard]] bool done() const noexcept { return status_ != status::ok || placed_count_ == n_; }
+  [[nodiscard]] bool done() const noexcept {
+    return failed() || placed_count_ == n_;
+  }
   [[nodiscard]] gantry::status status() const noexcept { return status_; }
   [[nodiscard]] const std::string& message() const noexcept { return message_; }
   [[nodiscard]] std::size_t placed_count() const noexcept { return placed_count_; }
@@ -303,11 +312,19 @@ class list_scheduler {
     return m_ == 0 ? 0.0 : *std::min_element(available_.begin(), available_.end());
   }
 
-  // Whether v may go to d: d takes v's group (if any member is placed, the group's device).
+  // Whether v may go to d: its group's device once a member is placed (or fixed), else any device
+  // not excluded.
   [[nodiscard]] bool allowed(vertex_id v, device_id d) const {
     const device_id fixed = group_device_[group_of_[v]];
-    return fixed == no_device || fixed == d;
+    return fixed == no_device ? excluded_[d] == 0 : fixed == d;
   }
+  // Takes d out of further placements of vertices whose group is not bound to it (m-SCT excludes a
+  // device that ran out of memory). Groups already on d stay there.
+  void exclude(device_id d) {
+    if (d >= m_) throw invalid_input(std::string(name()) + ": cannot exclude device " + std::to_string(d) + " of " + std::to_string(m_));
+    excluded_[d] = 1;
+  }
+  [[nodiscard]] bool excluded(device_id d) const { return excluded_[d] != 0; }
   // The device v's group is bound to, or no_device while it is free.
   [[nodiscard]] device_id bound_device(vertex_id v) const { return group_device_[group_of_[v]]; }
   [[nodiscard]] std::uint32_t group_of(vertex_id v) const { return group_of_[v]; }
@@ -367,7 +384,7 @@ class list_scheduler {
     std::sort(p.order.begin(), p.order.end(), [&](vertex_id a, vertex_id b) {
       return std::tie(start_[a], finish_[a], step_of_[a]) < std::tie(start_[b], finish_[b], step_of_[b]);
     });
-    if (status_ != status::ok || placed_count_ != n_) return out;
+    if (failed() || placed_count_ != n_) return out;
     auto& s = out.schedule;
     s.device = device_of_;
     s.start = start_;
@@ -751,6 +768,36 @@ class list_scheduler {
     message_ = std::move(message);
   }
 
+  // A run placed over capacity goes on; any other status ends it.
+  [[nodiscard]] bool failed() const noexcept { return status_ != status::ok && status_ != status::over_capacity; }
+
+  // The first ready vertex in Kahn order, no_vertex when none is ready.
+  [[nodiscard]] vertex_id first_ready() const {
+    vertex_id first = no_vertex;
+    for (const vertex_id v : ready_)
+      if (first == no_vertex || rank_[v] < rank_[first]) first = v;
+    return first;
+  }
+
+  // Nothing fits: the first ready vertex goes where it may with the most free memory. False when it
+  // may go nowhere (every device excluded).
+  bool place_best_effort() {
+    const vertex_id v = first_ready();
+    if (v == no_vertex) return false;
+    device_id chosen = no_device;
+    for (device_id d = 0; d < m_; ++d)
+      if (allowed(v, d) && (chosen == no_device || free_memory(d) > free_memory(chosen))) chosen = d;
+    if (chosen == no_device) return false;
+    if (status_ == status::ok) {
+      fail_memory(v);  // the message of the first vertex placed over capacity
+      status_ = status::over_capacity;
+      message_ = std::string(name()) + ": placed best effort; " + message_.substr(message_.find(':') + 2) +
+                 "; it went to " + detail::list_device_label(devices_, chosen);
+    }
+    commit(v, chosen);
+    return true;
+  }
+
   // The policy found nothing to place: the first ready vertex (in Kahn order) fits nowhere.
   void fail_no_fit() {
     if (ready_.empty()) {
@@ -759,10 +806,7 @@ class list_scheduler {
                                    " vertices left");
       return;
     }
-    vertex_id first = ready_.front();
-    for (const vertex_id v : ready_)
-      if (rank_[v] < rank_[first]) first = v;
-    fail_memory(first);
+    fail_memory(first_ready());
   }
 
   void fail_memory(vertex_id v) {
@@ -824,6 +868,7 @@ class list_scheduler {
   std::vector<std::uint32_t> ready_slot_;  // position in ready_, no_slot when not ready
   std::vector<seconds> available_;
   std::vector<vertex_id> last_on_;
+  std::vector<std::uint8_t> excluded_;
   std::vector<byte_count> free_;
   mutable std::vector<seconds> channel_free_;  // restored by every query that probes it
   std::vector<transfer> transfers_;
