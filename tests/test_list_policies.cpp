@@ -2,7 +2,9 @@
 // tie-break and its lazy keys with channels, CPOP and PEFT on known examples, and a policy written
 // outside the library.
 #include <gantry/generate/random_dag.hpp>
+#include <gantry/place/colocation.hpp>
 #include <gantry/place/cpop.hpp>
+#include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/peft.hpp>
@@ -267,4 +269,60 @@ TEST_CASE("excluded devices take no new vertices; best effort places what fits n
   const auto placed = x.run();
   REQUIRE(placed.ok());
   for (const device_id d : placed.placement.device) CHECK(d == 1);
+}
+
+TEST_CASE("a colocation group is placed as a unit: a layer's weight does not drag the layer away") {
+  // x1 -> x2 -> x3 -> x4, 10 ms each, 100 MB between them; each x_i is grouped with its 4 KiB weight
+  // w_i -> x_i (no compute). On 4 devices (134 us + 5.7 GB/s) each weight, ready at 0, used to bind
+  // its group to an idle device: 93.0 ms with Critical Path, 57.7 ms with ETF, where one device
+  // takes 40.0 ms. Now each weight waits until its layer's other input is placed, and its group
+  // goes where the group can run.
+  graph g;
+  for (int i = 1; i <= 4; ++i) {
+    const std::string layer = "L" + std::to_string(i);
+    g.add_vertex(vertex_properties{.name = "w" + std::to_string(i), .compute = 0, .persistent = 4096, .output = 4096,
+                                   .group = layer});
+    g.add_vertex(vertex_properties{.name = "x" + std::to_string(i), .compute = 0.010, .output = 100'000'000,
+                                   .group = layer});
+    const auto x = static_cast<vertex_id>(2 * i - 1);
+    g.add_edge(x - 1, x, 4096);
+    if (i > 1) g.add_edge(x - 2, x, 100'000'000);
+  }
+  for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential}) {
+    const auto c = cluster::uniform(4, 1'000'000'000, link_model{.latency = 134e-6, .bandwidth = 5.7e9}, comm);
+    const graph_model model(g, c);
+    const auto groups = colocation_groups(g);
+    for (const bool memory : {false, true}) {
+      const list_options o{.respect_memory = memory, .group = groups};
+      for (const auto& r : {etf(g, model, c, o), critical_path_schedule(g, model, c, o), heft(g, model, c, o),
+                            cpop(g, model, c, o), peft(g, model, c, o)}) {
+        require_valid(r, g, model, c);
+        CHECK(r.schedule.makespan == doctest::Approx(0.040));
+        CHECK(r.schedule.bytes_moved == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("dynamic memory reserves a group's members from its first member on") {
+  // Group {a, b}: a (output 6) feeds b (output 6, temporary 4) and c (output 8), which feeds e.
+  // Devices of 16 bytes; links take 100 s, so everything would rather stay on d0. At time 1 both b
+  // and c are ready there and c's path is longer, so ETF alone would run c first (6 + 8 = 14 bytes);
+  // but a's group holds 6 + 10 bytes from a's start, so c waits for b: b runs at 1, c at 2.
+  graph g;
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 1, .output = 6, .group = "ab"});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1, .output = 6, .temporary = 4, .group = "ab"});
+  const auto cc = g.add_vertex(vertex_properties{.name = "c", .compute = 1, .output = 8});
+  const auto e = g.add_vertex(vertex_properties{.name = "e", .compute = 5});
+  g.add_edge(a, b, 6);
+  g.add_edge(a, cc, 6);
+  g.add_edge(cc, e, 8);
+  const auto c = cluster::uniform(2, 16, link_model{.latency = 100});
+  const graph_model model(g, c);
+  const auto r = m_etf(g, model, c, {.group = colocation_groups(g)});
+  require_valid(r, g, model, c);
+  CHECK(r.placement.device == std::vector<device_id>{0, 0, 0, 0});
+  CHECK(r.schedule.start[b] == 1);
+  CHECK(r.schedule.start[cc] == 2);
+  CHECK(r.schedule.makespan == 8);
 }

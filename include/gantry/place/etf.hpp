@@ -29,9 +29,9 @@ enum class etf_tie_break {
 // smallest est goes next, ties by the tie-break, then the lowest device id.
 // Per device, a heap of candidates keyed by when their inputs can be there and a heap of those
 // that could start as soon as the device is free; a device's best candidate is kept until a
-// placement can change it. With sequential or duplex channels, keys are lower bounds checked again
-// before use, and a vertex whose input was just copied to a device is keyed again there (a cached
-// copy can make its inputs arrive earlier).
+// placement can change it. Where keys can change while a vertex waits (channels, a group not bound
+// yet: view.ready_may_change), they are checked again before use, and a vertex is keyed again where
+// its inputs may now arrive earlier (a copy just cached there, its group just bound there).
 class etf_policy {
  public:
   explicit etf_policy(std::string name = "ETF", etf_tie_break tie_break = etf_tie_break::static_level)
@@ -73,7 +73,7 @@ class etf_policy {
   void on_placed(const View& view, vertex_id v, device_id d) {
     for (device_id other = 0; other < best_.size(); ++other) {
       if (!best_known_[other]) continue;
-      if (other == d || recheck_ || !best_[other]) {
+      if (other == d || recheck_ || !best_[other] || view.ready_may_change(best_[other]->vertex)) {
         best_known_[other] = 0;
         continue;
       }
@@ -86,6 +86,10 @@ class etf_policy {
       for (const entry& e : blocked_[x]) push(x, e);
       blocked_[x].clear();
     }
+    // A group just bound to d: its waiting members' keys there lose the group's other inputs.
+    if (view.last_bound_group())
+      for (const vertex_id w : view.group_members(v))
+        if (view.is_ready(w)) push(d, {view.data_ready(w, d), tie_[w], w});
     // A copy just sent to d may bring another consumer's inputs there sooner than its key says.
     const auto& transfers = view.transfers();
     if (recheck_ && view.options().cache_transfers) {
@@ -173,7 +177,7 @@ class etf_policy {
         drop();
         continue;
       }
-      if (recheck_) {
+      if (recheck_ || view.ready_may_change(v)) {
         const seconds now_ready = view.data_ready(v, d);
         if (from_startable ? now_ready > free_at : now_ready != top.ready) {
           drop();

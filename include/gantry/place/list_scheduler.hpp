@@ -204,6 +204,7 @@ class list_scheduler {
                             std::to_string(fixed));
       fixed = options_.fixed_device[v];
     }
+    init_group_units();
 
     // Forward-only placement holds backward vertices back until every forward vertex is placed.
     forward_gate_ = false;
@@ -225,6 +226,8 @@ class list_scheduler {
     detail::policy_start(policy_, *this);
     for (vertex_id v = 0; v < n_; ++v)
       if (waiting_inputs_[v] == 0) make_ready(v);
+    for (vertex_id x = 0; x < outside_wait_.size(); ++x)
+      if (outside_wait_[x] == 0) release_attached(x);
   }
 
   // Places one vertex, the one the policy chooses. Returns false when every vertex is placed or the
@@ -237,6 +240,7 @@ class list_scheduler {
         return true;
       }
       if (failed()) return false;
+      if (release_all_attached()) continue;  // they wait for inputs that wait for them
       if (parked_.empty()) {
         if (options_.best_effort && place_best_effort()) return true;
         fail_no_fit();
@@ -325,15 +329,51 @@ class list_scheduler {
     excluded_[d] = 1;
   }
   [[nodiscard]] bool excluded(device_id d) const { return excluded_[d] != 0; }
+  // The members of v's group (v alone when it has none).
+  [[nodiscard]] std::span<const vertex_id> group_members(vertex_id v) const {
+    if (member_first_.empty()) return {&group_self_[v], 1};
+    const std::uint32_t g = group_of_[v];
+    return {member_list_.data() + member_first_[g], member_first_[g + 1] - member_first_[g]};
+  }
+  // For a vertex of a group no member of which is placed yet: when the inputs that the group's
+  // other members receive from vertices already placed could be on d (edges timed alone, no
+  // channels). A group is placed as a unit, so its first member goes where the group can run, not
+  // where that member alone could start. 0 otherwise.
+  [[nodiscard]] seconds group_ready(vertex_id v, device_id d) const {
+    const std::uint32_t grp = group_of_[v];
+    if (group_size_[grp] < 2 || group_device_[grp] != no_device || member_first_.empty()) return 0;
+    const csr_graph& g = *view_;
+    seconds ready = 0;
+    for (const vertex_id w : group_members(v)) {
+      if (w == v || is_placed(w)) continue;
+      const auto pred = g.predecessors(w);
+      const auto in = g.in_edges(w);
+      for (std::size_t i = 0; i < pred.size(); ++i) {
+        const vertex_id u = pred[i];
+        if (!is_placed(u) || group_of_[u] == grp) continue;
+        ready = std::max(ready, finish_[u] + model_.transfer_time(in[i], device_of_[u], d));
+      }
+    }
+    return ready;
+  }
+  // Whether data_ready(v, d) may change while v waits: with channels (they get busier, or a copy
+  // arrives), and for a member of a group not bound yet (its other members' inputs get placed; once
+  // bound, only the group's own device counts).
+  [[nodiscard]] bool ready_may_change(vertex_id v) const {
+    return comm_ != comm_mode::parallel || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
+  }
+  // Whether the last placement was the first of its group (of several): the group is bound now.
+  [[nodiscard]] bool last_bound_group() const noexcept { return last_bound_group_; }
   // The device v's group is bound to, or no_device while it is free.
   [[nodiscard]] device_id bound_device(vertex_id v) const { return group_device_[group_of_[v]]; }
   [[nodiscard]] std::uint32_t group_of(vertex_id v) const { return group_of_[v]; }
 
   // When every input of ready vertex v could be on d, with the transfers that placing v on d would
   // start now (channels as reserved so far in sequential and duplex modes).
+  // For the first member of a group, also when the group's other inputs could be (group_ready).
   [[nodiscard]] seconds data_ready(vertex_id v, device_id d) const {
     collect_inputs(v);
-    return arrival(d);
+    return std::max(arrival(d), group_ready(v, d));
   }
   // Earliest start of v on d under the engine's rule: after its inputs and the last vertex on d,
   // or in the earliest idle gap long enough when the policy inserts.
@@ -452,6 +492,70 @@ class list_scheduler {
     ready_[slot] = ready_.back();
     ready_.pop_back();
     ready_slot_[v] = no_slot;
+  }
+
+  // Groups as units. A source vertex (no inputs, a weight or a constant) of a group of several
+  // would otherwise be ready at time 0 and decide the group's device alone: it is attached to its
+  // consumers in the group and becomes ready once one of them has every other input placed (or
+  // the group is bound, or nothing else can be placed). Dynamic memory reserves the output and
+  // temporary bytes of a group's members not yet placed, from its first member on.
+  void init_group_units() {
+    const csr_graph& g = *view_;
+    member_first_.clear();
+    member_list_.clear();
+    attached_.assign(0, 0);
+    outside_wait_.clear();
+    group_rest_.assign(dynamic_ ? group_size_.size() : 0, 0);
+    group_self_.resize(n_);
+    for (vertex_id v = 0; v < n_; ++v) group_self_[v] = v;
+    bool any = false;
+    for (const auto size : group_size_) any = any || size > 1;
+    if (!any) return;
+    member_first_.assign(group_size_.size() + 1, 0);
+    for (vertex_id v = 0; v < n_; ++v) ++member_first_[group_of_[v] + 1];
+    for (std::size_t k = 0; k + 1 < member_first_.size(); ++k) member_first_[k + 1] += member_first_[k];
+    member_list_.resize(n_);
+    std::vector<std::uint32_t> fill(member_first_.begin(), member_first_.end() - 1);
+    for (vertex_id v = 0; v < n_; ++v) member_list_[fill[group_of_[v]]++] = v;
+    if (dynamic_)
+      for (vertex_id v = 0; v < n_; ++v)
+        group_rest_[group_of_[v]] =
+            detail::saturating_add(group_rest_[group_of_[v]], model_.output_bytes(v) + model_.temporary_bytes(v));
+    attached_.assign(n_, 0);
+    outside_wait_.assign(n_, 0);
+    for (vertex_id v = 0; v < n_; ++v) {
+      const std::uint32_t grp = group_of_[v];
+      if (g.in_degree(v) != 0 || group_size_[grp] < 2 || group_device_[grp] != no_device) continue;
+      for (const vertex_id x : g.successors(v)) attached_[v] |= group_of_[x] == grp ? 1 : 0;
+    }
+    for (vertex_id x = 0; x < n_; ++x) {
+      bool feeds = false;
+      for (const vertex_id u : g.predecessors(x)) {
+        if (attached_[u] && group_of_[u] == group_of_[x]) feeds = true;
+        else ++outside_wait_[x];
+      }
+      if (!feeds) outside_wait_[x] = no_slot;  // nothing attached waits for x
+    }
+    for (vertex_id v = 0; v < n_; ++v) waiting_inputs_[v] += attached_[v];  // released, not ready, at 0
+  }
+  // x's inputs from outside its attached sources are all placed: its attached sources become ready.
+  void release_attached(vertex_id x) {
+    outside_wait_[x] = no_slot;
+    for (const vertex_id u : view_->predecessors(x)) release_source(u);
+  }
+  void release_source(vertex_id u) {
+    if (!attached_[u]) return;
+    attached_[u] = 0;
+    if (--waiting_inputs_[u] == 0) make_ready(u);
+  }
+  // Every attached source still waiting, in Kahn order; false when there was none.
+  bool release_all_attached() {
+    std::vector<vertex_id> waiting;
+    for (vertex_id v = 0; v < attached_.size(); ++v)
+      if (attached_[v]) waiting.push_back(v);
+    std::sort(waiting.begin(), waiting.end(), [&](vertex_id a, vertex_id b) { return rank_[a] < rank_[b]; });
+    for (const vertex_id v : waiting) release_source(v);
+    return !waiting.empty();
   }
 
   void open_gate() {
@@ -607,7 +711,8 @@ class list_scheduler {
       if (ends) holds_.emplace_back(hold_end(from, to), -as_signed(bytes));
     };
     const std::uint32_t grp = group_of_[v];
-    if (!group_reserved_[grp]) hold(0, 0, group_persistent_[grp], false);
+    if (!group_reserved_[grp]) hold(0, 0, group_reservation(v), false);
+    else if (group_size_[grp] > 1 && tracked_groups()) holds_.emplace_back(0.0, -as_signed(own_reserved(v)));
     hold(begin, end, model_.temporary_bytes(v), true);
     hold(begin, end, model_.output_bytes(v), g.out_degree(v) == 0);
     // A received copy serves its one edge without caching; with caching, later consumers may use it.
@@ -616,10 +721,21 @@ class list_scheduler {
   }
   // Bytes placing v on d would add (as new_holds() counts them), without timing the transfers.
   [[nodiscard]] byte_count added_bytes(vertex_id v, device_id d) const {
-    const std::uint32_t grp = group_of_[v];
-    byte_count bytes = group_reserved_[grp] ? 0 : group_persistent_[grp];
+    byte_count bytes = group_reserved_[group_of_[v]] ? 0 : group_reservation(v);
     bytes = detail::saturating_add(bytes, detail::saturating_add(model_.temporary_bytes(v), model_.output_bytes(v)));
     return detail::saturating_add(bytes, received_bytes(d));
+  }
+  // What the first member v of its group holds for the group from time 0 on: every member's
+  // persistent bytes, and the output and temporary bytes of the members placed after it (each gives
+  // its share back when placed, for its own holds).
+  [[nodiscard]] bool tracked_groups() const { return !group_rest_.empty() && !member_first_.empty(); }
+  [[nodiscard]] byte_count own_reserved(vertex_id v) const {
+    return detail::saturating_add(model_.output_bytes(v), model_.temporary_bytes(v));
+  }
+  [[nodiscard]] byte_count group_reservation(vertex_id v) const {
+    const std::uint32_t grp = group_of_[v];
+    if (group_size_[grp] < 2 || !tracked_groups()) return group_persistent_[grp];
+    return detail::saturating_add(group_persistent_[grp], group_rest_[grp] - std::min(group_rest_[grp], own_reserved(v)));
   }
   // Whether `bytes` more fit on d at every time: a quick sufficient test.
   [[nodiscard]] bool fits_anyway(device_id d, byte_count bytes) const {
@@ -681,7 +797,10 @@ class list_scheduler {
   // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now).
   void hold_placed(vertex_id v, device_id d, bool new_group, std::size_t first_new_transfer) {
     const csr_graph& g = *view_;
-    if (new_group && tracked(d)) persistent_held_[d] += as_signed(group_persistent_[group_of_[v]]);
+    if (tracked(d)) {
+      if (new_group) persistent_held_[d] += as_signed(group_reservation(v));
+      else if (group_size_[group_of_[v]] > 1 && tracked_groups()) persistent_held_[d] -= as_signed(own_reserved(v));
+    }
     const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
     hold_on(d, start_[v], temporary + as_signed(model_.output_bytes(v)));
     hold_on(d, hold_end(start_[v], finish_[v]), -temporary);
@@ -733,6 +852,7 @@ class list_scheduler {
     std::fill(changed_.begin(), changed_.end(), 0);
     if (options_.respect_memory && !dynamic_) free_[d] -= std::min(free_[d], need(v, d));
     const bool new_group = !group_reserved_[grp];
+    last_bound_group_ = new_group && group_size_[grp] > 1;
     if (new_group) {
       group_reserved_[grp] = 1;
       group_device_[grp] = d;
@@ -759,6 +879,12 @@ class list_scheduler {
     detail::policy_on_placed(policy_, *this, v, d);
     for (const vertex_id w : g.successors(v))
       if (--waiting_inputs_[w] == 0) make_ready(w);
+    if (!attached_.empty()) {
+      if (new_group)
+        for (const vertex_id w : group_members(v)) release_source(w);
+      for (const vertex_id w : g.successors(v))
+        if (outside_wait_[w] != no_slot && --outside_wait_[w] == 0) release_attached(w);
+    }
   }
 
   // --- failure ---------------------------------------------------------------------------------
@@ -857,6 +983,7 @@ class list_scheduler {
   vertex_id failed_vertex_ = no_vertex;
   std::size_t placed_count_ = 0;
   vertex_id last_placed_ = no_vertex;
+  bool last_bound_group_ = false;
 
   std::vector<std::uint32_t> rank_;  // Kahn order position, the tie-breaker
   mutable std::optional<gantry::levels> levels_;
@@ -903,6 +1030,14 @@ class list_scheduler {
   bool gate_open_ = true;      // backward vertices may be placed
   std::size_t forward_left_ = 0;
   std::vector<vertex_id> parked_;
+
+  // Groups as units (only when some group has several members).
+  std::vector<std::uint32_t> member_first_;  // per group, into member_list_
+  std::vector<vertex_id> member_list_;
+  std::vector<vertex_id> group_self_;        // v itself, for group_members() without groups
+  std::vector<std::uint8_t> attached_;       // per vertex: a group's source waiting for its consumers
+  std::vector<std::uint32_t> outside_wait_;  // per vertex: inputs not from attached sources still unplaced
+  std::vector<byte_count> group_rest_;       // per group: output + temporary bytes of all members (dynamic)
 };
 
 // Runs a list-scheduling policy to the end. Throws as list_scheduler does; running out of memory
