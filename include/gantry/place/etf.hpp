@@ -5,6 +5,7 @@
 // forward-only placement (Baechi §3.1-3.4). O((n + e) · m · log n).
 #pragma once
 
+#include <gantry/core/index_set.hpp>
 #include <gantry/place/list_scheduler.hpp>
 
 #include <algorithm>
@@ -27,9 +28,9 @@ enum class etf_tie_break {
 
 // ETF as a policy: est(v, d) = max(when d is free, when every input can be on d); the pair with the
 // smallest est goes next, ties by the tie-break, then the lowest device id.
-// Per device, a heap of candidates keyed by when their inputs can be there and a heap of those
-// that could start as soon as the device is free; a device's best candidate is kept until a
-// placement can change it. Where keys can change while a vertex waits (channels, a group not bound
+// Per device, a heap of candidates keyed by when their inputs can be there and the set of those
+// that could start as soon as the device is free, by tie rank; a device's best candidate is kept
+// until a placement can change it. Where keys can change while a vertex waits (channels, a group not bound
 // yet: view.ready_may_change), they are checked again before use, and a vertex is keyed again where
 // its inputs may now arrive earlier (a copy just cached there, its group just bound there).
 class etf_policy {
@@ -43,7 +44,8 @@ class etf_policy {
   void start(const View& view) {
     const std::size_t m = view.device_count(), n = view.vertex_count();
     pending_.assign(m, {});
-    startable_.assign(m, {});
+    startable_.resize(m);
+    for (auto& set : startable_) set.reset(n);
     blocked_.assign(m, {});
     best_.assign(m, std::nullopt);
     best_known_.assign(m, 0);
@@ -61,6 +63,7 @@ class etf_policy {
       std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
     }
     for (std::uint32_t i = 0; i < n; ++i) tie_[by[i]] = i;
+    by_tie_ = std::move(by);
   }
 
   template <class View>
@@ -127,9 +130,6 @@ class etf_policy {
     vertex_id vertex;
     bool operator>(const entry& o) const { return std::tie(ready, tie) > std::tie(o.ready, o.tie); }
   };
-  struct by_tie {
-    bool operator()(const entry& a, const entry& b) const { return a.tie > b.tie; }
-  };
 
   // Longest path of mean compute times from v to an exit, v included (no communication).
   template <class View>
@@ -162,14 +162,15 @@ class etf_policy {
     for (;;) {
       const seconds free_at = view.available_at(d);
       while (!pending.empty() && pending.top().ready <= free_at) {
-        startable.push(pending.top());
+        startable.insert(pending.top().tie);
         pending.pop();
       }
       const bool from_startable = !startable.empty();
       if (!from_startable && pending.empty()) return std::nullopt;
-      const entry top = from_startable ? startable.top() : pending.top();
+      // A startable vertex's inputs are there by free_at, so free_at stands in for its ready time.
+      const entry top = from_startable ? entry{free_at, startable.min(), by_tie_[startable.min()]} : pending.top();
       const auto drop = [&] {
-        if (from_startable) startable.pop();
+        if (from_startable) startable.erase(top.tie);
         else pending.pop();
       };
       const vertex_id v = top.vertex;
@@ -199,9 +200,10 @@ class etf_policy {
   etf_tie_break tie_break_;
   bool recheck_ = false;
   std::size_t transfers_seen_ = 0;
-  std::vector<std::uint32_t> tie_;
+  std::vector<std::uint32_t> tie_;     // per vertex: its place in the tie-break order
+  std::vector<vertex_id> by_tie_;      // the tie-break order
   std::vector<std::priority_queue<entry, std::vector<entry>, std::greater<>>> pending_;
-  std::vector<std::priority_queue<entry, std::vector<entry>, by_tie>> startable_;
+  std::vector<detail::index_set> startable_;  // per device: tie ranks of vertices whose inputs are there
   std::vector<std::vector<entry>> blocked_;
   std::vector<std::optional<entry>> best_;
   std::vector<std::uint8_t> best_known_;
