@@ -40,6 +40,36 @@ struct unrolled_pipeline {
   std::size_t batches = 0;
 };
 
+namespace detail {
+
+// A zero-length operation (Dropout, View, an input layer) occupies no time, so it never overlaps
+// anything; but folding and unfolding a pattern computes its start as k·T + start, which may land
+// a rounding error after the start of the operation that follows it on its processor, and
+// validate() would then see it inside that operation. Each such start is moved back to the start
+// it ties with (a move smaller than validate()'s tolerance, so no dependency changes).
+inline void snap_zero_length_operations(schedule& s, std::size_t resources) {
+  seconds horizon = 0;
+  for (const auto f : s.finish) horizon = std::max(horizon, f);
+  const double tie = pipeline_tolerance * std::max(1.0, horizon);
+  std::vector<std::vector<std::size_t>> timed(resources);  // positive-length operations per resource
+  for (std::size_t v = 0; v < s.device.size(); ++v)
+    if (s.finish[v] > s.start[v]) timed[s.device[v]].push_back(v);
+  for (auto& list : timed)
+    std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return s.start[a] < s.start[b]; });
+  for (std::size_t v = 0; v < s.device.size(); ++v) {
+    if (s.finish[v] > s.start[v]) continue;
+    const auto& list = timed[s.device[v]];
+    // The last positive-length operation starting at or before v (within the tie).
+    auto it = std::upper_bound(list.begin(), list.end(), s.start[v] + tie,
+                               [&](seconds t, std::size_t a) { return t < s.start[a]; });
+    if (it == list.begin()) continue;
+    const auto a = *std::prev(it);
+    if (s.start[v] > s.start[a] && s.start[v] - s.start[a] <= tie) s.start[v] = s.finish[v] = s.start[a];
+  }
+}
+
+}  // namespace detail
+
 // Throws invalid_input when the pattern does not give every stage's forward and backward for every
 // batch (a k-periodic pattern needs shifts covering all residues mod k), or its period is not > 0.
 [[nodiscard]] inline unrolled_pipeline unroll(const chain& c, const pipeline_pattern& p, unroll_options options = {}) {
@@ -145,6 +175,7 @@ struct unrolled_pipeline {
       if (forward_of_layer[l] != no_vertex && backward_of_layer[l] != no_vertex)
         g.add_edge(forward_of_layer[l], backward_of_layer[l]);
   }
+  detail::snap_zero_length_operations(s, resources);
   for (edge_id e = 0; e < g.edge_count(); ++e) {
     const auto u = g.source(e), v = g.target(e);
     if (s.device[u] != s.device[v])
