@@ -29,7 +29,8 @@ struct unroll_options {
 
 // The unrolled schedule. Vertex names are "F<l>:<layer>#<batch>" and "B<l>:<layer>#<batch>" for
 // layers, and "send<s>#<batch>" / "return<s>#<batch>" for the forward and backward of link stage
-// s. Weights W_l are the persistent bytes of F_l of batch 0; the activation a_l is the output of
+// s. A layer takes its share of its stage's per-batch time (its own time unless the stage is
+// replicated or pays transfers on its processor). Weights W_l are the persistent bytes of F_l of batch 0; the activation a_l is the output of
 // every F_l, held until B_l of the same batch finishes (schedule.hpp's output rule). Edges carry no
 // bytes: the chain model counts activations, not the copies in flight, and cross-device edges get
 // an instant zero-byte transfer (communication is what link stages model).
@@ -66,6 +67,24 @@ inline void snap_zero_length_operations(schedule& s, std::size_t resources) {
     const auto a = *std::prev(it);
     if (s.start[v] > s.start[a] && s.start[v] - s.start[a] <= tie) s.start[v] = s.finish[v] = s.start[a];
   }
+}
+
+// Each layer's share of its stage's block: the layers' own times, scaled to the stage's per-batch
+// time, which differs when the stage runs on r workers (1/r of the time) or pays transfers on its
+// processor; time a stage of zero-time layers pays goes to the layer that runs first.
+inline std::vector<seconds> block_durations(const chain& c, const stage& st, pass kind) {
+  std::vector<seconds> took(st.end_layer - st.first_layer, 0);
+  seconds sum = 0;
+  for (auto l = st.first_layer; l < st.end_layer; ++l) sum += kind == pass::forward ? c[l].forward : c[l].backward;
+  const seconds block = kind == pass::forward ? st.forward : st.backward;
+  if (took.empty()) return took;
+  if (!(sum > 0)) {
+    (kind == pass::forward ? took.front() : took.back()) = block;
+    return took;
+  }
+  for (auto l = st.first_layer; l < st.end_layer; ++l)
+    took[l - st.first_layer] = (kind == pass::forward ? c[l].forward : c[l].backward) * (block / sum);
+  return took;
 }
 
 }  // namespace detail
@@ -143,10 +162,12 @@ inline void snap_zero_length_operations(schedule& s, std::size_t resources) {
         forward_sequence.push_back(add("send" + std::to_string(si) + batch, st.forward, 0, 0, st.resource, t));
         continue;
       }
+      const auto forward = detail::block_durations(c, st, pass::forward);
       for (auto l = st.first_layer; l < st.end_layer; ++l) {
-        const auto v = add("F" + std::to_string(l) + ":" + c[l].name + batch, c[l].forward, b == 0 ? c[l].weights : 0,
+        const seconds took = forward[l - st.first_layer];
+        const auto v = add("F" + std::to_string(l) + ":" + c[l].name + batch, took, b == 0 ? c[l].weights : 0,
                            c[l].activation, st.resource, t);
-        t += c[l].forward;
+        t += took;
         forward_of_layer[l] = v;
         forward_sequence.push_back(v);
       }
@@ -158,9 +179,11 @@ inline void snap_zero_length_operations(schedule& s, std::size_t resources) {
         backward_sequence.push_back(add("return" + std::to_string(si) + batch, st.backward, 0, 0, st.resource, t));
         continue;
       }
+      const auto backward = detail::block_durations(c, st, pass::backward);
       for (auto l = st.end_layer; l-- > st.first_layer;) {
-        const auto v = add("B" + std::to_string(l) + ":" + c[l].name + batch, c[l].backward, 0, 0, st.resource, t);
-        t += c[l].backward;
+        const seconds took = backward[l - st.first_layer];
+        const auto v = add("B" + std::to_string(l) + ":" + c[l].name + batch, took, 0, 0, st.resource, t);
+        t += took;
         g.set_forward(v, forward_of_layer[l]);
         backward_of_layer[l] = v;
         backward_sequence.push_back(v);
