@@ -190,7 +190,7 @@ TEST_CASE("Cuts beyond one order: a depth-first order finds the cut Kahn's order
   graph g;
   const auto add = [&](const char* name, double time) { return g.add_vertex({.name = name, .compute = time, .output = 1}); };
   const auto x = add("x", 1), p1 = add("p1", 2), q1 = add("q1", 2), p2 = add("p2", 3), q2 = add("q2", 3), join = add("join", 1);
-  for (const auto [u, v] : {std::pair{x, p1}, {x, q1}, {p1, p2}, {q1, q2}, {p2, join}, {q2, join}}) g.add_edge(u, v, 1);
+  for (const auto& [u, v] : {std::pair{x, p1}, {x, q1}, {p1, p2}, {q1, q2}, {p2, join}, {q2, join}}) g.add_edge(u, v, 1);
   const auto kahn = chain_from_graph(g);
   CHECK(comm_aware_partition(kahn, 2).period == doctest::Approx(7));
   const auto orders = candidate_orders(g, {.random_orders = 0});
