@@ -28,7 +28,8 @@ TEST_CASE("A plan compares 1F1B*, 1F1B and GPipe on the exact partition") {
   }
   const auto text = describe(c, plan);
   CHECK(text.find("GPipe (chosen)") != std::string::npos);
-  CHECK(text.find("processor 3") != std::string::npos);
+  CHECK(text.find("stage 3") != std::string::npos);
+  CHECK(text.find("layers: block") != std::string::npos);
   CHECK(text.find("NCA") != std::string::npos);
 }
 

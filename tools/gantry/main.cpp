@@ -29,6 +29,9 @@ namespace {
 
 using namespace gantry;
 
+// How --graph is read (gantry JSON or a PipeDream profile), shared by place, simulate and compare.
+cli::graph_reading graph_input;
+
 // Exit codes.
 constexpr int exit_failed = 1;
 constexpr int exit_bad_input = 2;
@@ -168,7 +171,7 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
 int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
               const std::string& algorithm, const std::string& fallback, const std::string& out,
               const output_flags& of) {
-  const auto file = read_graph_file(graph_path);
+  const auto file = cli::read_any_graph_file(graph_path, graph_input);
   const graph& g = file.graph;
   const cluster c = cf.make();
   const graph_model model(g, c);
@@ -222,7 +225,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
 int run_simulate(const std::string& graph_path, const std::string& placement_path, const cluster_flags& cf,
                  const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed, bool check,
                  const output_flags& of) {
-  const auto file = read_graph_file(graph_path);
+  const auto file = cli::read_any_graph_file(graph_path, graph_input);
   const graph& g = file.graph;
   const cluster c = cf.cluster_file.empty() && cf.devices == 0 ? read_placement_cluster(placement_path) : cf.make();
   const graph_model model(g, c);
@@ -261,7 +264,7 @@ struct compare_row {
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
                 const std::vector<std::string>& only, const std::string& format) {
-  const auto file = read_graph_file(graph_path);
+  const auto file = cli::read_any_graph_file(graph_path, graph_input);
   const graph& g = file.graph;
   const cluster c = cf.make();
   const graph_model model(g, c);
@@ -406,7 +409,8 @@ int main(int argc, char** argv) {
   output_flags of;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
-  place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
+  cli::add_graph_reading_options(*place, graph_input);
   cf.add_to(*place);
   place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
   place->add_option("--out,-o", out, "write the placement (JSON) here");
@@ -418,7 +422,8 @@ int main(int argc, char** argv) {
   of.add_to(*place);
 
   auto* sim = app.add_subcommand("simulate", "simulate a placement written by `gantry place`");
-  sim->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  sim->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
+  cli::add_graph_reading_options(*sim, graph_input);
   sim->add_option("--placement,-p", placement_path, "placement file")->required()->check(CLI::ExistingFile);
   cf.add_to(*sim);
   sf.add_to(*sim);
@@ -429,7 +434,8 @@ int main(int argc, char** argv) {
   of.add_to(*sim);
 
   auto* compare = app.add_subcommand("compare", "run every placer on a graph and print one row each");
-  compare->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  compare->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
+  cli::add_graph_reading_options(*compare, graph_input);
   cf.add_to(*compare);
   sf.add_to(*compare);
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');

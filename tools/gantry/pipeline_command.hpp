@@ -1,16 +1,21 @@
-// `gantry pipeline`: plans pipelined model parallelism for a chain file (docs/pipeline.md) on P
-// processors of memory M each, prints the partition, the period and NCA and memory per processor
-// for 1F1B*, 1F1B and GPipe, and writes an SVG of the chosen schedule's periodic pattern.
+// `gantry pipeline`: plans pipelined model parallelism for a chain file, a training graph or a
+// PipeDream profile (docs/pipeline.md) on P workers of memory M each, with links between stages and
+// replicated stages when asked; prints the period, the stages by layer name and what 1F1B*, 1F1B
+// and GPipe cost, as text or JSON, and writes an SVG of the chosen schedule's periodic pattern.
 #pragma once
 
+#include <gantry/io/import_pipedream.hpp>
+#include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/units.hpp>
 #include <gantry/pipeline/chain_io.hpp>
+#include <gantry/pipeline/order_search.hpp>
 #include <gantry/pipeline/plan.hpp>
 #include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <memory>
@@ -18,17 +23,110 @@
 
 namespace gantry::cli {
 
+// How a graph file is read: "auto" recognises PipeDream's graph.txt by content, else gantry JSON.
+struct graph_reading {
+  std::string format = "auto";   // auto, gantry or pipedream
+  bool keep_input_time = false;  // PipeDream: keep the Input node's data-loading time
+  double weight_factor = 1.0;    // PipeDream: persistent bytes = factor × parameter_size
+};
+
+// Reads a gantry graph file or a PipeDream profile; throws parse_error naming the file and line.
+[[nodiscard]] inline graph_file read_any_graph_file(const std::string& path, const graph_reading& how = {}) {
+  if (how.format != "auto" && how.format != "gantry" && how.format != "pipedream")
+    throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
+  const std::string text = read_text_file(path);
+  if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
+    return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}), {}};
+  return parse_graph_file(text, path);
+}
+
+// The options that say how `--graph` is read, for every command that reads a graph.
+inline void add_graph_reading_options(CLI::App& command, graph_reading& reading) {
+  command.add_option("--graph-format", reading.format, "auto (by content), gantry or pipedream")
+      ->check(CLI::IsMember({"auto", "gantry", "pipedream"}))
+      ->capture_default_str();
+  command.add_flag("--keep-input-time", reading.keep_input_time,
+                   "PipeDream: keep the Input node's time (data loading; zeroed by default, as PipeDream does)");
+  command.add_option("--weight-factor", reading.weight_factor,
+                     "PipeDream: memory per parameter byte (1 weights only, 2 +gradients, 3 +SGD momentum, 4 Adam)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
 struct pipeline_command_flags {
   std::string chain_path;
-  std::string graph_path;   // alternative to chain_path: a training graph grouped into layers
+  std::string graph_path;   // alternative to chain_path: a training graph or PipeDream profile
+  graph_reading reading;
   std::size_t layers = 0;   // with graph_path: how many layers (0: one per forward vertex)
+  std::size_t random_orders = 5;  // with graph_path: random topological orders tried beside 3 fixed ones
   std::size_t processors = 0;
   std::string memory = "unlimited";
+  std::string cluster_path;       // processors, memory and link from a cluster file
+  std::string bandwidth;          // empty: communication is free
+  std::string latency = "0s";
+  std::string transfers = "link-stages";
+  std::size_t max_replicas = 1;
   std::string schedule = "1f1b*";
   std::size_t micro_batches = 0;
   std::string svg_path;
+  std::string output_format = "table";
   bool check = false;
 };
+
+// The plan as JSON: "period" in seconds (1F1B*, per batch), stages with their layers by name,
+// replicas, per-batch load in seconds and memory per worker in bytes, links, and each schedule.
+[[nodiscard]] inline nlohmann::ordered_json plan_json(const chain& c, const pipeline_plan& plan) {
+  nlohmann::ordered_json out;
+  out["format"] = "gantry.pipeline_plan";
+  out["version"] = 1;
+  out["status"] = to_string(plan.partition.status);
+  if (!plan.ok()) {
+    out["message"] = plan.partition.message;
+    return out;
+  }
+  out["period"] = plan.period();
+  out["schedule"] = plan.chosen.name;
+  out["capacity"] = plan.capacity == unlimited_memory ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.capacity);
+  if (plan.comm.link) {
+    out["bandwidth"] = plan.comm.link->bandwidth;
+    out["latency"] = plan.comm.link->latency;
+    out["transfers"] = to_string(plan.comm.overlap);
+  }
+  const auto& star = plan.compared.front();
+  auto stages = nlohmann::ordered_json::array();
+  auto links = nlohmann::ordered_json::array();
+  std::size_t workers = 0;
+  for (const auto& st : plan.stages) {
+    if (st.link) {
+      links.push_back({{"after", c[st.end_layer - 1].name},
+                       {"bytes", c.crossing_bytes(st.end_layer - 1)},
+                       {"load", st.load()}});
+      continue;
+    }
+    auto layers = nlohmann::ordered_json::array();
+    for (auto l = st.first_layer; l < st.end_layer; ++l) layers.push_back(c[l].name);
+    workers += st.replicas;
+    stages.push_back({{"layers", std::move(layers)},
+                      {"replicas", st.replicas},
+                      {"load", st.load()},
+                      {"forward", st.forward},
+                      {"backward", st.backward},
+                      {"memory_per_worker", star.memory[st.resource]},
+                      {"nca", star.stage_nca[&st - plan.stages.data()]}});
+  }
+  out["workers"] = workers;
+  out["stages"] = std::move(stages);
+  out["links"] = std::move(links);
+  auto patterns = nlohmann::ordered_json::array();
+  for (const auto& p : plan.compared)
+    patterns.push_back({{"name", p.name},
+                        {"period", p.period},
+                        {"batches_per_period", p.batches_per_period},
+                        {"period_per_batch", p.normalized_period()},
+                        {"memory_per_worker", p.memory}});
+  out["patterns"] = std::move(patterns);
+  return out;
+}
 
 // Runs the command; returns the exit status (0 ok, 1 no plan fits, 2 bad input). Writes the
 // report to `out` and problems to `err`.
@@ -36,21 +134,74 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
   try {
     if (flags.chain_path.empty() == flags.graph_path.empty())
       throw invalid_input("give either --chain FILE or --graph FILE");
-    const std::string& input = flags.chain_path.empty() ? flags.graph_path : flags.chain_path;
-    const auto c = flags.chain_path.empty() ? chain_from_graph(read_graph(flags.graph_path), {.layers = flags.layers})
-                                            : read_chain(flags.chain_path);
-    if (c.size() == 0) throw invalid_input(input + ": the chain has no layers");
-    const byte_count capacity = detail::equals_ignoring_case(flags.memory, "unlimited") ? unlimited_memory
-                                                                                         : parse_bytes(flags.memory);
-    const auto plan = plan_pipeline(c, flags.processors, capacity,
-                                    {.schedule = parse_pipeline_schedule(flags.schedule),
-                                     .micro_batches = flags.micro_batches});
-    out << c.size() << " layers on " << flags.processors << " processors\n" << describe(c, plan);
+    if (flags.output_format != "table" && flags.output_format != "json")
+      throw invalid_input("--format must be table or json, got '" + flags.output_format + "'");
+    if (!(flags.reading.weight_factor >= 0) || !std::isfinite(flags.reading.weight_factor))
+      throw invalid_input("--weight-factor must be a finite number >= 0");
+    pipeline_plan_options options{.schedule = parse_pipeline_schedule(flags.schedule),
+                                  .micro_batches = flags.micro_batches,
+                                  .max_replicas = std::max<std::size_t>(1, flags.max_replicas)};
+    std::size_t processors = flags.processors;
+    byte_count capacity = detail::equals_ignoring_case(flags.memory, "unlimited") ? unlimited_memory : parse_bytes(flags.memory);
+    if (!flags.cluster_path.empty()) {
+      const cluster devices = read_cluster(flags.cluster_path);
+      if (processors == 0) processors = devices.device_count();
+      if (detail::equals_ignoring_case(flags.memory, "unlimited") && devices.device_count() > 0) capacity = devices.capacity(0);
+      options.comm.link = devices.default_link();
+    }
+    if (processors == 0) throw invalid_input("give --processors N (N >= 1) or --cluster FILE");
+    if (!flags.bandwidth.empty())
+      options.comm.link = link_model{parse_duration(flags.latency), parse_bandwidth(flags.bandwidth)};
+    if (flags.transfers == "on-processors") options.comm.overlap = transfer_overlap::on_processors;
+    else if (flags.transfers != "link-stages")
+      throw invalid_input("--transfers must be link-stages or on-processors, got '" + flags.transfers + "'");
+
+    chain c;
+    pipeline_plan plan;
+    std::string source;
+    if (!flags.chain_path.empty()) {
+      c = read_chain(flags.chain_path);
+      if (c.size() == 0) throw invalid_input(flags.chain_path + ": the chain has no layers");
+      plan = plan_pipeline(c, processors, capacity, options);
+      source = std::to_string(c.size()) + " layers";
+    } else {
+      // Weights are read as parameters, then scaled, so an all-reduce moves the gradients only.
+      graph_reading reading = flags.reading;
+      const double factor = reading.weight_factor;
+      reading.weight_factor = 1.0;
+      const graph g = read_any_graph_file(flags.graph_path, reading).graph;
+      const auto scale = [&](chain& x) {
+        for (auto& layer : x.layers) {
+          layer.parameters = layer.weights;
+          layer.weights = static_cast<byte_count>(std::llround(static_cast<double>(layer.weights) * factor));
+        }
+      };
+      if (flags.layers > 0) {
+        c = chain_from_graph(g, {.layers = flags.layers});
+        scale(c);
+        if (c.size() == 0) throw invalid_input(flags.graph_path + ": the graph has no forward vertices");
+        plan = plan_pipeline(c, processors, capacity, options);
+        source = std::to_string(c.size()) + " layers";
+      } else {
+        auto [found, best] = best_over_orders(
+            g, [&](const chain& x) { return plan_pipeline(x, processors, capacity, options); }, scale,
+            {.random_orders = flags.random_orders});
+        c = std::move(found.layers);
+        plan = std::move(best);
+        if (c.size() == 0) throw invalid_input(flags.graph_path + ": the graph has no forward vertices");
+        source = std::to_string(c.size()) + " layers (best of " + std::to_string(found.orders_tried) + " topological orders)";
+      }
+    }
+    if (flags.output_format == "json") {
+      out << plan_json(c, plan).dump(2) << "\n";
+    } else {
+      out << source << " on " << processors << " workers\n" << describe(c, plan);
+    }
     if (!plan.ok()) return 1;
     if (flags.check) {
       for (const auto& p : plan.compared) {
         const auto report = check_pattern(c, p);
-        out << "check " << p.name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
+        (flags.output_format == "json" ? err : out) << "check " << p.name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
         if (!report.ok()) {
           err << report.to_string();
           return 1;
@@ -59,7 +210,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     }
     const std::string svg_path = flags.svg_path.empty() ? "pipeline.svg" : flags.svg_path;
     write_text_file(svg_path, pattern_svg(c, plan.chosen));
-    out << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
+    (flags.output_format == "json" ? err : out) << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
     return 0;
   } catch (const std::invalid_argument& e) {
     err << "gantry pipeline: " << e.what() << "\n";
@@ -76,21 +227,41 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
 inline void register_pipeline_command(CLI::App& app) {
   auto flags = std::make_shared<pipeline_command_flags>();
   auto* command = app.add_subcommand("pipeline", "plan pipelined model parallelism for a chain of layers: partition, "
-                                                 "1F1B*/1F1B/GPipe period, NCA and memory per processor");
+                                                 "replicas, 1F1B*/1F1B/GPipe period, NCA and memory per worker");
   auto* chain_option = command->add_option("--chain,-c", flags->chain_path, "chain file (gantry.chain JSON, see docs/pipeline.md)")
       ->check(CLI::ExistingFile);
   auto* graph_option = command->add_option("--graph,-g", flags->graph_path,
-                                           "or a training graph (.json/.json.gz), grouped into layers along a topological order")
+                                           "or a training graph (.json/.json.gz) or a PipeDream graph.txt profile")
       ->check(CLI::ExistingFile);
   chain_option->excludes(graph_option);
-  command->add_option("--layers", flags->layers, "with --graph: number of layers (default: one per forward vertex)")
+  add_graph_reading_options(*command, flags->reading);
+  command->add_option("--layers", flags->layers, "with --graph: number of layers (default: one per forward vertex, "
+                                                 "searching several topological orders)")
       ->needs(graph_option);
-  command->add_option("--processors,-p", flags->processors, "number of processors P")->required()->check(CLI::PositiveNumber);
-  command->add_option("--memory,-m", flags->memory, "memory M of each processor, e.g. 16GiB")->capture_default_str();
+  command->add_option("--random-orders", flags->random_orders,
+                      "with --graph: random topological orders tried beside Kahn's and two depth-first ones")
+      ->capture_default_str();
+  command->add_option("--processors,-p", flags->processors, "number of workers P")->check(CLI::PositiveNumber);
+  command->add_option("--memory,-m", flags->memory, "memory M of each worker, e.g. 16GiB")->capture_default_str();
+  command->add_option("--cluster", flags->cluster_path, "cluster file: P, M and the link (flags given override it)")
+      ->check(CLI::ExistingFile);
+  command->add_option("--bandwidth", flags->bandwidth, "link bandwidth between stages, e.g. 1GB/s (default: free)");
+  command->add_option("--latency", flags->latency, "link latency, e.g. 10us")->capture_default_str();
+  command->add_option("--transfers", flags->transfers,
+                      "link-stages (transfers overlap compute, the default) or on-processors (they stall both ends)")
+      ->check(CLI::IsMember({"link-stages", "on-processors"}))
+      ->capture_default_str();
+  command->add_option("--max-replicas", flags->max_replicas,
+                      "workers one stage may run on (data parallelism inside the pipeline); 1: straight pipeline")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command->add_option("--schedule,-s", flags->schedule, "1f1b*, 1f1b or gpipe: the pattern drawn in the SVG")
       ->capture_default_str();
   command->add_option("--micro-batches", flags->micro_batches, "GPipe's micro-batches per mini-batch (default: P)");
   command->add_option("--svg", flags->svg_path, "where to write the SVG of the pattern (default: pipeline.svg)");
+  command->add_option("--format", flags->output_format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   command->add_flag("--validate", flags->check, "unroll every pattern over several periods and check it with validate()");
   command->callback([flags] {
     const int code = run_pipeline_command(*flags, std::cout, std::cerr);

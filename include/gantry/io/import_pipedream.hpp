@@ -7,6 +7,8 @@
 //   <TAB>node1 -- node4
 // Times are milliseconds, sizes bytes; activation_size may be a list "[a; b]" (summed); a
 // trailing " -- stage_id=N" (a previous partition) is accepted and ignored; blank lines too.
+// parameter_size is the bytes of the layer's parameters (fp32 weights only, no gradients or
+// optimizer state); it becomes `persistent` times options.weight_factor.
 //
 // The graph: node n gives a forward vertex "n" (compute = forward time, output = activation
 // size, persistent = parameter size, op = the description) and, unless it is an input (no
@@ -39,6 +41,11 @@ struct pipedream_options {
   bool colocate_pairs = false;   // put n and n.backward in colocation group "n" (PipeDream keeps
                                  // a layer's forward and backward on one stage)
   std::string backward_suffix = ".backward";
+  // An "Input" source's time is data loading, not a stage's work: PipeDream's optimizer zeroes it.
+  bool zero_input_time = false;
+  // persistent = weight_factor × parameter_size: 1 counts weights only, as PipeDream does; 2 adds
+  // gradients, 3 SGD momentum, 4 Adam's two moments.
+  double weight_factor = 1.0;
 };
 
 namespace detail {
@@ -175,10 +182,14 @@ class pipedream_parser {
     }
     graph g;
     g.reserve(2 * n, 2 * edges_.size() + n);
-    for (const auto& node : nodes_) {
+    if (!(options_.weight_factor >= 0) || !std::isfinite(options_.weight_factor))
+      throw invalid_input("PipeDream import: weight_factor must be finite and >= 0");
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& node = nodes_[i];
+      const bool input = in_degree[i] == 0 && node.description.starts_with("Input");
       (void)g.add_vertex(vertex_properties{.name = node.id,
-                                           .compute = node.forward_ms / 1000.0,
-                                           .persistent = bytes(node.parameters),
+                                           .compute = input && options_.zero_input_time ? 0.0 : node.forward_ms / 1000.0,
+                                           .persistent = bytes(node.parameters * options_.weight_factor),
                                            .output = bytes(node.activation),
                                            .group = options_.colocate_pairs ? node.id : std::string{},
                                            .op = node.description});
@@ -228,6 +239,17 @@ class pipedream_parser {
 };
 
 }  // namespace detail
+
+// True when text reads as a PipeDream graph.txt: its first non-blank line is a node line
+// "id -- description -- forward_compute_time=...". Used to recognise profiles by content.
+[[nodiscard]] inline bool looks_like_pipedream(std::string_view text) {
+  const std::size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return false;
+  std::string_view line = text.substr(begin, text.find('\n', begin) - begin);
+  const std::size_t first = line.find(" -- ");
+  return first != std::string_view::npos && line.find(" -- ", first + 4) != std::string_view::npos &&
+         line.find("forward_compute_time=") != std::string_view::npos;
+}
 
 // Parses graph.txt text. `source_name` (a file name) starts every error message.
 [[nodiscard]] inline graph parse_graph_pipedream(std::string_view text, std::string_view source_name = "<string>",

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,12 +26,24 @@ struct layer {
   seconds backward = 0;     // u_B
   byte_count weights = 0;   // W: weights, gradients and optimizer state, held all the time
   byte_count activation = 0;  // a: the output of the forward, held until the backward ran
+  // Bytes of trainable parameters, all-reduced once per batch when the stage is replicated
+  // (PipeDream's parameter_size); 0 takes `weights`.
+  byte_count parameters = 0;
+
+  [[nodiscard]] byte_count gradient_bytes() const noexcept { return parameters > 0 ? parameters : weights; }
 };
 
 // A chain of layers: F_1 -> ... -> F_L -> B_L -> ... -> B_1, and F_l -> B_l for the stored activation.
 struct chain {
   std::vector<layer> layers;
+  // crossing[l]: bytes a cut after layer l sends forward (and their gradients back): every output
+  // of layers <= l that a layer > l reads. Empty in a plain chain, where it is layer l's activation;
+  // a chain cut from a DAG (chain_from_graph) fills it, so skip connections are paid for.
+  std::vector<byte_count> crossing{};
 
+  [[nodiscard]] byte_count crossing_bytes(std::size_t l) const {
+    return l < crossing.size() ? crossing[l] : layers[l].activation;
+  }
   [[nodiscard]] std::size_t size() const noexcept { return layers.size(); }
   [[nodiscard]] const layer& operator[](std::size_t l) const { return layers[l]; }
   [[nodiscard]] seconds cost(std::size_t l) const { return layers[l].forward + layers[l].backward; }
@@ -95,8 +108,11 @@ struct stage {
   std::uint32_t first_layer = 0, end_layer = 0;  // layers [first, end); for a link, the sending layer is end-1
   bool link = false;
   device_id resource = 0;  // processor for a compute stage; P + i for the i-th link
-  seconds forward = 0, backward = 0;
+  seconds forward = 0, backward = 0;  // per batch; a stage on r replicas counts 1/r of its time
   byte_count weights = 0, activation = 0;
+  // Workers running this stage, each taking every r-th batch (PipeDream's data parallelism inside
+  // the pipeline); each holds all the stage's weights and 1/r of its activations in flight.
+  std::uint32_t replicas = 1;
 
   [[nodiscard]] seconds load() const noexcept { return forward + backward; }  // U(s)
 };
@@ -128,7 +144,7 @@ struct stage {
       ln.end_layer = st.end_layer;
       ln.link = true;
       ln.resource = static_cast<device_id>(count + s);
-      ln.forward = ln.backward = link->time(c[st.end_layer - 1].activation);
+      ln.forward = ln.backward = link->time(c.crossing_bytes(st.end_layer - 1));
       stages.push_back(ln);
     }
   }
@@ -143,7 +159,7 @@ struct stage {
   std::vector<stage> stages(c.size());
   for (std::uint32_t l = 0; l < c.size(); ++l) {
     if (processor[l] == no_device) throw invalid_input("allocation: layer " + std::to_string(l) + " has no processor");
-    stages[l] = {l, l + 1, false, processor[l], c[l].forward, c[l].backward, c[l].weights, c[l].activation};
+    stages[l] = {l, l + 1, false, processor[l], c[l].forward, c[l].backward, c[l].weights, c[l].activation, 1};
   }
   return stages;
 }
@@ -153,21 +169,44 @@ struct chain_from_graph_options {
   std::size_t layers = 0;
   // Compute times of this device kind (graph::compute_on).
   std::string kind = "default";
+  // Forward vertices in this topological order (all of them, each once); empty: Kahn order.
+  std::vector<vertex_id> order{};
 };
 
 // Groups a training graph into a chain. Forward vertices (those that are not the backward of
 // another, see graph::set_forward) are taken in Kahn order and cut into `layers` runs of about
 // equal forward+backward time; a backward vertex joins its forward's layer. A layer's weights
-// are the persistent bytes of all its vertices; its activation is the output of its forward
+// (and parameters) are the persistent bytes of all its vertices; its activation is the output of its forward
 // vertices that a backward vertex or a later layer reads (what must be kept or sent on).
 // Throws not_a_dag when the graph has a cycle.
 [[nodiscard]] inline chain chain_from_graph(const graph& g, chain_from_graph_options options = {}) {
-  const auto order = kahn_order(g);
   const std::size_t n = g.vertex_count();
   const auto is_backward = [&](vertex_id v) { return g.forward_of(v) != no_vertex; };
   std::vector<vertex_id> forwards;
-  for (const auto v : order)
-    if (!is_backward(v)) forwards.push_back(v);
+  if (options.order.empty()) {
+    for (const auto v : kahn_order(g))
+      if (!is_backward(v)) forwards.push_back(v);
+  } else {
+    std::vector<std::uint32_t> position(n, std::numeric_limits<std::uint32_t>::max());
+    for (std::uint32_t i = 0; i < options.order.size(); ++i) {
+      const auto v = options.order[i];
+      if (v >= n || is_backward(v) || position[v] != std::numeric_limits<std::uint32_t>::max())
+        throw invalid_input("chain_from_graph: the order's entry " + std::to_string(i) +
+                            " is not a forward vertex, or is one given twice");
+      position[v] = i;
+    }
+    for (vertex_id v = 0; v < n; ++v) {
+      if (is_backward(v)) continue;
+      if (position[v] == std::numeric_limits<std::uint32_t>::max())
+        throw invalid_input("chain_from_graph: the order leaves out forward vertex '" + g[v].name + "'");
+      g.for_each_out_edge(v, [&](edge_id e) {
+        const auto w = g.target(e);
+        if (!is_backward(w) && position[w] < position[v])
+          throw invalid_input("chain_from_graph: the order puts '" + g[w].name + "' before its input '" + g[v].name + "'");
+      });
+    }
+    forwards = options.order;
+  }
   if (forwards.empty()) return {};
   // A forward vertex's cost includes the backward vertices that point to it.
   std::vector<seconds> cost(n, 0);
@@ -214,6 +253,7 @@ struct chain_from_graph_options {
     if (is_backward(v)) x.backward += t;
     else x.forward += t;
     x.weights += g[v].persistent;
+    x.parameters += g[v].persistent;
     if (is_backward(v)) continue;
     bool kept = false;
     g.for_each_out_edge(v, [&](edge_id e) {
@@ -221,6 +261,24 @@ struct chain_from_graph_options {
       if (is_backward(w) || layer_of[w] > layer_of[v]) kept = true;
     });
     if (kept) x.activation += g[v].output;
+  }
+  // A forward output crosses every cut between its layer and the last later layer that reads it.
+  std::vector<std::int64_t> change(count + 1, 0);
+  for (const auto v : forwards) {
+    std::uint32_t last = layer_of[v];
+    g.for_each_out_edge(v, [&](edge_id e) {
+      const auto w = g.target(e);
+      if (!is_backward(w)) last = std::max(last, layer_of[w]);
+    });
+    if (last == layer_of[v]) continue;
+    change[layer_of[v]] += static_cast<std::int64_t>(g[v].output);
+    change[last] -= static_cast<std::int64_t>(g[v].output);
+  }
+  c.crossing.assign(count, 0);
+  std::int64_t running_bytes = 0;
+  for (std::size_t l = 0; l < count; ++l) {
+    running_bytes += change[l];
+    c.crossing[l] = static_cast<byte_count>(running_bytes);
   }
   return c;
 }

@@ -41,7 +41,8 @@ struct pipeline_pattern {
   std::vector<std::uint32_t> group;      // per stage: 1F1B* group (1 holds the last stage); else empty
   std::vector<std::uint32_t> stage_nca;  // per stage
   std::vector<std::uint32_t> nca;        // per layer: NCA_l
-  std::vector<byte_count> memory;        // per processor: Σ W_l + NCA_l·a_l over its layers
+  std::vector<byte_count> memory;        // per processor (per worker of a replicated stage):
+                                         // Σ W_l + ceil(NCA_l / r)·a_l over its layers
 
   [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
   explicit operator bool() const noexcept { return ok(); }
@@ -111,7 +112,10 @@ inline void finish_pattern(pipeline_pattern& p, std::size_t layer_count) {
     const auto& st = p.stages[s];
     if (st.link) continue;
     for (auto l = st.first_layer; l < st.end_layer; ++l) p.nca[l] = p.stage_nca[s];
-    if (st.resource < p.memory.size()) p.memory[st.resource] += st.weights + p.stage_nca[s] * st.activation;
+    // A replicated stage's workers take turns, so each holds ceil(NCA / r) of the activations.
+    const std::uint32_t replicas = std::max<std::uint32_t>(1, st.replicas);
+    const std::uint32_t held = (p.stage_nca[s] + replicas - 1) / replicas;
+    if (st.resource < p.memory.size()) p.memory[st.resource] += st.weights + held * st.activation;
   }
 }
 

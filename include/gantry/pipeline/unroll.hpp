@@ -29,7 +29,8 @@ struct unroll_options {
 
 // The unrolled schedule. Vertex names are "F<l>:<layer>#<batch>" and "B<l>:<layer>#<batch>" for
 // layers, and "send<s>#<batch>" / "return<s>#<batch>" for the forward and backward of link stage
-// s. Weights W_l are the persistent bytes of F_l of batch 0; the activation a_l is the output of
+// s. A layer takes its share of its stage's per-batch time (its own time unless the stage is
+// replicated or pays transfers on its processor). Weights W_l are the persistent bytes of F_l of batch 0; the activation a_l is the output of
 // every F_l, held until B_l of the same batch finishes (schedule.hpp's output rule). Edges carry no
 // bytes: the chain model counts activations, not the copies in flight, and cross-device edges get
 // an instant zero-byte transfer (communication is what link stages model).
@@ -39,6 +40,54 @@ struct unrolled_pipeline {
   schedule timeline;
   std::size_t batches = 0;
 };
+
+namespace detail {
+
+// A zero-length operation (Dropout, View, an input layer) occupies no time, so it never overlaps
+// anything; but folding and unfolding a pattern computes its start as k·T + start, which may land
+// a rounding error after the start of the operation that follows it on its processor, and
+// validate() would then see it inside that operation. Each such start is moved back to the start
+// it ties with (a move smaller than validate()'s tolerance, so no dependency changes).
+inline void snap_zero_length_operations(schedule& s, std::size_t resources) {
+  seconds horizon = 0;
+  for (const auto f : s.finish) horizon = std::max(horizon, f);
+  const double tie = pipeline_tolerance * std::max(1.0, horizon);
+  std::vector<std::vector<std::size_t>> timed(resources);  // positive-length operations per resource
+  for (std::size_t v = 0; v < s.device.size(); ++v)
+    if (s.finish[v] > s.start[v]) timed[s.device[v]].push_back(v);
+  for (auto& list : timed)
+    std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return s.start[a] < s.start[b]; });
+  for (std::size_t v = 0; v < s.device.size(); ++v) {
+    if (s.finish[v] > s.start[v]) continue;
+    const auto& list = timed[s.device[v]];
+    // The last positive-length operation starting at or before v (within the tie).
+    auto it = std::upper_bound(list.begin(), list.end(), s.start[v] + tie,
+                               [&](seconds t, std::size_t a) { return t < s.start[a]; });
+    if (it == list.begin()) continue;
+    const auto a = *std::prev(it);
+    if (s.start[v] > s.start[a] && s.start[v] - s.start[a] <= tie) s.start[v] = s.finish[v] = s.start[a];
+  }
+}
+
+// Each layer's share of its stage's block: the layers' own times, scaled to the stage's per-batch
+// time, which differs when the stage runs on r workers (1/r of the time) or pays transfers on its
+// processor; time a stage of zero-time layers pays goes to the layer that runs first.
+inline std::vector<seconds> block_durations(const chain& c, const stage& st, pass kind) {
+  std::vector<seconds> took(st.end_layer - st.first_layer, 0);
+  seconds sum = 0;
+  for (auto l = st.first_layer; l < st.end_layer; ++l) sum += kind == pass::forward ? c[l].forward : c[l].backward;
+  const seconds block = kind == pass::forward ? st.forward : st.backward;
+  if (took.empty()) return took;
+  if (!(sum > 0)) {
+    (kind == pass::forward ? took.front() : took.back()) = block;
+    return took;
+  }
+  for (auto l = st.first_layer; l < st.end_layer; ++l)
+    took[l - st.first_layer] = (kind == pass::forward ? c[l].forward : c[l].backward) * (block / sum);
+  return took;
+}
+
+}  // namespace detail
 
 // Throws invalid_input when the pattern does not give every stage's forward and backward for every
 // batch (a k-periodic pattern needs shifts covering all residues mod k), or its period is not > 0.
@@ -113,10 +162,12 @@ struct unrolled_pipeline {
         forward_sequence.push_back(add("send" + std::to_string(si) + batch, st.forward, 0, 0, st.resource, t));
         continue;
       }
+      const auto forward = detail::block_durations(c, st, pass::forward);
       for (auto l = st.first_layer; l < st.end_layer; ++l) {
-        const auto v = add("F" + std::to_string(l) + ":" + c[l].name + batch, c[l].forward, b == 0 ? c[l].weights : 0,
+        const seconds took = forward[l - st.first_layer];
+        const auto v = add("F" + std::to_string(l) + ":" + c[l].name + batch, took, b == 0 ? c[l].weights : 0,
                            c[l].activation, st.resource, t);
-        t += c[l].forward;
+        t += took;
         forward_of_layer[l] = v;
         forward_sequence.push_back(v);
       }
@@ -128,9 +179,11 @@ struct unrolled_pipeline {
         backward_sequence.push_back(add("return" + std::to_string(si) + batch, st.backward, 0, 0, st.resource, t));
         continue;
       }
+      const auto backward = detail::block_durations(c, st, pass::backward);
       for (auto l = st.end_layer; l-- > st.first_layer;) {
-        const auto v = add("B" + std::to_string(l) + ":" + c[l].name + batch, c[l].backward, 0, 0, st.resource, t);
-        t += c[l].backward;
+        const seconds took = backward[l - st.first_layer];
+        const auto v = add("B" + std::to_string(l) + ":" + c[l].name + batch, took, 0, 0, st.resource, t);
+        t += took;
         g.set_forward(v, forward_of_layer[l]);
         backward_of_layer[l] = v;
         backward_sequence.push_back(v);
@@ -145,6 +198,7 @@ struct unrolled_pipeline {
       if (forward_of_layer[l] != no_vertex && backward_of_layer[l] != no_vertex)
         g.add_edge(forward_of_layer[l], backward_of_layer[l]);
   }
+  detail::snap_zero_length_operations(s, resources);
   for (edge_id e = 0; e < g.edge_count(); ++e) {
     const auto u = g.source(e), v = g.target(e);
     if (s.device[u] != s.device[v])
