@@ -36,7 +36,7 @@ enum class transfer_overlap {
 // The cost of communication, in one place: the partition search, the stages handed to the
 // patterns and the benchmark's evaluation of other plans all call these.
 struct pipeline_comm {
-  std::optional<link_model> link;  // none: transfers and all-reduces are free
+  std::optional<link_model> link{};  // none: transfers and all-reduces are free
   transfer_overlap overlap = transfer_overlap::link_stages;
 
   // One direction of one batch's boundary tensors: latency + bytes/β.

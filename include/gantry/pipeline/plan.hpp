@@ -42,7 +42,7 @@ enum class pipeline_schedule { one_f_one_b_star, one_f_one_b, gpipe };
 struct pipeline_plan_options {
   pipeline_schedule schedule = pipeline_schedule::one_f_one_b_star;
   std::size_t micro_batches = 0;  // GPipe's m; 0 means one per processor
-  pipeline_comm comm;             // links between stages; none: communication is free
+  pipeline_comm comm{};           // links between stages; none: communication is free
   std::size_t max_replicas = 1;   // workers one stage may run on; 1: a straight pipeline
 };
 
