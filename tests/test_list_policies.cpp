@@ -350,3 +350,24 @@ TEST_CASE("dynamic memory reserves a group's members from its first member on") 
   CHECK(r.schedule.start[cc] == 2);
   CHECK(r.schedule.makespan == 8);
 }
+
+TEST_CASE("a zero-length vertex holds nothing for itself: engine, simulator and rules agree") {
+  // u (1 s, output 8 B) -> v (0 s, output 4 B) -> w (1 s), one device of 8 B. By the rules u's
+  // output is freed when v finishes, at 1, before v's output is taken at 1: 8 B at most. The
+  // simulator used to take v's output first (12 B) and run out of memory.
+  graph g;
+  const auto u = g.add_vertex(vertex_properties{.name = "u", .compute = 1, .output = 8});
+  const auto v = g.add_vertex(vertex_properties{.name = "v", .compute = 0, .output = 4});
+  const auto w = g.add_vertex(vertex_properties{.name = "w", .compute = 1});
+  g.add_edge(u, v, 8);
+  g.add_edge(v, w, 4);
+  const auto c = cluster::uniform(1, 8);
+  const graph_model model(g, c);
+  const auto r = m_etf(g, model, c);
+  require_valid(r, g, model, c);
+  CHECK(r.schedule.peak_memory[0] == 8);
+  const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
+  REQUIRE_MESSAGE(sim.ok(), sim.message);
+  CHECK(sim.schedule.peak_memory[0] == 8);
+  CHECK(sim.schedule.start == r.schedule.start);
+}

@@ -395,7 +395,7 @@ class list_scheduler {
     if (!tracked(d) || fits_anyway(d, added_bytes(v, d))) return true;
     const seconds length = model_.compute_time(v, d);
     const seconds begin = earliest_start_at(d, arrival(d), length);
-    return holds_fit(d, new_holds(v, begin, begin + length));
+    return holds_fit(d, new_holds(v, d, begin, begin + length));
   }
   // Memory of d not yet reserved (meaningful with respect_memory); with dynamic accounting, its
   // capacity less the most it holds at any time so far (holds not yet ended counted to infinity).
@@ -678,12 +678,6 @@ class list_scheduler {
   [[nodiscard]] static std::int64_t as_signed(byte_count bytes) {
     return static_cast<std::int64_t>(std::min<byte_count>(bytes, std::numeric_limits<std::int64_t>::max() / 4));
   }
-  // Where the engine ends a hold [from, to). An empty hold takes nothing by the rules, but the
-  // simulator allocates a zero-length vertex's bytes for an instant, so the engine keeps them for
-  // the shortest non-empty interval: its schedule then runs in the simulator too.
-  [[nodiscard]] static seconds hold_end(seconds from, seconds to) {
-    return to > from ? to : std::nextafter(from, std::numeric_limits<seconds>::infinity());
-  }
   // When the engine counts a received copy of u's output from, for a transfer starting at `start`.
   // With sequential channels the simulator starts ready transfers in order of their producers'
   // finish (see the top of this file), possibly before the engine's start, so the copy counts from
@@ -698,9 +692,9 @@ class list_scheduler {
     const auto capacity = as_signed(devices_.capacity(d));
     return held >= capacity ? 0 : static_cast<byte_count>(capacity - held);
   }
-  // The holds placing v on d from `begin` to `end` would add, as (time, change) sorted by time;
+  // The holds placing v on d from `begin` to `end` would add or end early, as (time, change);
   // uses the transfers planned by the last arrival(d). Returns the bytes they add in all.
-  byte_count new_holds(vertex_id v, seconds begin, seconds end) const {
+  byte_count new_holds(vertex_id v, device_id d, seconds begin, seconds end) const {
     const csr_graph& g = *view_;
     holds_.clear();
     byte_count added = 0;
@@ -708,7 +702,7 @@ class list_scheduler {
       if (bytes == 0) return;
       added = detail::saturating_add(added, bytes);
       holds_.emplace_back(from, as_signed(bytes));
-      if (ends) holds_.emplace_back(hold_end(from, to), -as_signed(bytes));
+      if (ends) holds_.emplace_back(to, -as_signed(bytes));  // an empty hold takes nothing
     };
     const std::uint32_t grp = group_of_[v];
     if (!group_reserved_[grp]) hold(0, 0, group_reservation(v), false);
@@ -717,6 +711,19 @@ class list_scheduler {
     hold(begin, end, model_.output_bytes(v), g.out_degree(v) == 0);
     // A received copy serves its one edge without caching; with caching, later consumers may use it.
     for (const transfer& t : planned_) hold(copy_held_from(t.start, t.tensor), end, t.bytes, !options_.cache_transfers);
+    // An input on d whose last consumer is v is freed once v and everything else holding it end.
+    const auto pred = g.predecessors(v);
+    for (std::size_t i = 0; i < pred.size(); ++i) {
+      const vertex_id u = pred[i];
+      if (device_of_[u] != d || model_.output_bytes(u) == 0 || std::find(pred.begin(), pred.begin() + i, u) != pred.begin() + i)
+        continue;
+      if (consumers_left_[u] != static_cast<std::uint32_t>(std::count(pred.begin(), pred.end(), u))) continue;
+      seconds output_end = std::max(finish_[u], end);
+      for (const vertex_id w : g.successors(u))
+        if (w != v && device_of_[w] == d) output_end = std::max(output_end, finish_[w]);
+      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t]) output_end = std::max(output_end, transfers_[t].finish);
+      holds_.emplace_back(output_end, -as_signed(model_.output_bytes(u)));
+    }
     return added;
   }
   // Bytes placing v on d would add (as new_holds() counts them), without timing the transfers.
@@ -790,9 +797,9 @@ class list_scheduler {
     }
     if (options_.cache_transfers)
       for (const auto& [t, end] : copy_end_)
-        hold_on(transfers_[t].to, hold_end(transfers_[t].start, end), -as_signed(transfers_[t].bytes));
+        hold_on(transfers_[t].to, end, -as_signed(transfers_[t].bytes));
     if (const byte_count bytes = model_.output_bytes(u); bytes != 0)
-      hold_on(home, hold_end(start_[u], output_end), -as_signed(bytes));
+      hold_on(home, output_end, -as_signed(bytes));
   }
   // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now).
   void hold_placed(vertex_id v, device_id d, bool new_group, std::size_t first_new_transfer) {
@@ -803,11 +810,11 @@ class list_scheduler {
     }
     const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
     hold_on(d, start_[v], temporary + as_signed(model_.output_bytes(v)));
-    hold_on(d, hold_end(start_[v], finish_[v]), -temporary);
+    hold_on(d, finish_[v], -temporary);
     for (std::size_t t = first_new_transfer; t < transfers_.size(); ++t) {
       hold_on(d, copy_held_from(transfers_[t].start, transfers_[t].tensor), as_signed(transfers_[t].bytes));
       if (!options_.cache_transfers)
-        hold_on(d, hold_end(transfers_[t].start, finish_[v]), -as_signed(transfers_[t].bytes));
+        hold_on(d, finish_[v], -as_signed(transfers_[t].bytes));
     }
     for (const vertex_id u : g.predecessors(v))
       if (--consumers_left_[u] == 0) release_tensor(u);
@@ -953,7 +960,7 @@ class list_scheduler {
         const seconds ready = arrival(d);
         const seconds length = model_.compute_time(v, d);
         const seconds begin = earliest_start_at(d, ready, length);
-        const byte_count added = new_holds(v, begin, begin + length);
+        const byte_count added = new_holds(v, d, begin, begin + length);
         seconds from = begin;
         for (const auto& hold : holds_) from = std::min(from, hold.first);
         text << (d == first ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << added << " has "

@@ -279,25 +279,41 @@ class simulator {
   void start_vertex(vertex_id v) {
     const device_id d = placement_[v];
     auto& s = result_.schedule;
+    s.start[v] = now_;
+    s.finish[v] = now_ + duration_[v];
+    s.order[d].push_back(v);
+    s.makespan = std::max(s.makespan, s.finish[v]);
+    if (duration_[v] == 0) {
+      // An empty interval holds nothing (schedule.hpp): v's inputs are freed before its output is
+      // taken, as frees at one time come before allocations. Its consumers may start now.
+      ++finished_;
+      has_zero_duration_ = true;
+      release_inputs(v);
+      if (g_.out_degree(v) == 0) return;
+      allocate(d, model_.output_bytes(v), v, "output");
+      if (result_.ok()) hand_output(v);
+      return;
+    }
     allocate(d, model_.temporary_bytes(v), v, "temporary");
     if (result_.ok()) allocate(d, model_.output_bytes(v), v, "output");
     if (!result_.ok()) return;
     busy_[d] = 1;
-    s.start[v] = now_;
-    s.finish[v] = now_ + duration_[v];
-    s.order[d].push_back(v);
     s.busy[d] += duration_[v];
-    s.makespan = std::max(s.makespan, s.finish[v]);
-    if (duration_[v] == 0) has_zero_duration_ = true;
     push_event(s.finish[v], false, v);
   }
 
   void finish_vertex(vertex_id v) {
     const device_id d = placement_[v];
-    auto& s = result_.schedule;
     busy_[d] = 0;
     ++finished_;
     release(d, model_.temporary_bytes(v));
+    hand_output(v);
+    release_inputs(v);
+  }
+
+  void hand_output(vertex_id v) {
+    const device_id d = placement_[v];
+    auto& s = result_.schedule;
     // Consumers on this device get the output now; others get a transfer: one per tensor (edges of
     // equal bytes) and device when tensors are cached, else one per edge (schedule/schedule.hpp).
     std::uint32_t holders = 0;
@@ -336,7 +352,12 @@ class simulator {
     }
     output_holders_[v] = holders;
     if (holders == 0) release(d, model_.output_bytes(v));
-    // v no longer needs its inputs.
+  }
+
+  // v no longer needs its inputs.
+  void release_inputs(vertex_id v) {
+    const device_id d = placement_[v];
+    auto& s = result_.schedule;
     const auto pred = g_.predecessors(v);
     const auto in = g_.in_edges(v);
     for (std::size_t i = 0; i < pred.size(); ++i) {
@@ -381,9 +402,12 @@ class simulator {
       if (edge_transfer_[out[i]] == t && --pending_[succ[i]] == 0) make_ready(succ[i]);
   }
 
+  // Starts every transfer and vertex that can start now; a zero-length vertex finishes at once and
+  // may let more start, so this repeats until nothing does.
   void dispatch() {
-    // Transfers first: they never wait for devices, and a device that starts now may be a receiver.
-    if (!transfer_queue_.empty()) {
+    for (bool started = true; started && result_.ok();) {
+      started = false;
+      // Transfers first: they never wait for devices, and a device that starts now may be a receiver.
       for (auto it = transfer_queue_.begin(); it != transfer_queue_.end() && result_.ok();) {
         const auto& tr = result_.schedule.transfers[std::get<3>(*it)];
         if (channel_busy_[send_channel(tr.from)] || channel_busy_[receive_channel(tr.to)]) {
@@ -393,17 +417,21 @@ class simulator {
         start_transfer(std::get<3>(*it));
         it = transfer_queue_.erase(it);
       }
-    }
-    for (device_id d = 0; d < m_ && result_.ok(); ++d) {
-      if (busy_[d]) continue;
-      if (options_.policy == ready_policy::strict_order) {
-        auto& next = strict_next_[d];
-        const auto& list = strict_list_[d];
-        if (next < list.size() && pending_[list[next]] == 0) start_vertex(list[next++]);
-      } else if (!ready_[d].empty()) {
-        const vertex_id v = std::get<2>(ready_[d].top());
-        ready_[d].pop();
-        start_vertex(v);
+      for (device_id d = 0; d < m_ && result_.ok(); ++d) {
+        if (busy_[d]) continue;
+        if (options_.policy == ready_policy::strict_order) {
+          auto& next = strict_next_[d];
+          const auto& list = strict_list_[d];
+          if (next < list.size() && pending_[list[next]] == 0) {
+            start_vertex(list[next++]);
+            started = true;
+          }
+        } else if (!ready_[d].empty()) {
+          const vertex_id v = std::get<2>(ready_[d].top());
+          ready_[d].pop();
+          start_vertex(v);
+          started = true;
+        }
       }
     }
   }
