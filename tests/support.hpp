@@ -1,8 +1,9 @@
 // What several test files need: a scratch directory that is empty when a test starts and gone when
-// it ends, a field-by-field graph comparison, "place, simulate, validate" in one call, and a small
-// hand-built schedule for the writers and readers.
+// it ends, a field-by-field graph comparison, "place, simulate, validate" in one call, a small
+// hand-built schedule for the writers and readers, and seeded random placement cases.
 #pragma once
 
+#include <gantry/generate/random_dag.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
@@ -18,10 +19,64 @@
 #include <array>
 #include <filesystem>
 #include <iterator>
+#include <random>
 #include <string>
 #include <system_error>
 
 namespace gantry::test {
+
+// A seeded random DAG on 1 to 4 devices, with memory and optionally limited capacities.
+struct random_case {
+  graph g;
+  cluster devices;
+};
+struct random_case_options {
+  std::uint64_t seed_factor = 1;     // the case draws from mt19937_64(seed * seed_factor)
+  std::uint64_t max_vertices = 36;
+  bool zero_compute = true;          // every fifth seed: every third vertex takes no time (ties)
+  bool groups = false;               // vertices 5k and 5k+1 share a colocation group
+  byte_count largest_factor = 1;     // capacity: largest_factor x the largest vertex + a share of the rest
+};
+inline random_case make_random_case(std::uint64_t seed, comm_mode comm, bool limited, random_case_options o = {}) {
+  std::mt19937_64 rng(seed * o.seed_factor);
+  const auto draw = [&](std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); };
+  random_case c;
+  const auto n = static_cast<std::size_t>(draw(2, o.max_vertices));
+  c.g = random_layered_dag({.vertices = n,
+                            .layers = static_cast<std::size_t>(draw(1, 6)),
+                            .mean_out_degree = 1.0 + static_cast<double>(draw(0, 20)) / 10.0,
+                            .min_compute = 1e-3,
+                            .max_compute = 1e-2,
+                            .min_bytes = 1 << 10,
+                            .max_bytes = 1 << 20,
+                            .max_persistent = 1 << 20,
+                            .max_temporary = 1 << 19,
+                            .seed = seed});
+  if (o.zero_compute && seed % 5 == 0)
+    for (vertex_id v = 0; v < n; v += 3) c.g[v].compute = 0;
+  if (o.groups)
+    for (vertex_id v = 0; v + 1 < n; v += 5) c.g[v].group = c.g[v + 1].group = "g" + std::to_string(v);
+  const auto m = static_cast<std::size_t>(draw(1, 4));
+  byte_count capacity = unlimited_memory;
+  if (limited) {
+    byte_count total = 0, largest = 0;
+    for (vertex_id v = 0; v < n; ++v) {
+      const byte_count bytes = c.g[v].persistent + c.g[v].output + c.g[v].temporary;
+      total += bytes;
+      largest = std::max(largest, bytes);
+    }
+    // From a little over a fair share (some runs fail) to plenty.
+    capacity = o.largest_factor * largest + total * draw(8, 30) / (10 * m);
+  }
+  std::vector<device> list(m);
+  for (device_id d = 0; d < m; ++d) {
+    list[d].name = "gpu" + std::to_string(d);
+    list[d].capacity = capacity;
+    list[d].speed = seed % 3 == 0 ? 1.0 + static_cast<double>(d) / 2.0 : 1.0;
+  }
+  c.devices = cluster(std::move(list), link_model{.latency = 2e-4, .bandwidth = 2e8}, comm);
+  return c;
+}
 
 struct scratch_directory {
   std::filesystem::path path;

@@ -10,56 +10,16 @@
 
 #include <doctest/doctest.h>
 
-#include <random>
+#include "support.hpp"
+
 
 using namespace gantry;
 
 namespace {
-struct random_case {
-  graph g;
-  cluster devices;
-};
+using test::make_random_case;
+using test::random_case;
 
-// Integer in [lo, hi] from the raw engine (portable).
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); }
-
-random_case make_case(std::uint64_t seed, comm_mode comm, bool limited) {
-  std::mt19937_64 rng(seed);
-  random_case c;
-  const auto n = static_cast<std::size_t>(draw(rng, 2, 36));
-  c.g = random_layered_dag({.vertices = n,
-                            .layers = static_cast<std::size_t>(draw(rng, 1, 6)),
-                            .mean_out_degree = 1.0 + static_cast<double>(draw(rng, 0, 20)) / 10.0,
-                            .min_compute = 1e-3,
-                            .max_compute = 1e-2,
-                            .min_bytes = 1 << 10,
-                            .max_bytes = 1 << 20,
-                            .max_persistent = 1 << 20,
-                            .max_temporary = 1 << 19,
-                            .seed = seed});
-  if (seed % 5 == 0)  // zero-length vertices exercise ties
-    for (vertex_id v = 0; v < n; v += 3) c.g[v].compute = 0;
-  const auto m = static_cast<std::size_t>(draw(rng, 1, 4));
-  byte_count capacity = unlimited_memory;
-  if (limited) {
-    byte_count total = 0, largest = 0;
-    for (vertex_id v = 0; v < n; ++v) {
-      const byte_count bytes = c.g[v].persistent + c.g[v].output + c.g[v].temporary;
-      total += bytes;
-      largest = std::max(largest, bytes);
-    }
-    // From a little over a fair share (some runs fail) to plenty.
-    capacity = largest + total * draw(rng, 8, 30) / (10 * m);
-  }
-  std::vector<device> list(m);
-  for (device_id d = 0; d < m; ++d) {
-    list[d].name = "gpu" + std::to_string(d);
-    list[d].capacity = capacity;
-    list[d].speed = seed % 3 == 0 ? 1.0 + static_cast<double>(d) / 2.0 : 1.0;
-  }
-  c.devices = cluster(std::move(list), link_model{.latency = 2e-4, .bandwidth = 2e8}, comm);
-  return c;
-}
+random_case make_case(std::uint64_t seed, comm_mode comm, bool limited) { return make_random_case(seed, comm, limited); }
 
 void check_valid(const list_schedule_result& r, const random_case& c, const graph_model& model, const char* what) {
   INFO(what);

@@ -2,70 +2,28 @@
 // random DAGs in every communication mode, with and without memory limits, and its output goes
 // through validate(), the simulator and a replay of its own schedule. A new placer is checked by
 // adding it to the registry.
-#include <gantry/generate/random_dag.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <array>
 #include <map>
-#include <random>
 #include <string>
 
 using namespace gantry;
 
-namespace {
-
-struct random_case {
-  graph g;
-  cluster devices;
-};
-
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t lo, std::uint64_t hi) { return lo + rng() % (hi - lo + 1); }
-
-random_case make_case(std::uint64_t seed, comm_mode comm, bool limited) {
-  std::mt19937_64 rng(seed * 7919);
-  random_case c;
-  const auto n = static_cast<std::size_t>(draw(rng, 2, 30));
-  c.g = random_layered_dag({.vertices = n,
-                            .layers = static_cast<std::size_t>(draw(rng, 1, 6)),
-                            .mean_out_degree = 1.0 + static_cast<double>(draw(rng, 0, 20)) / 10.0,
-                            .max_persistent = 1 << 20,
-                            .max_temporary = 1 << 19,
-                            .seed = seed});
-  // Some groups, as graphs from the exporter have them.
-  for (vertex_id v = 0; v + 1 < n; v += 5) c.g[v].group = c.g[v + 1].group = "g" + std::to_string(v);
-  const auto m = static_cast<std::size_t>(draw(rng, 1, 4));
-  byte_count capacity = unlimited_memory;
-  if (limited) {
-    byte_count total = 0, largest = 0;
-    for (vertex_id v = 0; v < n; ++v) {
-      const byte_count bytes = c.g[v].persistent + c.g[v].output + c.g[v].temporary;
-      total += bytes;
-      largest = std::max(largest, bytes);
-    }
-    capacity = 2 * largest + total * draw(rng, 8, 30) / (10 * m);
-  }
-  std::vector<device> list(m);
-  for (device_id d = 0; d < m; ++d) {
-    list[d].name = "d" + std::to_string(d);
-    list[d].capacity = capacity;
-    list[d].speed = seed % 3 == 0 ? 1.0 + static_cast<double>(d) / 2.0 : 1.0;
-  }
-  c.devices = cluster(std::move(list), link_model{.latency = 2e-4, .bandwidth = 2e8}, comm);
-  return c;
-}
-
-}  // namespace
 
 TEST_CASE("every placer x every communication mode x limited and unlimited memory, on seeded DAGs") {
   std::map<std::string, std::size_t> placed, out_of_memory, replay_over_memory;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
       for (const bool limited : {false, true}) {
-        const auto c = make_case(seed, comm, limited);
+        const auto c = test::make_random_case(
+            seed, comm, limited, {.seed_factor = 7919, .max_vertices = 30, .zero_compute = false, .groups = true, .largest_factor = 2});
         const graph_model model(c.g, c.devices);
         const auto groups = colocation_groups(c.g);
         const std::string mode = to_string(comm);
