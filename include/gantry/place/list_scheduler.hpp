@@ -285,8 +285,9 @@ class list_scheduler {
   [[nodiscard]] std::size_t device_count() const noexcept { return m_; }
   [[nodiscard]] comm_mode comm() const noexcept { return comm_; }
 
-  // Vertices whose inputs are all placed and that are not placed themselves (backward vertices
-  // wait while forward-only placement holds them), in no particular order.
+  // Vertices whose inputs are all placed and that are not placed themselves, in no particular
+  // order. Backward vertices wait while forward-only placement holds them, and a group's source
+  // vertices wait for their group (see init_group_units()).
   [[nodiscard]] std::span<const vertex_id> ready() const noexcept { return ready_; }
   [[nodiscard]] bool is_ready(vertex_id v) const { return ready_slot_[v] != no_slot; }
   // Position in Kahn order: the usual tie-breaker.
@@ -295,9 +296,7 @@ class list_scheduler {
   [[nodiscard]] seconds bottom_level(vertex_id v) const { return levels().bottom[v]; }
   [[nodiscard]] seconds top_level(vertex_id v) const { return levels().top[v]; }
 
-  [[nodiscard]] bool done() const noexcept {
-    return failed() || placed_count_ == n_;
-  }
+  [[nodiscard]] bool done() const noexcept { return failed() || placed_count_ == n_; }
   [[nodiscard]] gantry::status status() const noexcept { return status_; }
   [[nodiscard]] const std::string& message() const noexcept { return message_; }
   [[nodiscard]] std::size_t placed_count() const noexcept { return placed_count_; }
@@ -503,7 +502,7 @@ class list_scheduler {
     const csr_graph& g = *view_;
     member_first_.clear();
     member_list_.clear();
-    attached_.assign(0, 0);
+    attached_.clear();
     outside_wait_.clear();
     group_rest_.assign(dynamic_ ? group_size_.size() : 0, 0);
     group_self_.resize(n_);
@@ -519,8 +518,7 @@ class list_scheduler {
     for (vertex_id v = 0; v < n_; ++v) member_list_[fill[group_of_[v]]++] = v;
     if (dynamic_)
       for (vertex_id v = 0; v < n_; ++v)
-        group_rest_[group_of_[v]] =
-            detail::saturating_add(group_rest_[group_of_[v]], model_.output_bytes(v) + model_.temporary_bytes(v));
+        group_rest_[group_of_[v]] = detail::saturating_add(group_rest_[group_of_[v]], own_reserved(v));
     attached_.assign(n_, 0);
     outside_wait_.assign(n_, 0);
     for (vertex_id v = 0; v < n_; ++v) {
@@ -541,7 +539,8 @@ class list_scheduler {
   // x's inputs from outside its attached sources are all placed: its attached sources become ready.
   void release_attached(vertex_id x) {
     outside_wait_[x] = no_slot;
-    for (const vertex_id u : view_->predecessors(x)) release_source(u);
+    for (const vertex_id u : view_->predecessors(x))
+      if (group_of_[u] == group_of_[x]) release_source(u);
   }
   void release_source(vertex_id u) {
     if (!attached_[u]) return;
