@@ -184,14 +184,14 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   }
   document["link"] = detail::link_to_json(c.default_link());
   auto& links = document["links"] = nlohmann::ordered_json::array();
-  for (device_id a = 0; a < c.device_count(); ++a)
-    for (device_id b = 0; b < c.device_count(); ++b)
-      if (a != b && c.has_own_link(a, b)) {
-        nlohmann::ordered_json entry = {{"from", c[a].name}, {"to", c[b].name}};
-        const auto link = detail::link_to_json(c.link(a, b));
-        for (auto it = link.begin(); it != link.end(); ++it) entry[it.key()] = *it;
-        links.push_back(std::move(entry));
-      }
+  for (const auto& [pair, own] : c.own_links()) {
+    const auto [a, b] = pair;
+    if (a == b) continue;  // a device's link to itself is never used, and a file cannot state it
+    nlohmann::ordered_json entry = {{"from", c[a].name}, {"to", c[b].name}};
+    const auto link = detail::link_to_json(own);
+    for (auto it = link.begin(); it != link.end(); ++it) entry[it.key()] = *it;
+    links.push_back(std::move(entry));
+  }
   return document;
 }
 
