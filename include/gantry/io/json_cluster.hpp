@@ -150,13 +150,14 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 }
 
 // Parses "gantry.cluster" JSON text.
-[[nodiscard]] inline cluster read_cluster_json(std::string_view text, std::string_view source_name = "<string>") {
-  return cluster_from_json(detail::parse_json_text(text, source_name), source_name);
+[[nodiscard]] inline cluster read_cluster_json(std::string_view text, std::string_view source_name = "<string>",
+                                               const read_limits& limits = {}) {
+  return cluster_from_json(detail::parse_json_text(text, source_name, limits.max_nesting), source_name);
 }
 
 // Reads a cluster file (gzip-compressed or not). Throws io_error or parse_error naming the file.
-[[nodiscard]] inline cluster read_cluster(const std::filesystem::path& path) {
-  return read_cluster_json(read_text_file(path), path.string());
+[[nodiscard]] inline cluster read_cluster(const std::filesystem::path& path, const read_limits& limits = {}) {
+  return read_cluster_json(read_text_file(path, limits), path.string(), limits);
 }
 
 // The "gantry.cluster" document of c. Unlimited memory is written by leaving the field out,
