@@ -139,6 +139,12 @@ namespace gantry {
   return extension.size() == 3 && extension[0] == '.' && (extension[1] | 0x20) == 'g' && (extension[2] | 0x20) == 'z';
 }
 
+// Adds `text` to a group of files written together, gzip-compressed when the target ends in ".gz".
+inline void add_text_file(atomic_file_group& group, const std::filesystem::path& target, std::string_view text) {
+  if (has_gzip_extension(target)) group.add_text(target, gzip_compress(text));
+  else group.add_text(target, text);
+}
+
 // Writes `text` to `target` atomically, gzip-compressed when the target ends in ".gz".
 inline void save_text_file(const std::filesystem::path& target, std::string_view text) {
   if (has_gzip_extension(target)) write_text_file(target, gzip_compress(text));
