@@ -11,6 +11,7 @@
 #include "support.hpp"
 
 #include <filesystem>
+#include <limits>
 #include <string>
 
 using namespace gantry;
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using chain = test::chain_schedule;
+using test::scratch_directory;
 
 std::string placement_error(const std::string& text, const graph& g, const cluster& c) {
   try {
@@ -189,4 +191,15 @@ TEST_CASE("placements nested deep, failed, or with a short order are refused nam
   CHECK(placement_error(placement_to_json_text(ch.g, ch.devices, ok), ch.g, ch.devices)
             .find("p.json: /order: lists 1 of the graph's " + std::to_string(ch.g.vertex_count()) + " vertices") == 0);
   CHECK_NOTHROW(require_complete_placement(read_placement_json(placement_to_json_text(ch.g, ch.devices, ch.p), ch.g, ch.devices), "p.json"));
+}
+
+TEST_CASE("a schedule whose makespan overflowed is refused naming the file to be written") {
+  chain ch;
+  ch.s.makespan = std::numeric_limits<double>::infinity();
+  scratch_directory dir("io_placement_inf");
+  const fs::path target = dir.path / "p.json";
+  const std::string expected = "cannot write '" + target.string() + "': placement_to_json: makespan is not finite";
+  CHECK_THROWS_WITH_AS(write_placement(target, ch.g, ch.devices, ch.p, {.schedule = &ch.s}), doctest::Contains(expected.c_str()),
+                       invalid_input);
+  CHECK(dir.entries() == 0);
 }

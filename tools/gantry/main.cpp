@@ -192,14 +192,7 @@ std::string percent_list(const std::vector<byte_count>& peak, const cluster& c) 
 // JSON cannot hold, say) is reported with the file's name.
 template <class Content>
 void stage_output(atomic_file_group& outputs, const std::string& path, Content&& content) {
-  if (path.empty()) return;
-  std::string text;
-  try {
-    text = content();
-  } catch (const invalid_input& e) {
-    throw invalid_input("cannot write '" + path + "': " + e.what());
-  }
-  add_text_file(outputs, path, text);
+  if (!path.empty()) add_text_file(outputs, path, detail::content_for(path, content));
 }
 
 // The optional outputs of a simulated schedule.

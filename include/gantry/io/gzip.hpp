@@ -139,6 +139,19 @@ namespace gantry {
   return extension.size() == 3 && extension[0] == '.' && (extension[1] | 0x20) == 'g' && (extension[2] | 0x20) == 'z';
 }
 
+namespace detail {
+// What make() returns, with an invalid_input from it (a value a file cannot hold) naming the file
+// the content was meant for.
+template <class Make>
+std::string content_for(const std::filesystem::path& path, Make&& make) {
+  try {
+    return make();
+  } catch (const invalid_input& e) {
+    throw invalid_input("cannot write " + quote_path(path) + ": " + e.what());
+  }
+}
+}  // namespace detail
+
 // Adds `text` to a group of files written together, gzip-compressed when the target ends in ".gz".
 inline void add_text_file(atomic_file_group& group, const std::filesystem::path& target, std::string_view text) {
   if (has_gzip_extension(target)) group.add_text(target, gzip_compress(text));

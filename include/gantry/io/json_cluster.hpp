@@ -202,6 +202,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 }
 
 // Writes c to `path` atomically (gzip-compressed when the path ends in ".gz").
-inline void write_cluster(const std::filesystem::path& path, const cluster& c) { save_text_file(path, cluster_to_json_text(c)); }
+inline void write_cluster(const std::filesystem::path& path, const cluster& c) {
+  save_text_file(path, detail::content_for(path, [&] { return cluster_to_json_text(c); }));
+}
 
 }  // namespace gantry

@@ -231,7 +231,7 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
 // Writes g to `path` atomically, gzip-compressed when the path ends in ".gz".
 inline void write_graph(const std::filesystem::path& path, const graph& g,
                         const nlohmann::json& metadata = nlohmann::json::object()) {
-  save_text_file(path, graph_to_json_text(g, metadata));
+  save_text_file(path, detail::content_for(path, [&] { return graph_to_json_text(g, metadata); }));
 }
 inline void write_graph(const std::filesystem::path& path, const graph_file& file) {
   write_graph(path, file.graph, file.metadata);

@@ -161,11 +161,12 @@ template <adapted_graph G>
   return detail::document_text(placement_to_json(g, c, p, options), "placement_to_json");
 }
 
-// Writes the placement document atomically (gzip-compressed when the path ends in ".gz").
+// Writes the placement document atomically (gzip-compressed when the path ends in ".gz"). A value
+// the document cannot hold (a non-finite makespan) throws invalid_input naming the path.
 template <adapted_graph G>
 void write_placement(const std::filesystem::path& path, const G& g, const cluster& c, const placement& p,
                      const placement_json_options& options = {}) {
-  save_text_file(path, placement_to_json_text(g, c, p, options));
+  save_text_file(path, detail::content_for(path, [&] { return placement_to_json_text(g, c, p, options); }));
 }
 
 // Reads a parsed "gantry.placement" document against graph g and cluster c: every vertex and
