@@ -1,6 +1,7 @@
-// Large clusters: building a 100,000-device uniform cluster and its graph_model (mean link and
-// mean compute in O(m + overrides)), and reading a 20,000-device cluster file with one explicit
-// link. Baseline, measured in the same run: copying the cluster's device vector, the least any
+// Large clusters and many device kinds: building a 100,000-device uniform cluster and its
+// graph_model (mean link and mean compute in O(m + overrides)), reading a 20,000-device cluster
+// file with one explicit link, and a graph of 70,000 vertices each with its own kind (set, look
+// up and list every per-kind time). Baseline, measured in the same run: copying the cluster's device vector, the least any
 // O(m) build must do. Limits are absolute seconds (the issue asks for well under a second) and a
 // ratio to the baseline that a quadratic pass would exceed by orders of magnitude.
 #include <gantry/io/json_cluster.hpp>
@@ -65,12 +66,26 @@ int main() {
     sink += static_cast<double>(c.own_link_count());
   });
 
+  constexpr std::size_t kinds = 70'000;
+  const double kind_times = median_seconds(3, [&] {
+    gantry::graph many;
+    for (std::size_t v = 0; v < kinds; ++v) {
+      const auto id = many.add_vertex("v" + std::to_string(v), 1.0);
+      many.set_compute(id, "kind" + std::to_string(v), 0.5);
+    }
+    for (std::size_t v = 0; v < kinds; ++v)
+      sink += many.compute_on(static_cast<gantry::vertex_id>(v), "kind" + std::to_string(kinds - 1 - v)) +
+              static_cast<double>(many.kind_times(static_cast<gantry::vertex_id>(v)).size());
+  });
+
   std::printf("bench_cluster: %zu devices (sink %g)\n", m, sink);
   std::printf("  copy of the device vector (baseline)        %9.3f ms\n", baseline * 1e3);
   std::printf("  uniform cluster + 1 link + graph_model       %9.3f ms (%.1fx baseline)\n", build * 1e3, build / baseline);
   std::printf("  read a 20,000-device cluster, 1 own link     %9.3f ms\n", read * 1e3);
+  std::printf("  70,000 kinds: set, look up, list             %9.3f ms\n", kind_times * 1e3);
   report("cluster_100k_model_build_seconds", build, 1.0);
   report("cluster_100k_model_build_over_baseline", build / baseline, 100.0);
   report("cluster_20k_file_read_seconds", read, 1.0);
+  report("kinds_70k_set_lookup_list_seconds", kind_times, 1.0);
   return 0;
 }
