@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what gantry needs from Debian's packages, skipping what is already there.
 #   scripts/install-deps.sh            build dependencies
-#   scripts/install-deps.sh --tests    also python3-torch, for the exporter's smoke test
+#   scripts/install-deps.sh --tests    also python3-torch, for the exporter's smoke test, and clang
+#                                      with libFuzzer, for the readers' fuzz targets
 set -euo pipefail
 
 packages=(g++ cmake make libboost-graph-dev libeigen3-dev libglpk-dev librange-v3-dev doctest-dev
           nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev)
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(python3 python3-torch python3-torchvision)
+  packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev)
 fi
 
 missing=()

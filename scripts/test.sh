@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian machine to a tested build: installs missing packages, builds every
 # test, example and the tool with AddressSanitizer + UndefinedBehaviorSanitizer, runs the suite with
-# ctest, then proves that an installed gantry is usable from a separate project via find_package.
+# ctest, fuzzes each reader for a short fixed time (scripts/fuzz.sh; skipped without clang), then
+# proves that an installed gantry is usable from a separate project via find_package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,9 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1
       -DGANTRY_BUILD_TESTS=ON -DGANTRY_BUILD_EXAMPLES=ON -DGANTRY_BUILD_TOOLS=ON -DGANTRY_BUILD_BENCHMARKS=ON
 cmake --build "$build" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$build" --output-on-failure -j"$jobs"
+
+# Each reader's libFuzzer target for 25 s (about two minutes for all five).
+GANTRY_FUZZ_BUILD="$build-fuzz" scripts/fuzz.sh "${GANTRY_FUZZ_SECONDS:-25}"
 
 # Install into a scratch prefix and build a consumer that uses find_package(gantry).
 prefix=$(mktemp -d)

@@ -159,3 +159,25 @@ TEST_CASE("unnamed vertices are named by id in messages") {
   CHECK(vertex_name(g, 1) == "#1");
   CHECK_THROWS_WITH_AS((void)snapshot_dag(g), doctest::Contains("#0"), not_a_dag);
 }
+
+TEST_CASE("per-kind compute times stay apart with more than 65,536 kinds") {
+  // A key that packed the kind into 16 bits made kind 65,536 of vertex 0 the kind 0 of vertex 1.
+  graph g;
+  const auto a = g.add_vertex("a", 1.0);
+  const auto b = g.add_vertex("b", 2.0);
+  constexpr int kinds = 70'000;
+  for (int k = 0; k < kinds; ++k) g.set_compute(a, "k" + std::to_string(k), 0.5);
+  g.set_compute(b, "k1", 0.25);
+  CHECK(g.kind_count() == kinds);
+  CHECK(g.kind_times(a).size() == kinds);
+  CHECK(g.kind_times(a).front().first == "k0");
+  CHECK(g.kind_times(a).back().first == "k69999");
+  REQUIRE(g.kind_times(b).size() == 1);
+  CHECK(g.kind_times(b)[0] == std::pair<std::string, seconds>{"k1", 0.25});
+  CHECK(g.compute_on(b, "k0") == 2.0);
+  CHECK(g.compute_on(b, "k65536") == 2.0);
+  CHECK(g.compute_on(a, "k65536") == 0.5);
+  g.set_compute(a, "k3", 0.125);  // replacing keeps one entry
+  CHECK(g.kind_times(a).size() == kinds);
+  CHECK(g.compute_on(a, "k3") == 0.125);
+}

@@ -124,7 +124,7 @@ TEST_CASE("an imported DOT graph places, simulates and validates") {
 TEST_CASE("malformed DOT is rejected with file, line and reason") {
   CHECK(error_of("graph { a -- b }") == "test.dot:1: undirected graphs are not dataflow graphs: write 'digraph' and '->' edges");
   CHECK(error_of("digraph {\n a -- b\n}") == "test.dot:2: '--' is an undirected edge; a digraph uses '->'");
-  CHECK(error_of("digraph {\n a -> b\n") == "test.dot:3: missing '}' at the end of the file");
+  CHECK(error_of("digraph {\n a -> b\n") == "test.dot:3: missing '}' at the end of the file (the '{' at line 1 is never closed)");
   CHECK(error_of("digraph {\n a [label=\"open\n\n]\n}") == "test.dot:2: unterminated quoted string");
   CHECK(error_of("digraph { /* never closed") == "test.dot:1: unterminated /* comment");
   CHECK(error_of("digraph { a -> }") == "test.dot:1: expected a vertex or subgraph after '->', found '}'");
@@ -172,4 +172,33 @@ TEST_CASE("every prefix and seeded byte mutations of a DOT file parse or throw p
     for (int k = 0; k < 3; ++k) t[rng() % t.size()] = alphabet[rng() % alphabet.size()];
     (void)outcome(t);  // must not crash or throw anything else
   }
+}
+
+TEST_CASE("subgraphs nested 100,000 deep, closed or not, are refused with the line and the depth") {
+  const std::string closed = "digraph g {\n" + std::string(100'000, '{') + " a " + std::string(100'000, '}') + "\n}\n";
+  CHECK(error_of(closed) == "test.dot:2: subgraphs nest deeper than 256 levels (the limit, read_limits::max_nesting)");
+  CHECK(error_of("digraph g {\n" + std::string(100'000, '{')).find("test.dot:2: subgraphs nest deeper than 256") == 0);
+  CHECK(error_of("digraph g {\n{ a -> b\n") == "test.dot:3: missing '}' at the end of the file (the '{' at line 2 is never closed)");
+  const std::string ten = "digraph g { " + std::string(10, '{') + " a -> b " + std::string(10, '}') + " }";
+  CHECK(parse_graph_dot(ten).edge_count() == 1);
+  CHECK(error_of("digraph g { " + std::string(300, '{') + " a " + std::string(300, '}') + " }").find("nest deeper") !=
+        std::string::npos);
+  CHECK(parse_graph_dot("digraph g { " + std::string(300, '{') + " a " + std::string(300, '}') + " }", "x.dot",
+                        {.max_nesting = 400})
+            .vertex_count() == 1);
+}
+
+TEST_CASE("names and strings that are not UTF-8 are refused at import with the line") {
+  CHECK(error_of("digraph g {\n  a -> \"b\xFF\"\n}") ==
+        "test.dot:2: the name of a vertex: byte 0xFF at offset 1 is not valid UTF-8");
+  CHECK(error_of("digraph g {\n  a;\n  a [op=\"x\xC0\xAF\"]\n}").find("test.dot:3: attribute 'op' of vertex \"a\": byte 0xC0") == 0);
+  CHECK(error_of("digraph g {\n  a [\"compute_\xED\xA0\x80\"=1]\n}").find("test.dot:2: an attribute name of vertex \"a\"") == 0);
+  CHECK(parse_graph_dot("digraph g { \"\xC3\xBC\xE2\x9C\x93\xF0\x9F\x98\x80\" }")[0].name == "\xC3\xBC\xE2\x9C\x93\xF0\x9F\x98\x80");
+}
+
+TEST_CASE("DOT byte counts that add up to 2^63 or more are refused at the vertex or edge") {
+  CHECK(error_of("digraph g {\n a [output=\"8EiB\"]\n}").find("test.dot:2: the graph's byte counts") == 0);
+  CHECK(error_of("digraph g {\n a [persistent=\"4EiB\"]\n b [output=\"4EiB\"]\n}").find("test.dot:3: ") == 0);
+  // An edge without bytes carries its source's output: 5 EiB on the vertex and 5 on the edge.
+  CHECK(error_of("digraph g {\n a [output=\"5EiB\"]\n a -> b\n}").find("test.dot:3: ") == 0);
 }

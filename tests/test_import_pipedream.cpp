@@ -152,3 +152,26 @@ TEST_CASE("every prefix and seeded byte mutations of a graph.txt parse or throw 
     (void)outcome(t);
   }
 }
+
+TEST_CASE("PipeDream sizes of 2^63 bytes or more are refused with the line, not rounded") {
+  // llround() of 1e19 is out of range: the size silently became 2^63.
+  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1e19, parameter_size=0\n") ==
+        "graph.txt:1: activation_size 1e19 is 2^63 bytes (8 EiB) or more");
+  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=9.3e18\n")
+            .find("graph.txt:1: parameter_size") == 0);
+  const std::string big = "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=4e18, parameter_size=0\n"
+                          "b -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n"
+                          "\ta -- b\n";
+  CHECK(error_of(big).find("graph.txt:1: the graph's byte counts") == 0);
+  const graph g = parse_graph_pipedream(
+      "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1e18, parameter_size=7\n");
+  CHECK(g[0].output == 1'000'000'000'000'000'000ull);
+}
+
+TEST_CASE("PipeDream node ids and descriptions must be UTF-8, named with the line") {
+  CHECK(error_of(std::string(two_nodes) + "c\xFF -- L -- forward_compute_time=1, backward_compute_time=1, "
+                                          "activation_size=1, parameter_size=0\n") ==
+        "graph.txt:3: node id: byte 0xFF at offset 1 is not valid UTF-8");
+  CHECK(error_of("x -- Conv\xE2\x82 -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n")
+            .find("graph.txt:1: description of node 'x': byte 0xE2 at offset 4") == 0);
+}

@@ -10,6 +10,11 @@
 
 #include "support.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -138,4 +143,64 @@ TEST_CASE("read_text_file reads plain files as they are") {
   save_text_file(dir.path / "f.txt.GZ", "compressed by name");
   CHECK(is_gzip(slurp(dir.path / "f.txt.GZ")));
   CHECK(read_text_file(dir.path / "f.txt.GZ") == "compressed by name");
+}
+
+TEST_CASE("a legal file name of up to 255 bytes is written (the temporary name is shortened)") {
+  scratch_directory dir("io_atomic_long_name");
+  for (const std::size_t length : {234u, 250u, 255u}) {
+    const fs::path target = dir.path / std::string(length, 'n');
+    write_text_file(target, "content");
+    CHECK(slurp(target) == "content");
+    CHECK(detail::temporary_path_for(target).filename().string().size() <= 255);
+  }
+  CHECK(dir.entries() == 3);
+}
+
+TEST_CASE("a group of files appears all together or not at all") {
+  scratch_directory dir("io_atomic_group");
+  write_text_file(dir.path / "a.txt", "old a");
+  {
+    atomic_file_group group;
+    group.add_text(dir.path / "a.txt", "new a");
+    group.add_text(dir.path / "b.txt", "new b");
+    CHECK(group.size() == 2);
+    CHECK(slurp(dir.path / "a.txt") == "old a");  // nothing visible before the commit
+    CHECK(!fs::exists(dir.path / "b.txt"));
+    CHECK_THROWS_WITH_AS(group.add_text(dir.path / "missing" / "c.txt", "c"), doctest::Contains("missing"), io_error);
+    CHECK_THROWS_WITH_AS(group.add_text(dir.path / "b.txt", "again"), doctest::Contains("twice"), io_error);
+    // No commit: the group is dropped as a failed command drops it.
+  }
+  CHECK(slurp(dir.path / "a.txt") == "old a");
+  CHECK(!fs::exists(dir.path / "b.txt"));
+  CHECK(dir.entries() == 1);
+  {
+    atomic_file_group group;
+    group.add_text(dir.path / "a.txt", "new a");
+    add_text_file(group, dir.path / "b.txt.gz", "new b");
+    group.commit();
+  }
+  CHECK(slurp(dir.path / "a.txt") == "new a");
+  CHECK(read_text_file(dir.path / "b.txt.gz") == "new b");
+  CHECK(dir.entries() == 2);
+}
+
+TEST_CASE("SIGTERM during a write removes the temporary file") {
+  scratch_directory dir("io_atomic_signal");
+  for (const int signal_number : {SIGTERM, SIGINT}) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      remove_temporary_files_on_signals();
+      write_file_atomically(dir.path / "out.txt", [&](std::ostream& out) {
+        out << "half" << std::flush;
+        std::raise(signal_number);
+      });
+      std::_Exit(0);  // not reached: the signal ends the process
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == signal_number);
+    CHECK(dir.entries() == 0);
+  }
 }

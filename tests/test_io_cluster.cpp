@@ -158,3 +158,23 @@ TEST_CASE("the writer refuses clusters a file cannot describe") {
                        "cluster_to_json: devices 0 and 1 are both named 'x'", invalid_input);
   CHECK_THROWS_WITH_AS((void)cluster_to_json(cluster({{.name = ""}})), "cluster_to_json: device 0 has no name", invalid_input);
 }
+
+TEST_CASE("a cluster nested 100,000 deep is refused with the depth") {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  CHECK(cluster_error(deep).find("c.json: line 1, column 257 (byte offset 256): arrays and objects nest deeper than 256") == 0);
+  CHECK(cluster_error(doc(R"([{"name": )" + deep + "}]")).find("nest deeper") != std::string::npos);
+}
+
+TEST_CASE("20,000 devices with one explicit link read, write and read back with one link") {
+  std::string devices = "[";
+  for (int d = 0; d < 20'000; ++d) devices += (d ? ",{\"name\":\"g" : "{\"name\":\"g") + std::to_string(d) + "\"}";
+  devices += "]";
+  const cluster c = read_cluster_json(doc(devices, R"(, "links": [{"from": "g19999", "to": "g0", "bandwidth": 5}])"), "c.json");
+  CHECK(c.device_count() == 20'000);
+  CHECK(c.own_link_count() == 1);
+  CHECK(c.link(19'999, 0).bandwidth == 5);
+  const cluster back = read_cluster_json(cluster_to_json_text(c), "back.json");
+  CHECK(back.own_link_count() == 1);
+  CHECK(back.link(19'999, 0).bandwidth == 5);
+  CHECK(back.find("g12345") == device_id{12'345});
+}

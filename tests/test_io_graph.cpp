@@ -43,7 +43,7 @@ graph every_field_graph() {
   g.add_edge(relu, relu_grad, 8192);
   g.add_edge(relu, relu_grad, 16);  // a second tensor between the same pair
   g.add_edge(relu_grad, conv_grad, 8192);
-  g.add_edge(input, conv_grad, 18446744073709551615ull);
+  g.add_edge(input, conv_grad, 4611686018427387905ull);  // 2^62 + 1: no double holds it exactly
   return g;
 }
 
@@ -371,4 +371,74 @@ TEST_CASE("mutated files either read or throw parse_error, never anything else")
   }
   CHECK(rejected > 1000);
   MESSAGE(accepted << " mutated files were still valid graphs");
+}
+
+TEST_CASE("input nested 100,000 deep is refused with the file, the position and the depth") {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  // As the whole document, a vertex name and a compute value: each crashed the reader (or its
+  // message helper) with a stack overflow.
+  for (const std::string& text : {deep, doc(R"([{"name": )" + deep + "}]"), doc(R"([{"name": "a", "compute": )" + deep + "}]")}) {
+    const std::string message = graph_error(text);
+    CHECK(message.find("g.json: line 1, column ") == 0);
+    CHECK(message.find("nest deeper than 256 levels") != std::string::npos);
+  }
+  CHECK(graph_error(std::string(100'000, '{')).find("nest deeper than 256") != std::string::npos);  // never closed
+  // Brackets inside strings and comments do not count; the limit can be raised.
+  const std::string in_string = doc(R"([{"name": ")" + std::string(1000, '[') + R"("}] /* )" + std::string(1000, '{') + " */");
+  CHECK(parse_graph_file(in_string).graph.vertex_count() == 1);
+  const std::string nested_metadata = R"({"format": "gantry.graph", "version": 1, "vertices": [], "metadata": {"x": )" +
+                                      std::string(300, '[') + std::string(300, ']') + "}}";
+  CHECK(graph_error(nested_metadata).find("nest deeper") != std::string::npos);
+  CHECK(parse_graph_file(nested_metadata, "m.json", {.max_nesting = 400}).graph.vertex_count() == 0);
+}
+
+TEST_CASE("a huge value in a message is cut short without dumping all of it") {
+  const std::string long_array = "[" + std::string(200'000, '1') + std::string(200'000, ',') + "1]";
+  std::string names = "[";
+  for (int i = 0; i < 100'000; ++i) names += (i ? ",\"" : "\"") + std::to_string(i) + "\"";
+  names += "]";
+  const std::string message = graph_error(doc(R"([{"name": )" + names + "}]"));
+  CHECK(message.find("expected a string, got array [\"0\",\"1\",") != std::string::npos);
+  CHECK(message.find("...") != std::string::npos);
+  CHECK(message.size() < 200);
+}
+
+TEST_CASE("byte counts that add up to 2^63 or more are refused where the sum overflows") {
+  // 2^63 + 2^63 wrapped to 0 and passed m-TOPO's memory check.
+  CHECK(graph_error(doc(R"([{"name": "a", "persistent": 9223372036854775808, "output": 9223372036854775808}])"))
+            .find("g.json: /vertices/0: the graph's byte counts") == 0);
+  CHECK(graph_error(doc(R"([{"name": "a", "output": 18446744073709551615}])")).find("/vertices/0: ") != std::string::npos);
+  CHECK(graph_error(doc(R"([{"name": "a", "output": 4611686018427387904}, {"name": "b", "output": 4611686018427387904}])"))
+            .find("/vertices/1: ") != std::string::npos);
+  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"([{"from": "a", "to": "b", "bytes": "8EiB"}])"))
+            .find("/edges/0: ") != std::string::npos);
+  CHECK(parse_graph_file(doc(R"([{"name": "a", "output": 4611686018427387904}])")).graph[0].output == byte_count{1} << 62);
+}
+
+TEST_CASE("a gzip bomb stops at the inflated-size limit with a message naming the file") {
+  scratch_directory scratch("gzip_bomb");
+  const fs::path bomb = scratch.path / "bomb.json.gz";
+  {
+    // 64 MiB of spaces inside a valid document compress to about 64 KiB.
+    const std::string text = R"({"format": "gantry.graph", "version": 1, "vertices": [)" + std::string(64u << 20, ' ') + "]}";
+    std::ofstream(bomb, std::ios::binary) << gzip_compress(text, 9);
+  }
+  CHECK(fs::file_size(bomb) < (1u << 20));
+  try {
+    (void)read_graph_file(bomb, {.max_inflated_bytes = 8u << 20});
+    FAIL("no error");
+  } catch (const parse_error& e) {
+    const std::string message = e.what();
+    CHECK(message.find(bomb.string() + ": the gzip data inflates to more than 8.00 MiB") == 0);
+    CHECK(message.find("max_inflated_bytes") != std::string::npos);
+  }
+  CHECK(read_graph_file(bomb, {.max_inflated_bytes = 128u << 20}).graph.vertex_count() == 0);
+}
+
+TEST_CASE("the writer names the vertex whose name is not UTF-8") {
+  graph g;
+  g.add_vertex("ok", 1.0);
+  g.add_vertex("bad\xFFname", 1.0);
+  CHECK_THROWS_WITH_AS((void)graph_to_json(g), doctest::Contains("name of vertex 1 is not valid UTF-8 (byte 0xFF at offset 3"),
+                       invalid_input);
 }

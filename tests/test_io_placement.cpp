@@ -11,6 +11,7 @@
 #include "support.hpp"
 
 #include <filesystem>
+#include <limits>
 #include <string>
 
 using namespace gantry;
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using chain = test::chain_schedule;
+using test::scratch_directory;
 
 std::string placement_error(const std::string& text, const graph& g, const cluster& c) {
   try {
@@ -164,4 +166,40 @@ TEST_CASE("the writer and reader refuse graphs and placements that names cannot 
   off_cluster.device[2] = 5;
   CHECK_THROWS_WITH_AS((void)placement_to_json(t.g, t.devices, off_cluster),
                        "placement_to_json: vertex 'c' is on device 5 but the cluster has 2", invalid_input);
+}
+
+TEST_CASE("placements nested deep, failed, or with a short order are refused naming the file and field") {
+  const chain ch;
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  CHECK(placement_error(deep, ch.g, ch.devices).find("p.json: line 1, column 257") == 0);
+  CHECK(placement_error(doc(R"([{"vertex": )" + deep + "}])"), ch.g, ch.devices).find("nest deeper than 256") != std::string::npos);
+
+  // A failed placement reads (its status and unplaced vertices are kept) but cannot be simulated.
+  placement failed;
+  failed.status = status::out_of_memory;
+  failed.message = "no room";
+  failed.device.assign(ch.g.vertex_count(), no_device);
+  failed.device[0] = 0;
+  const auto file = read_placement_json(placement_to_json_text(ch.g, ch.devices, failed), ch.g, ch.devices, "failed.json");
+  CHECK(file.placement.device[1] == no_device);
+  CHECK_THROWS_WITH_AS(require_complete_placement(file, "failed.json"),
+                       doctest::Contains("failed.json: /status: the placement failed (out_of_memory: no room)"), parse_error);
+
+  // With status ok, an order that lists some vertices only is refused where it is read.
+  placement ok = ch.p;
+  ok.order.resize(1);
+  CHECK(placement_error(placement_to_json_text(ch.g, ch.devices, ok), ch.g, ch.devices)
+            .find("p.json: /order: lists 1 of the graph's " + std::to_string(ch.g.vertex_count()) + " vertices") == 0);
+  CHECK_NOTHROW(require_complete_placement(read_placement_json(placement_to_json_text(ch.g, ch.devices, ch.p), ch.g, ch.devices), "p.json"));
+}
+
+TEST_CASE("a schedule whose makespan overflowed is refused naming the file to be written") {
+  chain ch;
+  ch.s.makespan = std::numeric_limits<double>::infinity();
+  scratch_directory dir("io_placement_inf");
+  const fs::path target = dir.path / "p.json";
+  const std::string expected = "cannot write '" + target.string() + "': placement_to_json: makespan is not finite";
+  CHECK_THROWS_WITH_AS(write_placement(target, ch.g, ch.devices, ch.p, {.schedule = &ch.s}), doctest::Contains(expected.c_str()),
+                       invalid_input);
+  CHECK(dir.entries() == 0);
 }

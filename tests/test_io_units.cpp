@@ -1,5 +1,6 @@
 // Sizes, durations and bandwidths as text: every accepted spelling, every rejected one with its
 // own message, and the formatters.
+#include <gantry/io/limits.hpp>
 #include <gantry/io/units.hpp>
 
 #include <doctest/doctest.h>
@@ -129,4 +130,24 @@ TEST_CASE("parse_bandwidth reads bytes per second with size units and an optiona
                        "invalid bandwidth 'fast': expected a number of bytes per second, such as 12 GB/s", invalid_input);
   CHECK_THROWS_WITH_AS((void)parse_bandwidth("5 Gbit/s"),
                        "invalid bandwidth '5 Gbit/s': unknown unit 'Gbit' (use B/s, MB/s, GB/s, GiB/s, ...)", invalid_input);
+}
+
+TEST_CASE("format_seconds and format_number print any finite number correctly") {
+  // A 64-byte buffer cut the 309 digits of 1.6e308 to a wrong 63-digit number.
+  CHECK(format_seconds(1.6e308) == "1.60e+308 s");
+  CHECK(format_seconds(-2.5e20) == "-2.50e+20 s");
+  CHECK(format_seconds(999.0) == "999 s");
+  const std::string digits = detail::format_number(1.6e308, 0);
+  CHECK(digits.size() == 309);
+  CHECK(std::stod(digits) == 1.6e308);
+}
+
+TEST_CASE("UTF-8 validation rejects overlong forms, surrogates, truncated and out-of-range sequences") {
+  CHECK(detail::invalid_utf8_offset("plain \xC3\xBC \xE2\x9C\x93 \xF0\x9F\x98\x80") == std::string_view::npos);
+  CHECK(detail::invalid_utf8_offset("\xC0\xAF") == 0);          // overlong '/'
+  CHECK(detail::invalid_utf8_offset("ab\xED\xA0\x80") == 2);     // surrogate
+  CHECK(detail::invalid_utf8_offset("abc\xE2\x9C") == 3);        // truncated
+  CHECK(detail::invalid_utf8_offset("\xF4\x90\x80\x80") == 0);   // above U+10FFFF
+  CHECK(detail::invalid_utf8_offset("x\x80") == 1);              // lone continuation byte
+  CHECK(detail::utf8_problem("a\xFF") == "byte 0xFF at offset 1 is not valid UTF-8");
 }

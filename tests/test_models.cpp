@@ -175,3 +175,51 @@ TEST_CASE("model_from: callables, zero transfer on one device, optional memory")
   CHECK(total_bytes(both, 1) == 6);
   CHECK(both.edge_bytes(0) == 7);
 }
+
+TEST_CASE("links are sparse: 100,000 devices with a few own links, means in O(m + overrides)") {
+  constexpr std::size_t m = 100'000;
+  cluster c = cluster::uniform(m, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e10});
+  // A dense m x m link table would need 10^10 entries; the overrides are stored on their own.
+  c.set_link(0, 1, {.latency = 2e-5, .bandwidth = 5e9});
+  c.set_link(m - 1, 0, {.latency = 0, .bandwidth = 2e10});
+  CHECK(c.own_link_count() == 2);
+  CHECK(c.has_own_link(m - 1, 0));
+  CHECK_FALSE(c.has_own_link(0, m - 1));
+  CHECK(c.link(0, 1).bandwidth == 5e9);
+  CHECK(c.link(5, 7) == c.default_link());
+  CHECK(c.find("d99999") == device_id{m - 1});
+  const auto own = c.own_links();
+  REQUIRE(own.size() == 2);
+  CHECK(own[0].first == std::pair<device_id, device_id>{0, 1});  // sorted by (from, to)
+
+  const double pairs = static_cast<double>(m) * (m - 1);
+  const link_model mean = c.mean_link();
+  CHECK(mean.latency == doctest::Approx(((pairs - 2) * 1e-5 + 2e-5) / pairs));
+  CHECK(1.0 / mean.bandwidth == doctest::Approx(((pairs - 2) / 1e10 + 1 / 5e9 + 1 / 2e10) / pairs));
+
+  graph g;
+  const auto a = g.add_vertex("a", 2.0);
+  const auto b = g.add_vertex("b", 1.0);
+  const auto e = g.add_edge(a, b, 1000);
+  const graph_model model(g, c);
+  CHECK(model.mean_transfer_time(e) == doctest::Approx(mean.time(1000)));
+  CHECK(model.mean_compute_time(a) == doctest::Approx(2.0));
+}
+
+TEST_CASE("mean compute time groups devices by kind and speed") {
+  graph g;
+  const auto v = g.add_vertex("v", 6.0);
+  g.set_compute(v, "gpu", 1.0);
+  const cluster c({{.name = "c0", .kind = "cpu"}, {.name = "g0", .kind = "gpu", .speed = 2.0},
+                   {.name = "g1", .kind = "gpu"}, {.name = "c1", .kind = "cpu", .speed = 3.0}});
+  const graph_model model(g, c);
+  CHECK(model.mean_compute_time(v) == doctest::Approx((6.0 + 0.5 + 1.0 + 2.0) / 4));
+}
+
+TEST_CASE("total_bytes saturates instead of wrapping") {
+  const cluster c = cluster::uniform(1);
+  const byte_count half = byte_count{1} << 63;
+  const array_model memory(c, {0, 0}, {}, {half, 1}, {half, 2}, {0, unlimited_memory});
+  CHECK(total_bytes(memory, 0) == unlimited_memory);
+  CHECK(total_bytes(memory, 1) == unlimited_memory);
+}

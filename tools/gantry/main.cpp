@@ -3,6 +3,8 @@
 //   gantry simulate --graph G.json --placement placement.json [--runs 100 --cv 0.1]
 //   gantry compare  --graph G.json --devices 4 --memory 8GiB [--format json]
 // Exit status: 0 success, 1 an algorithm or simulation failed (e.g. out of memory), 2 bad input.
+// A command's output files appear together, only when it succeeds; SIGINT, SIGTERM and SIGHUP
+// remove the temporary files of writes in progress.
 
 #include "registry.hpp"
 
@@ -16,10 +18,13 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -36,6 +41,67 @@ cli::graph_reading graph_input;
 constexpr int exit_failed = 1;
 constexpr int exit_bad_input = 2;
 
+std::string format_number_for_message(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+// The largest counts the options accept: beyond them a run would not finish or fit in memory.
+constexpr std::size_t max_devices = std::size_t{1} << 20;
+constexpr std::size_t max_runs = 1'000'000;
+constexpr double max_cv = 100;  // lognormal sigma = sqrt(ln(1 + cv^2)) stays near 3
+
+// A whole number of type T in [low, high], written in full ("-1", "1.5", "1e3" and "nan" fail).
+// CLI11 runs a validator on the text before converting it, and prefixes the option's name.
+template <class T>
+CLI::Validator whole_number_in(T low, T high) {
+  const std::string range = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        T value{};
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
+          return "expected " + range + ", got '" + text + "'";
+        return {};
+      },
+      range);
+}
+
+// A finite number in [low, high]: NaN and infinities fail.
+CLI::Validator finite_number_in(double low, double high) {
+  const std::string range = "a finite number from " + format_number_for_message(low) + " to " + format_number_for_message(high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value < low || value > high)
+          return "expected " + range + ", got '" + text + "'";
+        return {};
+      },
+      range);
+}
+
+// Limits on input files (--max-inflated-size).
+struct input_flags {
+  std::string max_inflated_size = "512MiB";
+
+  void add_to(CLI::App& app) {
+    app.add_option("--max-inflated-size", max_inflated_size,
+                   "refuse gzip input that inflates to more than this (a guard against decompression bombs)")
+        ->capture_default_str();
+  }
+  [[nodiscard]] read_limits make() const {
+    read_limits limits;
+    try {
+      limits.max_inflated_bytes = static_cast<std::size_t>(parse_bytes(max_inflated_size));
+    } catch (const invalid_input& e) {
+      throw invalid_input(std::string("--max-inflated-size: ") + e.what());
+    }
+    return limits;
+  }
+};
+
 struct cluster_flags {
   std::string cluster_file;
   std::size_t devices = 0;
@@ -47,7 +113,8 @@ struct cluster_flags {
   void add_to(CLI::App& app) {
     app.add_option("--cluster", cluster_file, "cluster description (JSON, see docs/format.md); overrides the flags below")
         ->check(CLI::ExistingFile);
-    app.add_option("--devices,-d", devices, "number of identical devices (when no --cluster is given)");
+    app.add_option("--devices,-d", devices, "number of identical devices (when no --cluster is given)")
+        ->check(whole_number_in<std::size_t>(1, max_devices));
     app.add_option("--memory,-m", memory, "memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
         ->capture_default_str();
     app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s")->capture_default_str();
@@ -57,11 +124,18 @@ struct cluster_flags {
         ->capture_default_str();
   }
 
-  [[nodiscard]] cluster make() const {
-    if (!cluster_file.empty()) return read_cluster(cluster_file);
+  [[nodiscard]] cluster make(const read_limits& limits) const {
+    if (!cluster_file.empty()) return read_cluster(cluster_file, limits);
     if (devices == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
-    const byte_count capacity = memory == "unlimited" ? unlimited_memory : parse_bytes(memory);
-    const link_model link{parse_duration(latency), parse_bandwidth(bandwidth)};
+    const auto option = [](const char* name, auto parse, const std::string& text) {
+      try {
+        return parse(text);
+      } catch (const invalid_input& e) {
+        throw invalid_input(std::string(name) + ": " + e.what());
+      }
+    };
+    const byte_count capacity = memory == "unlimited" ? unlimited_memory : option("--memory", parse_bytes, memory);
+    const link_model link{option("--latency", parse_duration, latency), option("--bandwidth", parse_bandwidth, bandwidth)};
     const comm_mode mode = comm == "sequential" ? comm_mode::sequential
                            : comm == "duplex"   ? comm_mode::duplex
                                                 : comm_mode::parallel;
@@ -118,7 +192,14 @@ std::string percent_list(const std::vector<byte_count>& peak, const cluster& c) 
   return text;
 }
 
-// Writes the optional outputs of a simulated schedule.
+// Adds one output to the command's group of files; a content that cannot be written (a name
+// JSON cannot hold, say) is reported with the file's name.
+template <class Content>
+void stage_output(atomic_file_group& outputs, const std::string& path, Content&& content) {
+  if (!path.empty()) add_text_file(outputs, path, detail::content_for(path, content));
+}
+
+// The optional outputs of a simulated schedule.
 struct output_flags {
   std::string trace, svg, dot;
   void add_to(CLI::App& app) {
@@ -126,13 +207,20 @@ struct output_flags {
     app.add_option("--svg", svg, "write an SVG Gantt chart of the simulated run");
     app.add_option("--dot", dot, "write the graph as Graphviz DOT, vertices coloured by device");
   }
-  void write(const graph& g, const cluster& c, const placement& p, const schedule* s) const {
-    if (!dot.empty()) write_dot(dot, g, {.device = p.device, .devices = &c});
-    if (s == nullptr) return;
-    if (!trace.empty()) write_chrome_trace(trace, g, *s, {.devices = &c});
-    if (!svg.empty()) write_svg_gantt(svg, g, *s, {.devices = &c});
+  void stage(atomic_file_group& outputs, const graph& g, const cluster& c, const placement& p, const schedule& s) const {
+    stage_output(outputs, dot, [&] { return to_dot(g, {.device = p.device, .devices = &c}); });
+    stage_output(outputs, trace, [&] { return chrome_trace_text(g, s, {.devices = &c}); });
+    stage_output(outputs, svg, [&] { return svg_gantt(g, s, {.devices = &c}); });
   }
 };
+
+// JSON cannot hold, and no reader should believe, a makespan that overflowed: compute or transfer
+// times near the largest double add up to infinity.
+void require_finite(seconds makespan, const std::string& graph_path, const std::string& what) {
+  if (!std::isfinite(makespan))
+    throw invalid_input(what + " is not finite (" + format_seconds(makespan) + "): the compute and transfer times of " +
+                        graph_path + " are too large to add up in a double");
+}
 
 void print_schedule_summary(const schedule& s, const cluster& c) {
   std::cout << "makespan      " << format_seconds(s.makespan) << "\n";
@@ -170,10 +258,10 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
 
 int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
               const std::string& algorithm, const std::string& fallback, const std::string& out,
-              const output_flags& of) {
-  const auto file = cli::read_any_graph_file(graph_path, graph_input);
+              const output_flags& of, const read_limits& limits) {
+  const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
-  const cluster c = cf.make();
+  const cluster c = cf.make(limits);
   const graph_model model(g, c);
   const auto* entry = find_placer(algorithm);
   if (entry == nullptr) throw invalid_input("unknown algorithm '" + algorithm + "'; `gantry algorithms` lists them");
@@ -207,36 +295,48 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
       chosen = "single-device (fallback from " + algorithm + ")";
     }
   }
-  if (!out.empty()) write_placement(out, g, c, p, {.algorithm = chosen, .schedule = sim.ok() ? &sim.schedule : nullptr});
-  of.write(g, c, p, sim.ok() ? &sim.schedule : nullptr);
   std::cout << "algorithm     " << chosen << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms, "
             << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
   if (!sim.ok()) {
-    std::cerr << "gantry place: the placement does not run: " << sim.message << "\n";
+    std::cerr << "gantry place: the placement does not run: " << sim.message << " (no output files written)\n";
     return exit_failed;
   }
+  require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
+  atomic_file_group outputs;
+  stage_output(outputs, out, [&] { return placement_to_json_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule}); });
+  of.stage(outputs, g, c, p, sim.schedule);
+  outputs.commit();
   print_schedule_summary(sim.schedule, c);
   return 0;
 }
 
 int run_simulate(const std::string& graph_path, const std::string& placement_path, const cluster_flags& cf,
                  const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed, bool check,
-                 const output_flags& of) {
-  const auto file = cli::read_any_graph_file(graph_path, graph_input);
+                 const output_flags& of, const read_limits& limits) {
+  if ((runs > 0) != (cv > 0))
+    throw invalid_input(runs > 0 ? "--runs " + std::to_string(runs) + " needs --cv C > 0 (the spread of the drawn durations)"
+                                 : "--cv needs --runs N > 0 (the number of runs with drawn durations)");
+  const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
-  const cluster c = cf.cluster_file.empty() && cf.devices == 0 ? read_placement_cluster(placement_path) : cf.make();
+  const cluster c =
+      cf.cluster_file.empty() && cf.devices == 0 ? read_placement_cluster(placement_path, limits) : cf.make(limits);
   const graph_model model(g, c);
-  const placement p = read_placement(placement_path, g, c).placement;
+  const auto placement_read = read_placement(placement_path, g, c, limits);
+  require_complete_placement(placement_read, placement_path);
+  const placement& p = placement_read.placement;
   auto options = sf.make(p.order);
   const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), options);
   if (!sim.ok()) {
-    std::cerr << "gantry simulate: " << sim.message << "\n";
+    std::cerr << "gantry simulate: " << sim.message << " (no output files written)\n";
     return exit_failed;
   }
-  of.write(g, c, p, &sim.schedule);
+  require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
+  atomic_file_group outputs;
+  of.stage(outputs, g, c, p, sim.schedule);
+  outputs.commit();
   print_schedule_summary(sim.schedule, c);
   if (check) {
     const auto report = validate(sim.schedule, g, model, c);
@@ -247,6 +347,8 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
     options.cv = cv;
     options.seed = seed;
     const auto dist = simulate_runs(g, model, c, std::span<const device_id>(p.device), runs, options);
+    for (const seconds x : {dist.mean, dist.p50, dist.p95, dist.min, dist.max})
+      require_finite(x, graph_path, "a makespan of the runs with drawn durations");
     std::cout << runs << " runs, cv " << cv << ": mean " << format_seconds(dist.mean) << ", p50 "
               << format_seconds(dist.p50) << ", p95 " << format_seconds(dist.p95) << ", min "
               << format_seconds(dist.min) << ", max " << format_seconds(dist.max);
@@ -263,10 +365,10 @@ struct compare_row {
 };
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
-                const std::vector<std::string>& only, const std::string& format) {
-  const auto file = cli::read_any_graph_file(graph_path, graph_input);
+                const std::vector<std::string>& only, const std::string& format, const read_limits& limits) {
+  const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
-  const cluster c = cf.make();
+  const cluster c = cf.make(limits);
   const graph_model model(g, c);
   const bool show = progress_wanted(g);
   std::vector<compare_row> rows;
@@ -299,6 +401,10 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     const auto sim = simulate(g, unlimited_model, unlimited, std::span<const device_id>(p.device), sf.make(p.order));
     if (sim.ok()) baseline = sim.schedule.makespan;
   }
+  if (baseline) require_finite(*baseline, graph_path, "the baseline's simulated makespan");
+  for (const auto& row : rows)
+    if (row.simulated && row.simulated->ok())
+      require_finite(row.simulated->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
   // The fastest device that can hold the whole run within its memory, if any.
   const auto alone = best_single_device(g, model, c, sf);
   const auto slower_than_alone = [&](const compare_row& row) {
@@ -391,6 +497,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
 }  // namespace
 
 int main(int argc, char** argv) {
+  remove_temporary_files_on_signals();
   CLI::App app{
       "gantry: place ML dataflow graphs on memory-limited devices and simulate the result.\n"
       "Graphs and clusters are JSON files (docs/format.md). Try:\n"
@@ -407,6 +514,7 @@ int main(int argc, char** argv) {
   cluster_flags cf;
   simulation_flags sf;
   output_flags of;
+  input_flags inputs;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
   place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
@@ -420,6 +528,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sf.add_to(*place);
   of.add_to(*place);
+  inputs.add_to(*place);
 
   auto* sim = app.add_subcommand("simulate", "simulate a placement written by `gantry place`");
   sim->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
@@ -427,11 +536,15 @@ int main(int argc, char** argv) {
   sim->add_option("--placement,-p", placement_path, "placement file")->required()->check(CLI::ExistingFile);
   cf.add_to(*sim);
   sf.add_to(*sim);
-  sim->add_option("--runs", runs, "with --cv: number of runs with drawn durations");
-  sim->add_option("--cv", cv, "coefficient of variation of the lognormal duration noise")->check(CLI::NonNegativeNumber);
-  sim->add_option("--seed", seed, "seed of the first run")->capture_default_str();
+  sim->add_option("--runs", runs, "with --cv: number of runs with drawn durations")
+      ->check(whole_number_in<std::size_t>(0, max_runs));
+  sim->add_option("--cv", cv, "coefficient of variation of the lognormal duration noise")->check(finite_number_in(0, max_cv));
+  sim->add_option("--seed", seed, "seed of the first run")
+      ->check(whole_number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
+      ->capture_default_str();
   sim->add_flag("--validate", check, "check the simulated schedule with validate()");
   of.add_to(*sim);
+  inputs.add_to(*sim);
 
   auto* compare = app.add_subcommand("compare", "run every placer on a graph and print one row each");
   compare->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
@@ -440,6 +553,7 @@ int main(int argc, char** argv) {
   sf.add_to(*compare);
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
   compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  inputs.add_to(*compare);
 
   auto* list = app.add_subcommand("algorithms", "list the placers");
   cli::register_extra_commands(app);
@@ -459,9 +573,9 @@ int main(int argc, char** argv) {
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
-    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of);
-    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of);
-    if (*compare) return run_compare(graph_path, cf, sf, only, format);
+    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, inputs.make());
+    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, inputs.make());
+    if (*compare) return run_compare(graph_path, cf, sf, only, format, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";

@@ -31,13 +31,14 @@ struct graph_reading {
 };
 
 // Reads a gantry graph file or a PipeDream profile; throws parse_error naming the file and line.
-[[nodiscard]] inline graph_file read_any_graph_file(const std::string& path, const graph_reading& how = {}) {
+[[nodiscard]] inline graph_file read_any_graph_file(const std::string& path, const graph_reading& how = {},
+                                                    const read_limits& limits = {}) {
   if (how.format != "auto" && how.format != "gantry" && how.format != "pipedream")
     throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
-  const std::string text = read_text_file(path);
+  const std::string text = read_text_file(path, limits);
   if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
     return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}), {}};
-  return parse_graph_file(text, path);
+  return parse_graph_file(text, path, limits);
 }
 
 // The options that say how `--graph` is read, for every command that reads a graph.

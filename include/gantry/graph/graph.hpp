@@ -6,7 +6,11 @@
 
 #include <gantry/core/types.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <concepts>
 #include <span>
 #include <string>
@@ -78,25 +82,45 @@ class graph {
   void set_compute(vertex_id v, std::string_view kind, seconds time) {
     check_vertex(v, "set_compute");
     check_time(time, vertices_[v].name);
-    kind_compute_[key(v, intern_kind(kind))] = time;
+    const std::uint32_t k = intern_kind(kind);
+    if (const auto it = kind_entry_of_.find(kind_key(v, k)); it != kind_entry_of_.end()) {
+      kind_entries_[it->second].time = time;
+      return;
+    }
+    if (kind_entries_.size() >= max_kind_entries)
+      throw invalid_input("set_compute: more than " + std::to_string(max_kind_entries) + " per-kind compute times");
+    if (first_kind_entry_.size() < vertices_.size()) first_kind_entry_.resize(vertices_.size(), no_entry);
+    const auto entry = static_cast<std::uint32_t>(kind_entries_.size());
+    kind_entries_.push_back({k, time, first_kind_entry_[v]});
+    first_kind_entry_[v] = entry;
+    kind_entry_of_.emplace(kind_key(v, k), entry);
   }
   // Compute time of v on a device of `kind` at speed 1: the kind's own time if set, else compute.
+  // O(1): one hash lookup of the kind, one of the (vertex, kind) pair.
   [[nodiscard]] seconds compute_on(vertex_id v, std::string_view kind) const {
-    if (!kind_compute_.empty()) {
-      if (const auto k = find_kind(kind); k != npos) {
-        if (const auto it = kind_compute_.find(key(v, k)); it != kind_compute_.end()) return it->second;
+    if (!kind_entries_.empty()) {
+      if (const auto k = kind_index_.find(kind); k != kind_index_.end()) {
+        if (const auto it = kind_entry_of_.find(kind_key(v, k->second)); it != kind_entry_of_.end())
+          return kind_entries_[it->second].time;
       }
     }
     return vertices_[v].compute;
   }
-  // The per-kind compute times set for v, as (kind, time) pairs.
+  // The per-kind compute times set for v, as (kind, time) pairs in the order the kinds were first
+  // used in the graph. O(k log k) for k kinds set on v.
   [[nodiscard]] std::vector<std::pair<std::string, seconds>> kind_times(vertex_id v) const {
+    std::vector<std::pair<std::uint32_t, seconds>> found;
+    if (v < first_kind_entry_.size())
+      for (auto i = first_kind_entry_[v]; i != no_entry; i = kind_entries_[i].next)
+        found.emplace_back(kind_entries_[i].kind, kind_entries_[i].time);
+    std::sort(found.begin(), found.end());
     std::vector<std::pair<std::string, seconds>> out;
-    for (std::size_t k = 0; k < kinds_.size(); ++k)
-      if (const auto it = kind_compute_.find(key(v, k)); it != kind_compute_.end())
-        out.emplace_back(kinds_[k], it->second);
+    out.reserve(found.size());
+    for (const auto& [k, time] : found) out.emplace_back(kinds_[k], time);
     return out;
   }
+  // The number of distinct device kinds that have compute times in the graph.
+  [[nodiscard]] std::size_t kind_count() const noexcept { return kinds_.size(); }
 
   [[nodiscard]] std::size_t vertex_count() const noexcept { return vertices_.size(); }
   [[nodiscard]] std::size_t edge_count() const noexcept { return source_.size(); }
@@ -128,8 +152,6 @@ class graph {
   }
 
  private:
-  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
-
   static void append(edge_id& first, edge_id& last, std::vector<edge_id>& next, edge_id e) {
     if (first == no_edge) first = e;
     else next[last] = e;
@@ -146,19 +168,34 @@ class graph {
       throw invalid_input("compute time of vertex '" + name + "' must be finite and >= 0, got " +
                           std::to_string(t));
   }
-  std::size_t intern_kind(std::string_view kind) {
-    if (const auto k = find_kind(kind); k != npos) return k;
+  std::uint32_t intern_kind(std::string_view kind) {
+    if (const auto k = kind_index_.find(kind); k != kind_index_.end()) return k->second;
+    if (kinds_.size() >= max_kinds)
+      throw invalid_input("set_compute: more than " + std::to_string(max_kinds) + " device kinds");
+    const auto k = static_cast<std::uint32_t>(kinds_.size());
     kinds_.emplace_back(kind);
-    return kinds_.size() - 1;
+    kind_index_.emplace(kinds_.back(), k);
+    return k;
   }
-  [[nodiscard]] std::size_t find_kind(std::string_view kind) const {
-    for (std::size_t k = 0; k < kinds_.size(); ++k)
-      if (kinds_[k] == kind) return k;
-    return npos;
+  // Vertex and kind ids are both 32 bits, so the key cannot collide.
+  [[nodiscard]] static std::uint64_t kind_key(vertex_id v, std::uint32_t kind) noexcept {
+    return (std::uint64_t{v} << 32) | kind;
   }
-  [[nodiscard]] static std::uint64_t key(vertex_id v, std::size_t kind) {
-    return (std::uint64_t{v} << 16) | kind;
-  }
+
+  // Heterogeneous lookup: compute_on(v, "gpu") hashes the view without building a string.
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+  };
+  static constexpr std::uint32_t no_entry = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t max_kinds = no_entry;
+  static constexpr std::size_t max_kind_entries = no_entry;
+  // One per-kind time; the entries of a vertex form a singly linked list from first_kind_entry_.
+  struct kind_entry {
+    std::uint32_t kind;
+    seconds time;
+    std::uint32_t next;
+  };
 
   std::vector<vertex_properties> vertices_;
   std::vector<edge_id> first_out_, last_out_, first_in_, last_in_;
@@ -167,7 +204,10 @@ class graph {
   std::vector<byte_count> bytes_;
   std::vector<edge_id> next_out_, next_in_;
   std::vector<std::string> kinds_;
-  std::unordered_map<std::uint64_t, seconds> kind_compute_;
+  std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> kind_index_;
+  std::vector<kind_entry> kind_entries_;
+  std::vector<std::uint32_t> first_kind_entry_;  // per vertex; sized on the first set_compute
+  std::unordered_map<std::uint64_t, std::uint32_t> kind_entry_of_;  // kind_key -> index in kind_entries_
 };
 
 }  // namespace gantry

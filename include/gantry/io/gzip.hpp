@@ -5,6 +5,8 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/io/atomic_file.hpp>
+#include <gantry/io/limits.hpp>
+#include <gantry/io/units.hpp>
 
 #include <zlib.h>
 
@@ -24,8 +26,10 @@ namespace gantry {
 }
 
 // Inflates gzip data (several concatenated members are read as one stream, as gunzip does).
-// Throws parse_error naming `source_name` for corrupt or truncated data.
-[[nodiscard]] inline std::string gzip_decompress(std::string_view bytes, std::string_view source_name = "<gzip data>") {
+// Throws parse_error naming `source_name` for corrupt or truncated data, and for data that
+// inflates to more than `max_inflated_bytes` (stopping there, so a bomb costs no more memory).
+[[nodiscard]] inline std::string gzip_decompress(std::string_view bytes, std::string_view source_name = "<gzip data>",
+                                                 std::size_t max_inflated_bytes = read_limits{}.max_inflated_bytes) {
   const auto fail = [&](const std::string& why) -> std::string {
     throw parse_error(std::string(source_name) + ": invalid gzip data: " + why);
   };
@@ -52,7 +56,13 @@ namespace gantry {
     stream.next_out = reinterpret_cast<Bytef*>(buffer);
     stream.avail_out = sizeof buffer;
     const int result = inflate(&stream, Z_NO_FLUSH);
-    out.append(buffer, sizeof buffer - stream.avail_out);
+    const std::size_t produced = sizeof buffer - stream.avail_out;
+    if (produced > max_inflated_bytes - out.size())
+      throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
+                        format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
+                        " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
+                        "(--max-inflated-size in the gantry tool) if the file is genuine");
+    out.append(buffer, produced);
     if (result == Z_STREAM_END) {
       const std::size_t remaining = stream.avail_in + (bytes.size() - consumed);
       const std::string_view rest = bytes.substr(bytes.size() - remaining);
@@ -104,8 +114,8 @@ namespace gantry {
 }
 
 // The whole content of a file, inflated when it is gzip data. Throws io_error naming the path
-// when it cannot be read, parse_error when its gzip data is corrupt.
-[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path) {
+// when it cannot be read, parse_error when its gzip data is corrupt or inflates beyond the limit.
+[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path, const read_limits& limits = {}) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::exists(path, error)) throw io_error("cannot read " + detail::quote_path(path) + ": no such file");
@@ -119,7 +129,7 @@ namespace gantry {
   char buffer[1 << 16];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
   if (in.bad()) throw io_error("cannot read " + detail::quote_path(path) + ": reading failed");
-  if (is_gzip(bytes)) return gzip_decompress(bytes, path.string());
+  if (is_gzip(bytes)) return gzip_decompress(bytes, path.string(), limits.max_inflated_bytes);
   return bytes;
 }
 
@@ -127,6 +137,25 @@ namespace gantry {
 [[nodiscard]] inline bool has_gzip_extension(const std::filesystem::path& path) {
   const std::string extension = path.extension().string();
   return extension.size() == 3 && extension[0] == '.' && (extension[1] | 0x20) == 'g' && (extension[2] | 0x20) == 'z';
+}
+
+namespace detail {
+// What make() returns, with an invalid_input from it (a value a file cannot hold) naming the file
+// the content was meant for.
+template <class Make>
+std::string content_for(const std::filesystem::path& path, Make&& make) {
+  try {
+    return make();
+  } catch (const invalid_input& e) {
+    throw invalid_input("cannot write " + quote_path(path) + ": " + e.what());
+  }
+}
+}  // namespace detail
+
+// Adds `text` to a group of files written together, gzip-compressed when the target ends in ".gz".
+inline void add_text_file(atomic_file_group& group, const std::filesystem::path& target, std::string_view text) {
+  if (has_gzip_extension(target)) group.add_text(target, gzip_compress(text));
+  else group.add_text(target, text);
 }
 
 // Writes `text` to `target` atomically, gzip-compressed when the target ends in ".gz".

@@ -23,6 +23,7 @@
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/io/gzip.hpp>
+#include <gantry/io/limits.hpp>
 #include <gantry/io/units.hpp>
 
 #include <charconv>
@@ -43,7 +44,8 @@ namespace detail {
 
 class dot_parser {
  public:
-  dot_parser(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+  dot_parser(std::string_view text, std::string_view source, const read_limits& limits = {})
+      : text_(text), source_(source), max_nesting_(limits.max_nesting) {}
 
   graph parse() {
     next();
@@ -54,8 +56,9 @@ class dot_parser {
     next();
     if (token_.kind == token_kind::id) next();  // the graph's name
     scope root;
+    const std::size_t line = token_.line;
     expect_punct('{', "after 'digraph'");
-    statements(root);
+    statements(root, line);
     next();
     if (token_.kind != token_kind::end)
       fail("unexpected " + describe() + " after the closing '}' (one digraph per file)");
@@ -262,9 +265,10 @@ class dot_parser {
 
   // --- grammar -------------------------------------------------------------------------------
   // Parses statements up to the matching '}' (left as the current token).
-  void statements(scope& sc) {
+  void statements(scope& sc, std::size_t open_line) {
     while (!punct('}')) {
-      if (token_.kind == token_kind::end) fail("missing '}' at the end of the file");
+      if (token_.kind == token_kind::end)
+        fail("missing '}' at the end of the file (the '{' at line " + std::to_string(open_line) + " is never closed)");
       statement(sc);
       while (punct(';') || punct(',')) next();
     }
@@ -341,10 +345,16 @@ class dot_parser {
       next();
       if (token_.kind == token_kind::id) next();
     }
+    // statements -> statement -> subgraph recurse once per level: bound the depth.
+    if (nesting_ >= max_nesting_)
+      fail("subgraphs nest deeper than " + std::to_string(max_nesting_) + " levels (the limit, read_limits::max_nesting)");
+    const std::size_t line = token_.line;
     expect_punct('{', "to open the subgraph");
+    ++nesting_;
     scope inner = outer;  // defaults are scoped: the subgraph's own do not leak out
     const std::size_t before = member_log_.size();
-    statements(inner);
+    statements(inner, line);
+    --nesting_;
     next();  // '}'
     std::vector<std::size_t> members;
     std::vector<char> seen(nodes_.size(), 0);
@@ -408,8 +418,18 @@ class dot_parser {
     graph g;
     g.reserve(nodes_.size(), edges_.size());
     std::vector<std::pair<vertex_id, const attribute*>> forwards;
+    // Names and strings go into JSON and SVG files, which need UTF-8: refuse other bytes here,
+    // where the line is known.
+    const auto require_utf8 = [&](std::string_view text, const std::string& what, std::size_t line) {
+      if (const std::string problem = utf8_problem(text); !problem.empty()) fail(what + ": " + problem, line);
+    };
     for (const auto& node : nodes_) {
+      require_utf8(node.name, "the name of a vertex", node.line);
       const std::string who = "vertex \"" + node.name + "\"";
+      for (const auto& [name, a] : node.attrs) {
+        require_utf8(name, "an attribute name of " + who, a.line);
+        if (name == "group" || name == "op" || name == "forward") require_utf8(a.value, "attribute '" + name + "' of " + who, a.line);
+      }
       vertex_properties p{.name = node.name};
       std::vector<std::pair<std::string, seconds>> kinds;
       for (const auto& [name, a] : node.attrs) {
@@ -444,6 +464,12 @@ class dot_parser {
                         it->second, parse_bytes);
       g.add_edge(static_cast<vertex_id>(e.from), static_cast<vertex_id>(e.to), bytes);
     }
+    if (const auto overflow = find_byte_overflow(g))
+      fail(byte_overflow_reason() + " (reached at " +
+               (overflow->at_vertex ? "vertex \"" + nodes_[overflow->index].name + "\""
+                                    : "edge \"" + nodes_[edges_[overflow->index].from].name + "\" -> \"" +
+                                          nodes_[edges_[overflow->index].to].name + "\"") + ")",
+           overflow->at_vertex ? nodes_[overflow->index].line : edges_[overflow->index].line);
     if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty())
       throw parse_error(std::string(source_) + ": the graph has a cycle: " + describe_cycle(g, cycle));
     return g;
@@ -460,6 +486,8 @@ class dot_parser {
 
   std::string_view text_;
   std::string_view source_;
+  std::size_t max_nesting_;
+  std::size_t nesting_ = 0;  // subgraphs open around the current token
   std::size_t pos_ = 0, line_ = 1;
   token token_;
   std::vector<node_record> nodes_;
@@ -507,15 +535,16 @@ inline std::string exact_number(double value) {
 }  // namespace detail
 
 // Parses DOT text. `source_name` (a file name) starts every error message.
-[[nodiscard]] inline graph parse_graph_dot(std::string_view text, std::string_view source_name = "<string>") {
-  return detail::dot_parser(text, source_name).parse();
+[[nodiscard]] inline graph parse_graph_dot(std::string_view text, std::string_view source_name = "<string>",
+                                           const read_limits& limits = {}) {
+  return detail::dot_parser(text, source_name, limits).parse();
 }
 
 // Reads a DOT file (gzip-compressed or not). Throws io_error when it cannot be read and
 // parse_error, naming the file and line, when its content is wrong.
-[[nodiscard]] inline graph read_graph_dot(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  return parse_graph_dot(text, path.string());
+[[nodiscard]] inline graph read_graph_dot(const std::filesystem::path& path, const read_limits& limits = {}) {
+  const std::string text = read_text_file(path, limits);
+  return parse_graph_dot(text, path.string(), limits);
 }
 
 // Writes g as a digraph with the attributes above; read_graph_dot() gives back the same graph

@@ -24,6 +24,7 @@
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/io/gzip.hpp>
+#include <gantry/io/limits.hpp>
 #include <gantry/io/units.hpp>
 
 #include <cmath>
@@ -118,6 +119,10 @@ class pipedream_parser {
                         " field(s) separated by ' -- '");
     pipedream_node node{.id = std::string(trim(parts[0])), .description = std::string(trim(parts[1])), .line = line_number};
     if (node.id.empty()) fail(line_number, "empty node id");
+    // Names and descriptions go into JSON and SVG files, which need UTF-8.
+    if (const std::string problem = utf8_problem(node.id); !problem.empty()) fail(line_number, "node id: " + problem);
+    if (const std::string problem = utf8_problem(node.description); !problem.empty())
+      fail(line_number, "description of node '" + node.id + "': " + problem);
     if (parts.size() == 4 && !trim(parts[3]).starts_with("stage_id=") && !trim(parts[3]).starts_with("vlayer_id="))
       fail(line_number, "unexpected fourth field '" + std::string(trim(parts[3])) + "' (only stage_id=N may follow)");
     bool seen[4] = {false, false, false, false};
@@ -145,6 +150,8 @@ class pipedream_parser {
       } else {
         parsed = number(value, line_number, key);
       }
+      if (k >= 2 && !(parsed < static_cast<double>(max_graph_bytes)))
+        fail(line_number, std::string(key) + " " + std::string(value) + " is 2^63 bytes (8 EiB) or more");
       (k == 0 ? node.forward_ms : k == 1 ? node.backward_ms : k == 2 ? node.activation : node.parameters) = parsed;
     }
     for (std::size_t k = 0; k < 4; ++k)
@@ -163,7 +170,9 @@ class pipedream_parser {
     edges_.push_back({std::string(trim(parts[0])), std::string(trim(parts[1])), line_number});
   }
 
-  static byte_count bytes(double value) { return static_cast<byte_count>(std::llround(value)); }
+  // Sizes are below 2^63 (checked when read, and for the gradient sums in build()), so the
+  // conversion is exact and defined.
+  static byte_count bytes(double value) { return static_cast<byte_count>(std::round(value)); }
 
   graph build() const {
     const std::size_t n = nodes_.size();
@@ -194,6 +203,11 @@ class pipedream_parser {
                                            .group = options_.colocate_pairs ? node.id : std::string{},
                                            .op = node.description});
     }
+    if (options_.backward)
+      for (std::size_t i = 0; i < n; ++i)
+        if (!(gradient_bytes[i] < static_cast<double>(max_graph_bytes)))
+          fail(nodes_[i].line, "the gradients node '" + nodes_[i].id +
+                                   "' receives (the activation sizes of its predecessors) add up to 2^63 bytes or more");
     std::vector<vertex_id> backward(n, no_vertex);
     if (options_.backward) {
       std::unordered_map<std::string, std::size_t> names(index_.begin(), index_.end());
@@ -220,6 +234,12 @@ class pipedream_parser {
     for (const auto& [u, v] : resolved)
       if (backward[u] != no_vertex && backward[v] != no_vertex)
         g.add_edge(backward[v], backward[u], bytes(nodes_[u].activation));
+    if (const auto overflow = find_byte_overflow(g)) {
+      // Vertices 0..n-1 are the nodes; the rest are backward vertices of nodes, found by name.
+      const vertex_id v = overflow->at_vertex ? static_cast<vertex_id>(overflow->index) : g.source(static_cast<edge_id>(overflow->index));
+      const vertex_id node = v < n ? v : g.forward_of(v);
+      fail(nodes_[node].line, byte_overflow_reason() + " (reached at node '" + nodes_[node].id + "')");
+    }
     if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty())
       throw parse_error(std::string(source_) + ": the graph has a cycle: " + describe_cycle(g, cycle));
     return g;
@@ -259,8 +279,9 @@ class pipedream_parser {
 
 // Reads a PipeDream graph.txt file (gzip-compressed or not). Throws io_error when it cannot be
 // read and parse_error, naming the file and line, when its content is wrong.
-[[nodiscard]] inline graph read_graph_pipedream(const std::filesystem::path& path, const pipedream_options& options = {}) {
-  const std::string text = read_text_file(path);
+[[nodiscard]] inline graph read_graph_pipedream(const std::filesystem::path& path, const pipedream_options& options = {},
+                                                const read_limits& limits = {}) {
+  const std::string text = read_text_file(path, limits);
   return parse_graph_pipedream(text, path.string(), options);
 }
 

@@ -1,5 +1,6 @@
 // Everything gantry reads and writes: graph, cluster and placement JSON (docs/format.md), DOT,
-// Chrome traces, SVG Gantt charts, units, gzip and atomic file writing. Only these headers need
+// Chrome traces, SVG Gantt charts, units, gzip, atomic file writing and the limits every reader
+// enforces on adversarial input (io/limits.hpp). Only these headers need
 // nlohmann-json and zlib.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/json_placement.hpp>
 #include <gantry/io/json_support.hpp>
+#include <gantry/io/limits.hpp>
 #include <gantry/io/markup.hpp>
 #include <gantry/io/svg_gantt.hpp>
 #include <gantry/io/units.hpp>

@@ -150,13 +150,14 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 }
 
 // Parses "gantry.cluster" JSON text.
-[[nodiscard]] inline cluster read_cluster_json(std::string_view text, std::string_view source_name = "<string>") {
-  return cluster_from_json(detail::parse_json_text(text, source_name), source_name);
+[[nodiscard]] inline cluster read_cluster_json(std::string_view text, std::string_view source_name = "<string>",
+                                               const read_limits& limits = {}) {
+  return cluster_from_json(detail::parse_json_text(text, source_name, limits.max_nesting), source_name);
 }
 
 // Reads a cluster file (gzip-compressed or not). Throws io_error or parse_error naming the file.
-[[nodiscard]] inline cluster read_cluster(const std::filesystem::path& path) {
-  return read_cluster_json(read_text_file(path), path.string());
+[[nodiscard]] inline cluster read_cluster(const std::filesystem::path& path, const read_limits& limits = {}) {
+  return read_cluster_json(read_text_file(path, limits), path.string(), limits);
 }
 
 // The "gantry.cluster" document of c. Unlimited memory is written by leaving the field out,
@@ -184,14 +185,14 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   }
   document["link"] = detail::link_to_json(c.default_link());
   auto& links = document["links"] = nlohmann::ordered_json::array();
-  for (device_id a = 0; a < c.device_count(); ++a)
-    for (device_id b = 0; b < c.device_count(); ++b)
-      if (a != b && c.has_own_link(a, b)) {
-        nlohmann::ordered_json entry = {{"from", c[a].name}, {"to", c[b].name}};
-        const auto link = detail::link_to_json(c.link(a, b));
-        for (auto it = link.begin(); it != link.end(); ++it) entry[it.key()] = *it;
-        links.push_back(std::move(entry));
-      }
+  for (const auto& [pair, own] : c.own_links()) {
+    const auto [a, b] = pair;
+    if (a == b) continue;  // a device's link to itself is never used, and a file cannot state it
+    nlohmann::ordered_json entry = {{"from", c[a].name}, {"to", c[b].name}};
+    const auto link = detail::link_to_json(own);
+    for (auto it = link.begin(); it != link.end(); ++it) entry[it.key()] = *it;
+    links.push_back(std::move(entry));
+  }
   return document;
 }
 
@@ -201,6 +202,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 }
 
 // Writes c to `path` atomically (gzip-compressed when the path ends in ".gz").
-inline void write_cluster(const std::filesystem::path& path, const cluster& c) { save_text_file(path, cluster_to_json_text(c)); }
+inline void write_cluster(const std::filesystem::path& path, const cluster& c) {
+  save_text_file(path, detail::content_for(path, [&] { return cluster_to_json_text(c); }));
+}
 
 }  // namespace gantry

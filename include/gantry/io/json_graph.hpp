@@ -139,6 +139,9 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
     }
   }
 
+  if (const auto overflow = detail::find_byte_overflow(g))
+    in.fail(detail::pointer_to(overflow->at_vertex ? "/vertices" : "/edges", overflow->index),
+            detail::byte_overflow_reason());
   if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty()) {
     const edge_id closing = detail::find_edge(g, cycle.back(), cycle.front());
     in.fail("/edges", "the graph has a cycle: " + describe_cycle(g, cycle) + " (the edge " +
@@ -148,8 +151,9 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
 }
 
 // Parses "gantry.graph" JSON text. `source_name` (a file name) prefixes every message.
-[[nodiscard]] inline graph_file parse_graph_file(std::string_view text, std::string_view source_name = "<string>") {
-  return graph_from_json(detail::parse_json_text(text, source_name), source_name);
+[[nodiscard]] inline graph_file parse_graph_file(std::string_view text, std::string_view source_name = "<string>",
+                                                const read_limits& limits = {}) {
+  return graph_from_json(detail::parse_json_text(text, source_name, limits.max_nesting), source_name);
 }
 
 // The graph in "gantry.graph" JSON text, without its metadata.
@@ -159,12 +163,14 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
 
 // Reads a graph file, gzip-compressed or not (recognised by content). Throws io_error when the
 // file cannot be read and parse_error when its content is wrong.
-[[nodiscard]] inline graph_file read_graph_file(const std::filesystem::path& path) {
-  return parse_graph_file(read_text_file(path), path.string());
+[[nodiscard]] inline graph_file read_graph_file(const std::filesystem::path& path, const read_limits& limits = {}) {
+  return parse_graph_file(read_text_file(path, limits), path.string(), limits);
 }
 
 // Reads a graph file's graph (see read_graph_file).
-[[nodiscard]] inline graph read_graph(const std::filesystem::path& path) { return read_graph_file(path).graph; }
+[[nodiscard]] inline graph read_graph(const std::filesystem::path& path, const read_limits& limits = {}) {
+  return read_graph_file(path, limits).graph;
+}
 
 // The "gantry.graph" document of g. Vertex names must be non-empty, unique and valid UTF-8 (the
 // file refers to vertices by name); throws invalid_input otherwise. Fields with default values
@@ -178,6 +184,9 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
     const std::string& name = g[v].name;
     if (name.empty())
       throw invalid_input("graph_to_json: vertex " + std::to_string(v) + " has no name (a graph file refers to vertices by name)");
+    if (const std::string problem = detail::utf8_problem(name); !problem.empty())
+      throw invalid_input("graph_to_json: the name of vertex " + std::to_string(v) + " is not valid UTF-8 (" + problem +
+                          "); JSON strings must be");
     if (const auto [it, inserted] = seen.try_emplace(name, v); !inserted)
       throw invalid_input("graph_to_json: vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
                           " are both named '" + name + "' (names in a graph file must be unique)");
@@ -222,7 +231,7 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
 // Writes g to `path` atomically, gzip-compressed when the path ends in ".gz".
 inline void write_graph(const std::filesystem::path& path, const graph& g,
                         const nlohmann::json& metadata = nlohmann::json::object()) {
-  save_text_file(path, graph_to_json_text(g, metadata));
+  save_text_file(path, detail::content_for(path, [&] { return graph_to_json_text(g, metadata); }));
 }
 inline void write_graph(const std::filesystem::path& path, const graph_file& file) {
   write_graph(path, file.graph, file.metadata);

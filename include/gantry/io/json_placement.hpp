@@ -164,11 +164,12 @@ template <adapted_graph G>
   return detail::document_text(placement_to_json(g, c, p, options), "placement_to_json");
 }
 
-// Writes the placement document atomically (gzip-compressed when the path ends in ".gz").
+// Writes the placement document atomically (gzip-compressed when the path ends in ".gz"). A value
+// the document cannot hold (a non-finite makespan) throws invalid_input naming the path.
 template <adapted_graph G>
 void write_placement(const std::filesystem::path& path, const G& g, const cluster& c, const placement& p,
                      const placement_json_options& options = {}) {
-  save_text_file(path, placement_to_json_text(g, c, p, options));
+  save_text_file(path, detail::content_for(path, [&] { return placement_to_json_text(g, c, p, options); }));
 }
 
 // Reads a parsed "gantry.placement" document against graph g and cluster c: every vertex and
@@ -255,8 +256,24 @@ template <adapted_graph G>
       position[v] = i;
       p.order.push_back(v);
     }
+    if (p.status == status::ok && !p.order.empty() && p.order.size() != n)
+      in.fail("/order", "lists " + std::to_string(p.order.size()) + " of the graph's " + std::to_string(n) +
+                            " vertices; with status ok the order lists every vertex once (or is left out)");
   }
   return file;
+}
+
+// Throws parse_error naming the source and the field when a placement read from it cannot be
+// simulated: its status is not ok (a failed placer's file may leave vertices without a device).
+inline void require_complete_placement(const placement_file& file, std::string_view source_name) {
+  const placement& p = file.placement;
+  if (p.status != status::ok)
+    throw parse_error(std::string(source_name) + ": /status: the placement failed (" + status_identifier(p.status) +
+                      (p.message.empty() ? std::string() : ": " + p.message) +
+                      "); only a placement with status ok can be simulated");
+  for (std::size_t v = 0; v < p.device.size(); ++v)
+    if (p.device[v] == no_device)
+      throw parse_error(std::string(source_name) + ": /placement: vertex " + std::to_string(v) + " has no device");
 }
 
 // The cluster a placement document was written for (its "cluster" member). Throws parse_error
@@ -269,20 +286,22 @@ template <adapted_graph G>
 }
 
 // The cluster stored in a placement file (see placement_cluster_from_json).
-[[nodiscard]] inline cluster read_placement_cluster(const std::filesystem::path& path) {
-  return placement_cluster_from_json(detail::parse_json_text(read_text_file(path), path.string()), path.string());
+[[nodiscard]] inline cluster read_placement_cluster(const std::filesystem::path& path, const read_limits& limits = {}) {
+  return placement_cluster_from_json(detail::parse_json_text(read_text_file(path, limits), path.string(), limits.max_nesting),
+                                     path.string());
 }
 
 template <adapted_graph G>
 [[nodiscard]] placement_file read_placement_json(std::string_view text, const G& g, const cluster& c,
-                                                 std::string_view source_name = "<string>") {
-  return placement_from_json(detail::parse_json_text(text, source_name), g, c, source_name);
+                                                 std::string_view source_name = "<string>", const read_limits& limits = {}) {
+  return placement_from_json(detail::parse_json_text(text, source_name, limits.max_nesting), g, c, source_name);
 }
 
 // Reads a placement file (gzip-compressed or not) against g and c.
 template <adapted_graph G>
-[[nodiscard]] placement_file read_placement(const std::filesystem::path& path, const G& g, const cluster& c) {
-  return read_placement_json(read_text_file(path), g, c, path.string());
+[[nodiscard]] placement_file read_placement(const std::filesystem::path& path, const G& g, const cluster& c,
+                                            const read_limits& limits = {}) {
+  return read_placement_json(read_text_file(path, limits), g, c, path.string(), limits);
 }
 
 }  // namespace gantry

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/io/limits.hpp>
 #include <gantry/io/units.hpp>
 
 #include <nlohmann/json.hpp>
@@ -42,9 +43,37 @@ inline std::string strip_json_exception_prefix(std::string_view message) {
   return std::string(message);
 }
 
+// Throws parse_error when arrays and objects in `text` nest deeper than `max_nesting`, naming the
+// position of the first bracket too deep. One pass over the bytes with no recursion, so it runs
+// before anything recursive (nlohmann's dump, copy and comparison) sees the value. Brackets in
+// strings and comments do not count; syntax errors are left to the parser.
+inline void check_json_nesting(std::string_view text, std::string_view source, std::size_t max_nesting) {
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const std::size_t end = text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_nesting)
+        throw parse_error(std::string(source) + ": " + describe_position(text, i) + ": arrays and objects nest deeper than " +
+                          std::to_string(max_nesting) + " levels (the limit, read_limits::max_nesting)");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 // Parses JSON text. Comments (// and /* */) are allowed, as hand-written files use them. Throws
 // parse_error naming `source`, the line, column and byte offset, and the reason.
-inline nlohmann::json parse_json_text(std::string_view text, std::string_view source) {
+inline nlohmann::json parse_json_text(std::string_view text, std::string_view source,
+                                      std::size_t max_nesting = read_limits{}.max_nesting) {
+  check_json_nesting(text, source, max_nesting);
   try {
     return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
                                  /*ignore_comments=*/true);
@@ -77,6 +106,33 @@ inline std::string pointer_to(const std::string& base, std::string_view key) {
 }
 inline std::string pointer_to(const std::string& base, std::size_t index) { return base + "/" + std::to_string(index); }
 
+// Appends compact JSON for `value` to `out`, stopping once `out` holds `limit` characters: a
+// message never pays for, or recurses through, more of a value than it shows (each level appends
+// a bracket first, so the recursion is at most `limit` deep).
+inline void append_json_prefix(const nlohmann::json& value, std::string& out, std::size_t limit) {
+  if (out.size() >= limit) return;
+  if (value.is_array() || value.is_object()) {
+    const bool array = value.is_array();
+    out += array ? '[' : '{';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end() && out.size() < limit; ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (!array) {
+        append_json_prefix(nlohmann::json(it.key().substr(0, limit)), out, limit);
+        out += ':';
+      }
+      append_json_prefix(*it, out, limit);
+    }
+    out += array ? ']' : '}';
+  } else if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    out += nlohmann::json(text.substr(0, limit)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    out += value.dump();
+  }
+}
+
 // A value for a message: strings quoted, long values cut short.
 inline std::string describe_json(const nlohmann::json& value) {
   if (value.is_number_float()) {
@@ -84,7 +140,8 @@ inline std::string describe_json(const nlohmann::json& value) {
     if (std::isnan(x)) return "NaN";
     if (std::isinf(x)) return x > 0 ? "infinity" : "-infinity";
   }
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text;
+  append_json_prefix(value, text, 61);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   const char* kind = value.is_string() ? "string " : value.is_number() ? "number " : value.is_boolean() ? "boolean " :
                      value.is_array() ? "array " : value.is_object() ? "object " : "";

@@ -98,10 +98,13 @@ inline bool read_exact_integer(std::string_view digits, byte_count& out) {
 
 inline std::string quoted(std::string_view text) { return std::string("'").append(text).append("'"); }
 
+// Any finite double, however large: "%f" of 1.6e308 has 309 digits, more than a fixed buffer.
 inline std::string format_number(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
+  const int length = std::snprintf(nullptr, 0, "%.*f", decimals, value);
+  if (length <= 0) return "?";
+  std::string out(static_cast<std::size_t>(length), '\0');
+  std::snprintf(out.data(), out.size() + 1, "%.*f", decimals, value);
+  return out;
 }
 
 // Fewer decimals for larger values: "1.25", "12.5", "125".
@@ -194,6 +197,11 @@ inline std::string format_3_digits(double value) {
   if (std::isinf(t)) return t > 0 ? "inf s" : "-inf s";
   if (t == 0) return "0 s";
   const double magnitude = std::fabs(t);
+  if (magnitude >= 1e15) {  // beyond a million years: scientific notation, still three digits
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.2e s", t);
+    return buffer;
+  }
   if (magnitude >= 0.9995) return detail::format_3_digits(t) + " s";
   if (magnitude >= 0.9995e-3) return detail::format_3_digits(t * 1e3) + " ms";
   if (magnitude >= 0.9995e-6) return detail::format_3_digits(t * 1e6) + " us";

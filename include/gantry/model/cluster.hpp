@@ -1,14 +1,22 @@
 // The devices a graph is placed on: capacity and speed of each, the links between them (a linear
 // latency + bytes / bandwidth model per device pair, Baechi §4.1) and how transfers share them.
+// Links are stored sparsely (a default plus per-pair overrides), so a cluster of m devices takes
+// O(m + overrides) memory and its mean link is computed in the same time.
 #pragma once
 
 #include <gantry/core/types.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <concepts>
+#include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -50,8 +58,13 @@ class cluster {
   cluster() = default;
   cluster(std::vector<device> devices, link_model link = {}, comm_mode comm = comm_mode::parallel)
       : devices_(std::move(devices)), default_link_(link), comm_(comm) {
+    if (devices_.size() >= no_device)
+      throw invalid_input("cluster: " + std::to_string(devices_.size()) + " devices is more than device ids can number");
     for (std::size_t d = 0; d < devices_.size(); ++d) check_device(d);
     check_link(default_link_, "default link");
+    by_name_.reserve(devices_.size());
+    // The first of several devices with one name is the one find() returns, as before.
+    for (std::size_t d = 0; d < devices_.size(); ++d) by_name_.try_emplace(devices_[d].name, static_cast<device_id>(d));
   }
 
   // m identical devices named "d0".."d<m-1>".
@@ -75,8 +88,7 @@ class cluster {
   // The link from `from` to `to`: the pair's own if set, else the default.
   [[nodiscard]] const link_model& link(device_id from, device_id to) const {
     if (!pair_links_.empty()) {
-      const auto& l = pair_links_[from * devices_.size() + to];
-      if (l) return *l;
+      if (const auto it = pair_links_.find(pair_key(from, to)); it != pair_links_.end()) return it->second;
     }
     return default_link_;
   }
@@ -86,11 +98,39 @@ class cluster {
       throw invalid_input("set_link: device " + std::to_string(std::max(from, to)) +
                           " is out of range (the cluster has " + std::to_string(devices_.size()) + ")");
     check_link(link, "link " + devices_[from].name + " -> " + devices_[to].name);
-    if (pair_links_.empty()) pair_links_.resize(devices_.size() * devices_.size());
-    pair_links_[from * devices_.size() + to] = link;
+    pair_links_[pair_key(from, to)] = link;
   }
   [[nodiscard]] bool has_own_link(device_id from, device_id to) const {
-    return !pair_links_.empty() && pair_links_[from * devices_.size() + to].has_value();
+    return !pair_links_.empty() && pair_links_.contains(pair_key(from, to));
+  }
+  // The pairs with their own link, as ((from, to), link) sorted by from, then to.
+  [[nodiscard]] std::vector<std::pair<std::pair<device_id, device_id>, link_model>> own_links() const {
+    std::vector<std::pair<std::pair<device_id, device_id>, link_model>> out;
+    out.reserve(pair_links_.size());
+    for (const auto& [key, l] : pair_links_)
+      out.push_back({{static_cast<device_id>(key >> 32), static_cast<device_id>(key & 0xffffffffu)}, l});
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+  }
+  [[nodiscard]] std::size_t own_link_count() const noexcept { return pair_links_.size(); }
+
+  // The mean link over ordered pairs of distinct devices: mean latency and the harmonic mean of
+  // bandwidths (the mean time per byte), so that mean_link().time(b) is the mean transfer time of
+  // b bytes. O(overrides); a free link ({0, infinity}) for fewer than two devices.
+  [[nodiscard]] link_model mean_link() const {
+    const std::size_t m = devices_.size();
+    if (m < 2) return {};
+    const double pairs = static_cast<double>(m) * static_cast<double>(m - 1);
+    double latency = 0, per_byte = 0, own = 0;
+    for (const auto& [key, l] : pair_links_) {
+      if ((key >> 32) == (key & 0xffffffffu)) continue;  // a device's link to itself is never used
+      latency += l.latency;
+      per_byte += 1.0 / l.bandwidth;
+      own += 1;
+    }
+    latency += (pairs - own) * default_link_.latency;
+    per_byte += (pairs - own) * (1.0 / default_link_.bandwidth);
+    return {latency / pairs, per_byte > 0 ? pairs / per_byte : std::numeric_limits<double>::infinity()};
   }
 
   // The time to move `bytes` from one device to another; zero on the same device.
@@ -98,9 +138,9 @@ class cluster {
     return from == to ? 0.0 : link(from, to).time(bytes);
   }
 
+  // The device of this name (the first, if several share it). O(1).
   [[nodiscard]] std::optional<device_id> find(std::string_view name) const {
-    for (device_id d = 0; d < devices_.size(); ++d)
-      if (devices_[d].name == name) return d;
+    if (const auto it = by_name_.find(name); it != by_name_.end()) return it->second;
     return std::nullopt;
   }
 
@@ -118,9 +158,18 @@ class cluster {
       throw invalid_input(what + ": bandwidth must be > 0, got " + std::to_string(l.bandwidth));
   }
 
+  [[nodiscard]] static std::uint64_t pair_key(device_id from, device_id to) noexcept {
+    return (std::uint64_t{from} << 32) | to;
+  }
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+  };
+
   std::vector<device> devices_;
   link_model default_link_;
-  std::vector<std::optional<link_model>> pair_links_;  // m*m, empty when every pair uses the default
+  std::unordered_map<std::uint64_t, link_model> pair_links_;  // pair_key -> the pair's own link
+  std::unordered_map<std::string, device_id, string_hash, std::equal_to<>> by_name_;
   comm_mode comm_ = comm_mode::parallel;
 };
 

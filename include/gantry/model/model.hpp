@@ -10,7 +10,10 @@
 #include <gantry/model/cluster.hpp>
 
 #include <concepts>
+#include <limits>
+#include <unordered_map>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -37,10 +40,13 @@ concept placement_model = cost_model<M> && memory_model<M>;
 
 // Everything a vertex needs on a device if nothing is ever freed: what the static memory checks
 // of m-TOPO and m-ETF count.
+// Saturates at the largest byte count instead of wrapping, so a vertex too large for any device
+// never looks small.
 template <memory_model M>
 [[nodiscard]] byte_count total_bytes(const M& m, vertex_id v) {
-  return static_cast<byte_count>(m.persistent_bytes(v)) + static_cast<byte_count>(m.output_bytes(v)) +
-         static_cast<byte_count>(m.temporary_bytes(v));
+  return detail::saturating_add(detail::saturating_add(static_cast<byte_count>(m.persistent_bytes(v)),
+                                                       static_cast<byte_count>(m.output_bytes(v))),
+                                static_cast<byte_count>(m.temporary_bytes(v)));
 }
 
 // Representative costs used by levels and orders: a model may provide them itself
@@ -72,26 +78,22 @@ template <cost_model M>
 
 namespace detail {
 // Mean link over ordered pairs of distinct devices, for mean transfer times in O(1) per edge.
-inline link_model mean_link(const cluster& c) {
-  const std::size_t m = c.device_count();
-  if (m < 2) return {};
-  double latency = 0, per_byte = 0;
-  for (device_id a = 0; a < m; ++a)
-    for (device_id b = 0; b < m; ++b)
-      if (a != b) {
-        latency += c.link(a, b).latency;
-        per_byte += 1.0 / c.link(a, b).bandwidth;
-      }
-  const double pairs = static_cast<double>(m * (m - 1));
-  return {latency / pairs, per_byte > 0 ? pairs / per_byte : std::numeric_limits<double>::infinity()};
-}
+inline link_model mean_link(const cluster& c) { return c.mean_link(); }
 }  // namespace detail
 
 // The default model: reads compute times, memory and edge bytes from a gantry::graph, speeds,
 // kinds and links from a cluster. Holds references: both must outlive it.
 class graph_model {
  public:
-  graph_model(const graph& g, const cluster& c) : graph_(&g), cluster_(&c), mean_link_(detail::mean_link(c)) {}
+  graph_model(const graph& g, const cluster& c) : graph_(&g), cluster_(&c), mean_link_(detail::mean_link(c)) {
+    // Devices grouped by kind, so that a mean compute time costs O(kinds), not O(devices).
+    std::unordered_map<std::string_view, std::size_t> group_of;
+    for (const auto& dev : c.devices()) {
+      const auto [it, inserted] = group_of.try_emplace(dev.kind, kind_groups_.size());
+      if (inserted) kind_groups_.push_back({dev.kind, 0.0});
+      kind_groups_[it->second].inverse_speed_sum += 1.0 / dev.speed;
+    }
+  }
 
   [[nodiscard]] seconds compute_time(vertex_id v, device_id d) const {
     const auto& dev = (*cluster_)[d];
@@ -103,7 +105,7 @@ class graph_model {
   [[nodiscard]] seconds mean_compute_time(vertex_id v) const {
     const std::size_t m = cluster_->device_count();
     seconds sum = 0;
-    for (device_id d = 0; d < m; ++d) sum += compute_time(v, d);
+    for (const auto& group : kind_groups_) sum += graph_->compute_on(v, group.kind) * group.inverse_speed_sum;
     return m == 0 ? 0.0 : sum / static_cast<double>(m);
   }
   [[nodiscard]] seconds mean_transfer_time(edge_id e) const {
@@ -118,9 +120,15 @@ class graph_model {
   [[nodiscard]] const cluster& devices() const noexcept { return *cluster_; }
 
  private:
+  struct kind_group {
+    std::string kind;
+    double inverse_speed_sum;  // sum of 1 / speed over the kind's devices
+  };
+
   const graph* graph_;
   const cluster* cluster_;
   link_model mean_link_;
+  std::vector<kind_group> kind_groups_;
 };
 
 // A model from dense vectors: compute time per vertex (at speed 1) and bytes per edge, with

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Bad input to the gantry tool: each case must exit with the expected status and print a message
+# that names the option, file or field, and failed commands must leave no output file behind.
+#   run_cli_checks.sh GANTRY_BINARY SOURCE_DIR SCRATCH_DIR
+set -uo pipefail
+gantry=$(realpath "$1")
+source_dir=$(realpath "$2")
+scratch=$3
+rm -rf "$scratch" && mkdir -p "$scratch" && cd "$scratch" || exit 1
+tiny=$source_dir/examples/graphs/tiny.json
+failures=0
+
+# expect STATUS PATTERN COMMAND...: the command exits with STATUS and its stderr contains PATTERN.
+expect() {
+  local status=$1 pattern=$2
+  shift 2
+  "$@" >stdout.txt 2>stderr.txt
+  local got=$?
+  if [[ $got -ne $status ]] || ! grep -qF -- "$pattern" stderr.txt; then
+    echo "FAIL: $* -> exit $got (expected $status), stderr:" >&2
+    cat stderr.txt >&2
+    echo "      expected it to contain: $pattern" >&2
+    failures=$((failures + 1))
+  fi
+}
+absent() {
+  for f in "$@"; do
+    if [[ -e $f ]]; then
+      echo "FAIL: $f was written by a command that failed" >&2
+      failures=$((failures + 1))
+    fi
+  done
+  if compgen -G '.*.tmp' >/dev/null; then
+    echo "FAIL: temporary files left behind: $(ls -a | grep '\.tmp$')" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+"$gantry" place -g "$tiny" --devices 2 -o placement.json >/dev/null || { echo "FAIL: a plain place failed" >&2; exit 1; }
+
+# Numeric options: named, with the accepted range.
+expect 2 "--devices: expected a whole number from 1 to 1048576, got '-1'" "$gantry" place -g "$tiny" --devices -1
+expect 2 "--runs: expected a whole number from 0 to 1000000, got '-1'" "$gantry" simulate -g "$tiny" -p placement.json --runs -1 --cv 0.1
+expect 2 "--cv: expected a finite number from 0 to 100, got '1e155'" "$gantry" simulate -g "$tiny" -p placement.json --runs 5 --cv 1e155
+expect 2 "--cv: expected a finite number from 0 to 100, got 'nan'" "$gantry" simulate -g "$tiny" -p placement.json --runs 5 --cv nan
+expect 2 "--runs 5 needs --cv" "$gantry" simulate -g "$tiny" -p placement.json --runs 5
+expect 2 "--seed: expected a whole number" "$gantry" simulate -g "$tiny" -p placement.json --seed -3
+expect 2 "--memory: invalid byte count '12XB'" "$gantry" compare -g "$tiny" --devices 2 --memory 12XB
+expect 2 "--latency: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --latency -1s
+
+# Deep nesting: a clear error, not a stack overflow.
+printf '%*s' 100000 '' | tr ' ' '[' >deep.json
+expect 2 "deep.json: line 1, column 257 (byte offset 256): arrays and objects nest deeper than 256" "$gantry" place -g deep.json --devices 2
+expect 2 "nest deeper than 256" "$gantry" simulate -g "$tiny" -p deep.json
+
+# A gzip bomb stops at the limit.
+head -c $((64 << 20)) /dev/zero | tr '\0' ' ' | gzip -9 >bomb.json.gz
+expect 2 "bomb.json.gz: the gzip data inflates to more than 8.00 MiB" "$gantry" place -g bomb.json.gz --devices 2 --max-inflated-size 8MiB
+
+# Times that overflow: refused, and --out is not written.
+cat >huge.json <<'JSON'
+{"format": "gantry.graph", "version": 1, "vertices": [{"name": "a", "compute": 1e308}, {"name": "b", "compute": 1e308}],
+ "edges": [{"from": "a", "to": "b"}]}
+JSON
+expect 2 "the simulated makespan is not finite (inf s): the compute and transfer times of huge.json" \
+  "$gantry" place -g huge.json --devices 1 -o huge_placement.json
+absent huge_placement.json
+expect 2 "makespan is not finite" "$gantry" compare -g huge.json --devices 2
+cat >bytes.json <<'JSON'
+{"format": "gantry.graph", "version": 1, "vertices": [{"name": "a", "persistent": 9223372036854775808, "output": 9223372036854775808}]}
+JSON
+expect 2 "bytes.json: /vertices/0: the graph's byte counts" "$gantry" place -g bytes.json --devices 1
+
+# A failed simulation writes nothing; a failing later output keeps earlier ones from appearing.
+expect 1 "(no output files written)" "$gantry" place -g "$tiny" --devices 2 --memory 1KiB -a single-device -o oom.json --svg oom.svg
+absent oom.json oom.svg
+expect 1 "cannot write '$scratch/missing/x.svg': directory" "$gantry" place -g "$tiny" --devices 2 -o first.json --dot first.dot --svg "$scratch/missing/x.svg"
+absent first.json first.dot
+# A legal name of 255 bytes.
+long=$(printf 'n%.0s' $(seq 1 250)).json
+"$gantry" place -g "$tiny" --devices 2 -o "$long" >/dev/null 2>stderr.txt || { echo "FAIL: a 255-byte name:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+[[ -s $long ]] || { echo "FAIL: $long not written" >&2; failures=$((failures + 1)); }
+
+# Placement files: a failed one and a short order are refused naming the file and field.
+sed -e 's/"status": "ok"/"status": "out_of_memory"/' -e '0,/"device": "d1"/s//"device": null/' placement.json >failed.json
+expect 2 "failed.json: /status: the placement failed (out_of_memory" "$gantry" simulate -g "$tiny" -p failed.json
+awk '/"order": \[/{print; getline; print "    \"input\""; skip=1; next} skip && /\]/{skip=0} !skip' placement.json >short.json
+expect 2 "short.json: /order: lists 1 of the graph's" "$gantry" simulate -g "$tiny" -p short.json
+
+# Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
+# the tool reads gantry JSON only.
+
+if ((failures > 0)); then
+  echo "$failures CLI check(s) failed" >&2
+  exit 1
+fi
+echo "all CLI checks passed"
