@@ -8,7 +8,12 @@
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>
 #include <gantry/order/topological.hpp>
+#include <gantry/place/cpop.hpp>
+#include <gantry/place/critical_path.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/heft.hpp>
 #include <gantry/place/m_topo.hpp>
+#include <gantry/place/peft.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
@@ -122,6 +127,16 @@ concept simulate_accepts = requires(const G& g, const M& m, const D& d, std::spa
 };
 template <class G, class M, class D>
 concept validate_accepts = requires(const schedule& s, const G& g, const M& m, const D& d) { validate(s, g, m, d); };
+// Every list scheduler: the policies on one engine.
+template <class G, class M, class D>
+concept list_schedulers_accept = requires(const G& g, const M& m, const D& d) {
+  etf(g, m, d);
+  m_etf(g, m, d);
+  critical_path_schedule(g, m, d);
+  heft(g, m, d);
+  cpop(g, m, d);
+  peft(g, m, d);
+};
 
 // Each algorithm takes the weakest archetypes it needs...
 static_assert(orders_accept<dag>);
@@ -130,6 +145,7 @@ static_assert(m_topo_accepts<dag, memory, devices>);
 static_assert(single_device_accepts<dag, devices>);
 static_assert(simulate_accepts<dag, both, devices>);
 static_assert(validate_accepts<dag, both, devices>);
+static_assert(list_schedulers_accept<dag, both, devices>);
 
 // ...and refuses a type that is one function short.
 static_assert(!orders_accept<edgeless>);
@@ -144,6 +160,9 @@ static_assert(!simulate_accepts<dag, memory, devices>);
 static_assert(!simulate_accepts<dag, both, devices_without_comm>);
 static_assert(!validate_accepts<dag, cost, devices>);
 static_assert(!validate_accepts<edgeless, both, devices>);
+static_assert(!list_schedulers_accept<dag, cost, devices>);
+static_assert(!list_schedulers_accept<dag, both, devices_without_comm>);
+static_assert(!list_schedulers_accept<edgeless, both, devices>);
 
 // Instantiate every body, not only the declarations.
 [[maybe_unused]] constexpr auto* kahn = &kahn_order<dag>;
@@ -155,6 +174,12 @@ static_assert(!validate_accepts<edgeless, both, devices>);
 [[maybe_unused]] constexpr auto* sim = &simulate<dag, both, devices>;
 [[maybe_unused]] constexpr auto* runs = &simulate_runs<dag, both, devices>;
 [[maybe_unused]] constexpr auto* check = &validate<dag, both, devices>;
+[[maybe_unused]] constexpr auto* etf_body = &etf<dag, both, devices>;
+[[maybe_unused]] constexpr auto* m_etf_body = &m_etf<dag, both, devices>;
+[[maybe_unused]] constexpr auto* cp_body = &critical_path_schedule<dag, both, devices>;
+[[maybe_unused]] constexpr auto* heft_body = &heft<dag, both, devices>;
+[[maybe_unused]] constexpr auto* cpop_body = &cpop<dag, both, devices>;
+[[maybe_unused]] constexpr auto* peft_body = &peft<dag, both, devices>;
 
 }  // namespace archetype
 
@@ -180,4 +205,12 @@ TEST_CASE("algorithms run on the archetypes") {
   // 0 [0, 1), 1 [1, 2), transfer [2, 2.5), 2 [2.5, 3.5).
   CHECK(r.schedule.makespan == doctest::Approx(3.5));
   CHECK(validate(r.schedule, g, archetype::both{}, d).ok());
+  // Every list scheduler, memory-aware, on the archetypes; each schedule is valid.
+  for (const auto& l : {m_etf(g, archetype::both{}, d), critical_path_schedule(g, archetype::both{}, d, {.respect_memory = true}),
+                        heft(g, archetype::both{}, d, {.respect_memory = true}),
+                        cpop(g, archetype::both{}, d, {.respect_memory = true}),
+                        peft(g, archetype::both{}, d, {.respect_memory = true})}) {
+    REQUIRE(l.ok());
+    CHECK(validate(l.schedule, g, archetype::both{}, d).ok());
+  }
 }
