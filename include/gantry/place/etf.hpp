@@ -22,17 +22,19 @@ using etf_options = list_options;
 
 // Which pair wins when several can start at the same earliest time.
 enum class etf_tie_break {
-  static_level,  // the vertex with the larger static level (longest path of mean compute times to an exit), then Kahn order
-  kahn_order,    // the vertex earlier in Kahn order (Baechi's code)
+  // The vertex with the larger static level (the longest path of mean compute times to an exit),
+  // then Kahn order: the textbook rule.
+  static_level,
+  kahn_order,  // the vertex earlier in Kahn order (Baechi's code)
 };
 
 // ETF as a policy: est(v, d) = max(when d is free, when every input can be on d); the pair with the
 // smallest est goes next, ties by the tie-break, then the lowest device id.
 // Per device, a heap of candidates keyed by when their inputs can be there and the set of those
 // that could start as soon as the device is free, by tie rank; a device's best candidate is kept
-// until a placement can change it. Where keys can change while a vertex waits (channels, a group not bound
-// yet: view.ready_may_change), they are checked again before use, and a vertex is keyed again where
-// its inputs may now arrive earlier (a copy just cached there, its group just bound there).
+// until a placement can change it. Where keys can change while a vertex waits (channels, a group
+// not bound yet: view.ready_may_change), they are checked again before use, and a vertex is keyed
+// again where its inputs may now arrive earlier (a copy just cached there, its group just bound).
 class etf_policy {
  public:
   explicit etf_policy(std::string name = "ETF", etf_tie_break tie_break = etf_tie_break::static_level)

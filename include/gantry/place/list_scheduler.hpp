@@ -269,7 +269,8 @@ class list_scheduler {
     if (d >= m_ || !allowed(v, d))
       throw invalid_input(std::string(name()) + ": vertex " + quoted(v) + " cannot go to device " + std::to_string(d) +
                           (d >= m_ ? ": there are " + std::to_string(m_) + " devices"
-                                   : ": its group is on " + detail::list_device_label(devices_, group_device_[group_of_[v]])));
+                                   : ": its group is on " +
+                                         detail::list_device_label(devices_, group_device_[group_of_[v]])));
     commit(v, d);
   }
 
@@ -324,7 +325,9 @@ class list_scheduler {
   // Takes d out of further placements of vertices whose group is not bound to it (m-SCT excludes a
   // device that ran out of memory). Groups already on d stay there.
   void exclude(device_id d) {
-    if (d >= m_) throw invalid_input(std::string(name()) + ": cannot exclude device " + std::to_string(d) + " of " + std::to_string(m_));
+    if (d >= m_)
+      throw invalid_input(std::string(name()) + ": cannot exclude device " + std::to_string(d) + " of " +
+                          std::to_string(m_));
     excluded_[d] = 1;
   }
   [[nodiscard]] bool excluded(device_id d) const { return excluded_[d] != 0; }
@@ -714,13 +717,14 @@ class list_scheduler {
     const auto pred = g.predecessors(v);
     for (std::size_t i = 0; i < pred.size(); ++i) {
       const vertex_id u = pred[i];
-      if (device_of_[u] != d || model_.output_bytes(u) == 0 || std::find(pred.begin(), pred.begin() + i, u) != pred.begin() + i)
-        continue;
+      const bool seen = std::find(pred.begin(), pred.begin() + i, u) != pred.begin() + i;
+      if (device_of_[u] != d || model_.output_bytes(u) == 0 || seen) continue;
       if (consumers_left_[u] != static_cast<std::uint32_t>(std::count(pred.begin(), pred.end(), u))) continue;
       seconds output_end = std::max(finish_[u], end);
       for (const vertex_id w : g.successors(u))
         if (w != v && device_of_[w] == d) output_end = std::max(output_end, finish_[w]);
-      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t]) output_end = std::max(output_end, transfers_[t].finish);
+      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t])
+        output_end = std::max(output_end, transfers_[t].finish);
       holds_.emplace_back(output_end, -as_signed(model_.output_bytes(u)));
     }
     return added;

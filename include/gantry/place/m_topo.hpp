@@ -54,7 +54,8 @@ template <adapted_graph G, memory_model M, device_set D>
   const auto grouped = detail::merge_groups(*g, options.group, false, {});
   std::vector<byte_count> group_need(n, 0);
   std::vector<device_id> group_device(n, no_device);
-  for (vertex_id v = 0; v < n; ++v) group_need[grouped[v]] = detail::saturating_add(group_need[grouped[v]], total_bytes(model, v));
+  for (vertex_id v = 0; v < n; ++v)
+    group_need[grouped[v]] = detail::saturating_add(group_need[grouped[v]], total_bytes(model, v));
   byte_count total = 0, largest = 0;
   for (vertex_id v = 0; v < n; ++v) total = detail::saturating_add(total, total_bytes(model, v));
   for (const byte_count need : group_need) largest = std::max(largest, need);
