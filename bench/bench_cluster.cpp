@@ -14,23 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
+
 namespace {
-
-template <class F>
-double median_seconds(int repeats, F&& f) {
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-void report(const char* name, double measured, double limit) {
-  std::printf("TARGET %s measured=%.4g limit=%.4g %s\n", name, measured, limit, measured <= limit ? "ok" : "FAIL");
-}
 
 std::string cluster_text(std::size_t m) {
   std::string text = R"({"format": "gantry.cluster", "version": 1, "link": {"latency": 1e-5, "bandwidth": 1e10}, "devices": [)";
@@ -50,24 +36,24 @@ int main() {
   double sink = 0;
 
   const gantry::cluster reference = gantry::cluster::uniform(m);
-  const double baseline = median_seconds(5, [&] {
+  const double baseline = bench::median_seconds(5, [&] {
     const std::vector<gantry::device> copy = reference.devices();
     sink += static_cast<double>(copy.size());
   });
-  const double build = median_seconds(5, [&] {
+  const double build = bench::median_seconds(5, [&] {
     gantry::cluster c = gantry::cluster::uniform(m, gantry::unlimited_memory, {1e-5, 1e10});
     c.set_link(0, 1, {2e-5, 5e9});
     const gantry::graph_model model(g, c);
     sink += model.mean_transfer_time(e) + model.mean_compute_time(a);
   });
   const std::string text = cluster_text(20'000);
-  const double read = median_seconds(3, [&] {
+  const double read = bench::median_seconds(3, [&] {
     const auto c = gantry::read_cluster_json(text, "bench.json");
     sink += static_cast<double>(c.own_link_count());
   });
 
   constexpr std::size_t kinds = 70'000;
-  const double kind_times = median_seconds(3, [&] {
+  const double kind_times = bench::median_seconds(3, [&] {
     gantry::graph many;
     for (std::size_t v = 0; v < kinds; ++v) {
       const auto id = many.add_vertex("v" + std::to_string(v), 1.0);
@@ -83,9 +69,9 @@ int main() {
   std::printf("  uniform cluster + 1 link + graph_model       %9.3f ms (%.1fx baseline)\n", build * 1e3, build / baseline);
   std::printf("  read a 20,000-device cluster, 1 own link     %9.3f ms\n", read * 1e3);
   std::printf("  70,000 kinds: set, look up, list             %9.3f ms\n", kind_times * 1e3);
-  report("cluster_100k_model_build_seconds", build, 1.0);
-  report("cluster_100k_model_build_over_baseline", build / baseline, 100.0);
-  report("cluster_20k_file_read_seconds", read, 1.0);
-  report("kinds_70k_set_lookup_list_seconds", kind_times, 1.0);
+  bench::print_target("cluster_100k_model_build_seconds", build, 1.0);
+  bench::print_target("cluster_100k_model_build_over_baseline", build / baseline, 100.0);
+  bench::print_target("cluster_20k_file_read_seconds", read, 1.0);
+  bench::print_target("kinds_70k_set_lookup_list_seconds", kind_times, 1.0);
   return 0;
 }

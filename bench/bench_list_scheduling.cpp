@@ -11,33 +11,13 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <iterator>
 #include <vector>
 
-namespace {
-double median_seconds(int runs, const std::function<void()>& work) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto begin = std::chrono::steady_clock::now();
-    work();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
-}  // namespace
+#include "bench_support.hpp"
 
 int main() {
   using namespace gantry;
@@ -60,7 +40,7 @@ int main() {
   boost_graph bg(n);
   for (edge_id e = 0; e < g.edge_count(); ++e) boost::add_edge(g.source(e), g.target(e), bg);
   std::vector<boost_graph::vertex_descriptor> topo;
-  const double baseline = median_seconds(5, [&] {
+  const double baseline = bench::median_seconds(5, [&] {
     topo.clear();
     boost::topological_sort(bg, std::back_inserter(topo));
   });
@@ -82,18 +62,14 @@ int main() {
   std::vector<double> measured;
   for (const auto& r : runs) {
     list_schedule_result result;
-    const double seconds_taken = median_seconds(5, [&] { result = r.place(); });
+    const double seconds_taken = bench::median_seconds(5, [&] { result = r.place(); });
     measured.push_back(seconds_taken);
     std::printf("%-34s %.4f s  (%.1fx topological sort)  makespan %.4f s  %s  peak RSS %.1f MiB\n", r.name,
                 seconds_taken, seconds_taken / baseline, result.schedule.makespan, to_string(result.placement.status),
-                peak_rss_mib());
+                static_cast<double>(bench::peak_rss_kib()) / 1024.0);
   }
   for (std::size_t i = 0; i < measured.size(); ++i)
-    if (runs[i].limit > 0)
-      std::printf("TARGET %s measured=%.4f limit=%.1f %s\n", runs[i].name, measured[i], runs[i].limit,
-                  measured[i] <= runs[i].limit ? "ok" : "FAIL");
-  const double ratio = measured[1] / baseline;
-  std::printf("TARGET m_etf_100k_8dev_over_topological_sort measured=%.2f limit=20 %s\n", ratio,
-              ratio <= 20 ? "ok" : "FAIL");
+    if (runs[i].limit > 0) bench::print_target(runs[i].name, measured[i], runs[i].limit);
+  bench::print_target("m_etf_100k_8dev_over_topological_sort", measured[1] / baseline, 20);
   return 0;
 }

@@ -11,8 +11,6 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,6 +18,8 @@
 #include <cstdlib>
 #include <new>
 #include <vector>
+
+#include "bench_support.hpp"
 
 namespace {
 std::atomic<std::size_t> live_bytes{0}, peak_bytes{0};
@@ -49,24 +49,6 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
 
 namespace {
-template <class F>
-double median_seconds(int repeats, F&& f) {
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-long peak_rss_kib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
-
 struct measurement {
   double simulate_seconds = 0;
   double topo_seconds = 0;
@@ -90,7 +72,7 @@ measurement measure(std::size_t n, int repeats) {
     for (gantry::edge_id e = 0; e < g.edge_count(); ++e) add_edge(g.source(e), g.target(e), bg);
     std::vector<std::size_t> order;
     order.reserve(n);
-    out.topo_seconds = median_seconds(repeats, [&] {
+    out.topo_seconds = bench::median_seconds(repeats, [&] {
       order.clear();
       boost::topological_sort(bg, std::back_inserter(order));
     });
@@ -99,7 +81,7 @@ measurement measure(std::size_t n, int repeats) {
   double makespan = 0;
   const std::size_t before = live_bytes.load();
   peak_bytes.store(before);
-  out.simulate_seconds = median_seconds(repeats, [&] {
+  out.simulate_seconds = bench::median_seconds(repeats, [&] {
     const auto snapshot = gantry::snapshot(g);
     gantry::simulator sim(snapshot, model, devices, placed.device, {.priority = placed.order});
     makespan = sim.run().schedule.makespan;
@@ -112,13 +94,10 @@ measurement measure(std::size_t n, int repeats) {
   std::printf("%8zu vertices %8zu edges: snapshot+simulate %9.3f ms, boost::topological_sort %8.3f ms, "
               "ratio %6.2fx, peak heap %7.1f B/(vertex+edge), makespan %.3f s, peak RSS %ld MiB\n",
               g.vertex_count(), g.edge_count(), out.simulate_seconds * 1e3, out.topo_seconds * 1e3,
-              out.simulate_seconds / out.topo_seconds, out.bytes_per_element, makespan, peak_rss_kib() / 1024);
+              out.simulate_seconds / out.topo_seconds, out.bytes_per_element, makespan, bench::peak_rss_kib() / 1024);
   return out;
 }
 
-void target(const char* name, double measured, double limit) {
-  std::printf("TARGET %s measured=%.4g limit=%.4g %s\n", name, measured, limit, measured <= limit ? "ok" : "FAIL");
-}
 }  // namespace
 
 int main() {
@@ -126,8 +105,8 @@ int main() {
   measure(10'000, 11);
   const auto mid = measure(100'000, 7);
   const auto big = measure(1'000'000, 3);
-  target("simulate_100k_seconds", mid.simulate_seconds, 0.050);
-  target("simulate_100k_over_topological_sort", mid.simulate_seconds / mid.topo_seconds, 25);
-  target("simulate_1m_bytes_per_vertex_plus_edge", big.bytes_per_element, 200);
+  bench::print_target("simulate_100k_seconds", mid.simulate_seconds, 0.050);
+  bench::print_target("simulate_100k_over_topological_sort", mid.simulate_seconds / mid.topo_seconds, 25);
+  bench::print_target("simulate_1m_bytes_per_vertex_plus_edge", big.bytes_per_element, 200);
   return 0;
 }
