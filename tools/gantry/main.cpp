@@ -237,7 +237,8 @@ void print_schedule_summary(const schedule& s, const cluster& c) {
 }
 
 // The fastest single device that can hold the whole run, simulated: the reference every placement
-// should beat. Devices are tried in order (at most 16) and the first of equal makespans wins.
+// should beat. Devices are tried in order (at most 16; one of each kind, speed and capacity) and
+// the first of equal makespans wins.
 struct single_device_reference {
   device_id device = no_device;
   placement placed;
@@ -247,6 +248,12 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
                                                           const simulation_flags& sf) {
   std::optional<single_device_reference> best;
   for (device_id d = 0; d < std::min<std::size_t>(c.device_count(), 16); ++d) {
+    const auto same = [&](device_id e) {
+      return c[e].kind == c[d].kind && c[e].speed == c[d].speed && c[e].capacity == c[d].capacity;
+    };
+    bool seen = false;
+    for (device_id e = 0; e < d && !seen; ++e) seen = same(e);
+    if (seen) continue;  // runs exactly as an earlier device does
     auto p = single_device(g, c, {.device = d});
     if (!p.ok()) continue;
     auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
