@@ -1,5 +1,6 @@
 // 1F1B*, classic 1F1B, GPipe and k-periodic patterns (Euro-Par 2021 §5): every pattern unrolled and
 // validated, NCA and memory checked against the paper's statements and against brute force.
+#include <gantry/pipeline/comm_partition.hpp>
 #include <gantry/pipeline/gpipe.hpp>
 #include <gantry/pipeline/k_periodic.hpp>
 #include <gantry/pipeline/one_f_one_b.hpp>
@@ -203,7 +204,7 @@ TEST_CASE("GPipe holds one activation per micro-batch on every stage") {
 TEST_CASE("Link stages: communication as extra stages of time 2·a/β (§3.1)") {
   chain c;
   for (int l = 0; l < 4; ++l) c.layers.push_back({"l" + std::to_string(l), 1, 2, 10, 100});
-  const auto stages = contiguous_stages(c, partition_from_sizes({2, 2}), link_model{.latency = 0, .bandwidth = 100});
+  const auto stages = pipeline_stages(c, partition_from_sizes({2, 2}), {}, {.link = link_model{.latency = 0, .bandwidth = 100}});
   REQUIRE(stages.size() == 3);
   CHECK(stages[1].link);
   CHECK(stages[1].load() == doctest::Approx(2.0));  // 2 · 100 bytes / 100 bytes/s

@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,12 +116,9 @@ struct stage {
   [[nodiscard]] seconds load() const noexcept { return forward + backward; }  // U(s)
 };
 
-// The stages of a contiguous partition, stage s on processor s. With a link model, a link stage
-// is put between consecutive stages: its forward and backward each move the boundary activation,
-// a_l / β + latency (paper §3.1 counts 2·a_l/β in all). Links are resources numbered after the
-// processors, so P stages become 2P-1 resources.
-[[nodiscard]] inline std::vector<stage> contiguous_stages(const chain& c, const chain_partition& p,
-                                                          std::optional<link_model> link = std::nullopt) {
+// The stages of a contiguous partition, stage s on processor s, communication free. Stages with
+// link stages between them and replicated stages: pipeline_stages() in pipeline/comm_partition.hpp.
+[[nodiscard]] inline std::vector<stage> contiguous_stages(const chain& c, const chain_partition& p) {
   check_partition(p, c.size());
   std::vector<stage> stages;
   const std::size_t count = p.stage_count();
@@ -138,15 +134,6 @@ struct stage {
       st.activation += c[l].activation;
     }
     stages.push_back(st);
-    if (link && s + 1 < count) {
-      stage ln;
-      ln.first_layer = st.end_layer - 1;
-      ln.end_layer = st.end_layer;
-      ln.link = true;
-      ln.resource = static_cast<device_id>(count + s);
-      ln.forward = ln.backward = link->time(c.crossing_bytes(st.end_layer - 1));
-      stages.push_back(ln);
-    }
   }
   return stages;
 }
