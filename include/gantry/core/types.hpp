@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -52,6 +53,23 @@ enum class status {
   }
   return "unknown";
 }
+
+// What an algorithm says of its run: `code` is ok or why it failed, and the fields name what a
+// program needs to react (which vertex, which device, when, how many bytes were needed and how many
+// were free there); `message` says the same in words for a person. Fields that do not apply keep
+// their defaults (no_vertex, no_device, no time, 0 bytes).
+struct outcome {
+  status code = status::ok;
+  vertex_id vertex = no_vertex;
+  device_id device = no_device;
+  std::optional<seconds> time{};
+  byte_count needed = 0;
+  byte_count available = 0;
+  std::string message{};
+
+  [[nodiscard]] bool ok() const noexcept { return code == status::ok; }
+  explicit operator bool() const noexcept { return ok(); }
+};
 
 // Bad input from a caller (sizes that do not match, ids out of range, negative times).
 class invalid_input : public std::invalid_argument {
