@@ -1,0 +1,221 @@
+// Coarsening: merge the vertices of a graph into clusters and get a smaller graph to place, then
+// map the coarse placement back. Every fusion rule (Baechi's degree rule, the exact reachability
+// rule, Kernighan's breakpoints along a topological order) decides only `cluster_of`; this header
+// builds the coarse graph by one set of rules (docs/algorithms.md, "Colocation, co-placement and
+// fusion"):
+//   - compute times add (per device kind too: a kind's time on a member without one is its
+//     device-independent time);
+//   - persistent bytes add; temporary bytes take the maximum (members run one after another);
+//   - a coarse vertex's output is the sum of its members' outputs that leave the cluster (outputs
+//     read only inside it are freed there); a tensor is a producer's edges of equal bytes
+//     (docs/format.md), sent once to each cluster that reads it;
+//   - one coarse edge per pair of clusters, carrying the bytes of the distinct tensors between them;
+//   - colocation groups: clusters that hold members of one group form one coarse group (named
+//     after the smallest original group name among them); forward/backward pairs are not carried.
+//   - a coarse vertex is named after its first member, with "+k" for the k others.
+// The coarse graph must be a DAG; a cluster map that makes a cycle is refused with the clusters on it.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/graph/graph.hpp>
+#include <gantry/schedule/schedule.hpp>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace gantry {
+
+struct coarsening {
+  graph coarse;                     // one vertex per cluster, numbered 0..k-1
+  std::vector<vertex_id> coarse_of; // per original vertex: its coarse vertex
+  // Per coarse vertex, its members in the original graph's topological order (Kahn's, smallest
+  // id first), so expanding a coarse order gives a topological order of the original.
+  std::vector<std::vector<vertex_id>> members;
+};
+
+namespace detail {
+inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+}  // namespace detail
+
+// Builds the coarse graph of `g` for the clusters in `cluster_of` (one entry per vertex, ids dense
+// from 0: every id below the largest used must be used). Throws invalid_input for a wrong size,
+// gaps in the ids, or clusters that make a cycle (naming them); not_a_dag if g itself has one.
+[[nodiscard]] inline coarsening coarsen(const graph& g, std::span<const vertex_id> cluster_of) {
+  const std::size_t n = g.vertex_count();
+  if (cluster_of.size() != n)
+    throw invalid_input("coarsen: " + std::to_string(cluster_of.size()) + " cluster ids for " + std::to_string(n) +
+                        " vertices");
+  std::size_t k = 0;
+  for (const vertex_id c : cluster_of) {
+    if (c == no_vertex) throw invalid_input("coarsen: a vertex has no cluster (no_vertex)");
+    k = std::max<std::size_t>(k, std::size_t{c} + 1);
+  }
+
+  // Kahn's order of the original (smallest id first) orders each cluster's members.
+  std::vector<std::uint32_t> indegree(n, 0);
+  for (edge_id e = 0; e < g.edge_count(); ++e) ++indegree[g.target(e)];
+  std::vector<vertex_id> order;
+  order.reserve(n);
+  {
+    std::vector<vertex_id> heap;
+    for (vertex_id v = 0; v < n; ++v)
+      if (indegree[v] == 0) heap.push_back(v);
+    std::make_heap(heap.begin(), heap.end(), std::greater<>{});
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+      const vertex_id u = heap.back();
+      heap.pop_back();
+      order.push_back(u);
+      g.for_each_out_edge(u, [&](edge_id e) {
+        if (--indegree[g.target(e)] == 0) {
+          heap.push_back(g.target(e));
+          std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+        }
+      });
+    }
+    if (order.size() != n) throw not_a_dag("coarsen: the graph has a cycle");
+  }
+
+  coarsening out;
+  out.coarse_of.assign(cluster_of.begin(), cluster_of.end());
+  out.members.assign(k, {});
+  for (const vertex_id v : order) out.members[cluster_of[v]].push_back(v);
+  for (std::size_t c = 0; c < k; ++c)
+    if (out.members[c].empty())
+      throw invalid_input("coarsen: cluster id " + std::to_string(c) + " has no vertex (ids must be dense, 0.." +
+                          std::to_string(k - 1) + ")");
+
+  // Distinct tensors leaving each cluster: (producer, bytes, target cluster), each counted once.
+  std::vector<std::tuple<vertex_id, vertex_id, byte_count, vertex_id>> leaving;  // (from, to, bytes, producer)
+  for (edge_id e = 0; e < g.edge_count(); ++e) {
+    const vertex_id u = g.source(e), v = g.target(e);
+    if (cluster_of[u] != cluster_of[v]) leaving.emplace_back(cluster_of[u], cluster_of[v], g.bytes(e), u);
+  }
+  std::sort(leaving.begin(), leaving.end());
+  leaving.erase(std::unique(leaving.begin(), leaving.end()), leaving.end());
+
+  graph& c = out.coarse;
+  c.reserve(k, leaving.size());
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto& mem = out.members[i];
+    vertex_properties p;
+    p.name = g[mem.front()].name;
+    if (mem.size() > 1) p.name += "+" + std::to_string(mem.size() - 1);
+    p.op = mem.size() == 1 ? g[mem.front()].op : std::string("fused");
+    for (const vertex_id v : mem) {
+      p.compute += g[v].compute;
+      p.persistent = detail::saturating_add(p.persistent, g[v].persistent);
+      p.temporary = std::max(p.temporary, g[v].temporary);
+      p.flops += g[v].flops;
+    }
+    c.add_vertex(std::move(p));
+  }
+  // Outputs: a member whose output leaves the cluster keeps it as before, counted once whatever
+  // the number of clusters reading it; outputs used only inside the cluster are its own business.
+  {
+    std::vector<vertex_id> producers;
+    for (const auto& entry : leaving) producers.push_back(std::get<3>(entry));
+    std::sort(producers.begin(), producers.end());
+    producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+    for (const vertex_id u : producers) {
+      auto& p = c[cluster_of[u]];
+      p.output = detail::saturating_add(p.output, g[u].output);
+    }
+  }
+  // One edge per pair of clusters with the bytes of the distinct tensors between them.
+  for (std::size_t i = 0; i < leaving.size();) {
+    const auto from = std::get<0>(leaving[i]), to = std::get<1>(leaving[i]);
+    byte_count bytes = 0;
+    for (; i < leaving.size() && std::get<0>(leaving[i]) == from && std::get<1>(leaving[i]) == to; ++i)
+      bytes = detail::saturating_add(bytes, std::get<2>(leaving[i]));
+    c.add_edge(from, to, bytes);
+  }
+
+  // Per-kind compute times: for every kind used by a member, the sum over the members.
+  for (std::size_t i = 0; i < k; ++i) {
+    std::map<std::string, seconds> kinds;
+    for (const vertex_id v : out.members[i])
+      for (const auto& [kind, time] : g.kind_times(v)) kinds.emplace(kind, 0.0);
+    if (kinds.empty()) continue;
+    for (auto& [kind, total] : kinds)
+      for (const vertex_id v : out.members[i]) total += g.compute_on(v, kind);
+    for (const auto& [kind, total] : kinds) c.set_compute(static_cast<vertex_id>(i), kind, total);
+  }
+
+  // Colocation groups: clusters sharing an original group become one coarse group.
+  {
+    std::vector<vertex_id> parent(k);
+    std::iota(parent.begin(), parent.end(), vertex_id{0});
+    std::map<std::string, vertex_id> first_cluster;
+    for (vertex_id v = 0; v < n; ++v) {
+      if (g[v].group.empty()) continue;
+      const auto [it, fresh] = first_cluster.emplace(g[v].group, cluster_of[v]);
+      if (!fresh) parent[detail::find_root(parent, cluster_of[v])] = detail::find_root(parent, it->second);
+    }
+    std::vector<std::string> name(k);
+    for (const auto& [group, cluster] : first_cluster) {  // map order: smallest name first
+      auto& slot = name[detail::find_root(parent, cluster)];
+      if (slot.empty()) slot = group;
+    }
+    for (std::size_t i = 0; i < k; ++i) c[static_cast<vertex_id>(i)].group = name[detail::find_root(parent, static_cast<vertex_id>(i))];
+  }
+
+  // The coarse graph must be acyclic.
+  {
+    std::vector<std::uint32_t> in(k, 0);
+    for (edge_id e = 0; e < c.edge_count(); ++e) ++in[c.target(e)];
+    std::vector<vertex_id> stack;
+    for (vertex_id v = 0; v < k; ++v)
+      if (in[v] == 0) stack.push_back(v);
+    std::size_t seen = 0;
+    while (!stack.empty()) {
+      const vertex_id u = stack.back();
+      stack.pop_back();
+      ++seen;
+      c.for_each_out_edge(u, [&](edge_id e) {
+        if (--in[c.target(e)] == 0) stack.push_back(c.target(e));
+      });
+    }
+    if (seen != k) {
+      std::string on;
+      for (vertex_id v = 0, listed = 0; v < k && listed < 8; ++v)
+        if (in[v] != 0) on += (listed++ ? ", " : "") + std::to_string(v) + " ('" + c[v].name + "')";
+      throw invalid_input("coarsen: the clusters make a cycle; clusters on or after it: " + on);
+    }
+  }
+  return out;
+}
+
+// A placement of the original graph from one of the coarse graph: every member goes where its
+// cluster went; the order expands each coarse vertex into its members (a topological order of the
+// original when the coarse order is one of the coarse graph). A failed coarse placement expands to a
+// failed placement with the same status and message.
+[[nodiscard]] inline placement expand(const coarsening& c, const placement& coarse) {
+  const std::size_t k = c.members.size();
+  if (coarse.device.size() != k)
+    throw invalid_input("expand: the placement has " + std::to_string(coarse.device.size()) + " entries for " +
+                        std::to_string(k) + " coarse vertices");
+  placement p;
+  p.status = coarse.status;
+  p.message = coarse.message;
+  p.placement_time = coarse.placement_time;
+  p.device.resize(c.coarse_of.size(), no_device);
+  for (std::size_t v = 0; v < c.coarse_of.size(); ++v) p.device[v] = coarse.device[c.coarse_of[v]];
+  p.order.reserve(c.coarse_of.size());
+  for (const vertex_id cv : coarse.order) {
+    if (cv >= k) throw invalid_input("expand: the order names coarse vertex " + std::to_string(cv) + " of " + std::to_string(k));
+    p.order.insert(p.order.end(), c.members[cv].begin(), c.members[cv].end());
+  }
+  return p;
+}
+
+}  // namespace gantry
