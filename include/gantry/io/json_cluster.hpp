@@ -87,6 +87,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   if (list.empty()) in.fail("/devices", "a cluster needs at least one device");
   std::vector<device> devices;
   devices.reserve(list.size());
+  std::vector<std::uint32_t> node_of(list.size(), no_node);
+  bool has_nodes = false;
   std::unordered_map<std::string, device_id> by_name;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = detail::pointer_to("/devices", i);
@@ -110,6 +112,15 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
       if (!std::isfinite(dev.speed) || dev.speed <= 0)
         in.fail(field, "speed must be a finite number > 0, got " + detail::describe_json(*speed));
     }
+    if (const auto* node = detail::json_reader::find(entry, "node")) {
+      const std::string field = detail::pointer_to(at, "node");
+      if (!node->is_number_unsigned() && !(node->is_number_integer() && node->get<std::int64_t>() >= 0))
+        in.fail(field, "a node is a whole number >= 0 naming the machine the device sits in, got " + detail::describe_json(*node));
+      const auto id = node->get<std::uint64_t>();
+      if (id >= no_node) in.fail(field, "node " + std::to_string(id) + " is too large (at most " + std::to_string(no_node - 1) + ")");
+      node_of[i] = static_cast<std::uint32_t>(id);
+      has_nodes = true;
+    }
     devices.push_back(std::move(dev));
   }
 
@@ -118,6 +129,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     default_link = detail::read_link(in, in.object(*link, "/link"), "/link", {});
 
   cluster result(std::move(devices), default_link, comm);
+  if (has_nodes) result.set_nodes(std::move(node_of));
   if (const auto* links = detail::json_reader::find(document, "links")) {
     in.array(*links, "/links");
     std::unordered_map<std::uint64_t, std::size_t> seen_pairs;
@@ -181,6 +193,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     entry["kind"] = dev.kind;
     if (dev.capacity != unlimited_memory) entry["memory"] = dev.capacity;
     entry["speed"] = dev.speed;
+    if (const auto d = static_cast<std::size_t>(&dev - c.devices().data()); !c.nodes().empty() && c.nodes()[d] != no_node)
+      entry["node"] = c.nodes()[d];
     devices.push_back(std::move(entry));
   }
   document["link"] = detail::link_to_json(c.default_link());

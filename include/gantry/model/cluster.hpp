@@ -1,10 +1,13 @@
 // The devices a graph is placed on: capacity and speed of each, the links between them (a linear
-// latency + bytes / bandwidth model per device pair, Baechi §4.1) and how transfers share them.
+// latency + bytes / bandwidth model per device pair, Baechi §4.1) and how transfers share them
+// (the communication mode and, optionally, nodes whose devices share a network port: the
+// cluster's topology, model/topology.hpp).
 // Links are stored sparsely (a default plus per-pair overrides), so a cluster of m devices takes
 // O(m + overrides) memory and its mean link is computed in the same time.
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/model/topology.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -20,20 +23,6 @@
 #include <vector>
 
 namespace gantry {
-
-// parallel: any number of transfers at once. sequential: each device has one channel used by
-// every transfer that it sends or receives, so transfers touching a device run one at a time
-// (Baechi §3.4). duplex: one channel for sending and one for receiving per device.
-enum class comm_mode { parallel, sequential, duplex };
-
-[[nodiscard]] constexpr const char* to_string(comm_mode m) noexcept {
-  switch (m) {
-    case comm_mode::parallel: return "parallel";
-    case comm_mode::sequential: return "sequential";
-    case comm_mode::duplex: return "duplex";
-  }
-  return "unknown";
-}
 
 // Time to move `bytes` over a link: latency + bytes / bandwidth.
 struct link_model {
@@ -65,6 +54,7 @@ class cluster {
     by_name_.reserve(devices_.size());
     // The first of several devices with one name is the one find() returns, as before.
     for (std::size_t d = 0; d < devices_.size(); ++d) by_name_.try_emplace(devices_[d].name, static_cast<device_id>(d));
+    topology_ = gantry::topology(comm_, devices_.size());
   }
 
   // m identical devices named "d0".."d<m-1>".
@@ -83,7 +73,19 @@ class cluster {
   [[nodiscard]] const std::vector<device>& devices() const noexcept { return devices_; }
   [[nodiscard]] byte_count capacity(device_id d) const { return devices_[d].capacity; }
   [[nodiscard]] comm_mode comm() const noexcept { return comm_; }
-  void set_comm(comm_mode comm) noexcept { comm_ = comm; }
+  void set_comm(comm_mode comm) {
+    comm_ = comm;
+    topology_ = gantry::topology(comm_, devices_.size(), node_of_);
+  }
+  // Groups devices into nodes (one id per device, no_node for none; empty to remove nodes): a
+  // transfer between devices of different nodes also occupies both nodes' network ports.
+  void set_nodes(std::vector<std::uint32_t> node_of) {
+    topology_ = gantry::topology(comm_, devices_.size(), node_of);
+    node_of_ = std::move(node_of);
+  }
+  [[nodiscard]] const std::vector<std::uint32_t>& nodes() const noexcept { return node_of_; }
+  // Which resources each transfer occupies; what the engine, simulator and validate() use.
+  [[nodiscard]] const gantry::topology& topology() const noexcept { return topology_; }
 
   // The link from `from` to `to`: the pair's own if set, else the default.
   [[nodiscard]] const link_model& link(device_id from, device_id to) const {
@@ -171,6 +173,8 @@ class cluster {
   std::unordered_map<std::uint64_t, link_model> pair_links_;  // pair_key -> the pair's own link
   std::unordered_map<std::string, device_id, string_hash, std::equal_to<>> by_name_;
   comm_mode comm_ = comm_mode::parallel;
+  std::vector<std::uint32_t> node_of_;
+  gantry::topology topology_;
 };
 
 // What an algorithm needs to know about devices.

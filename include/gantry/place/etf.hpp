@@ -51,7 +51,7 @@ class etf_policy {
     blocked_.assign(m, {});
     best_.assign(m, std::nullopt);
     best_known_.assign(m, 0);
-    recheck_ = view.comm() != comm_mode::parallel;
+    recheck_ = view.channels_shared();
     transfers_seen_ = 0;
     tie_.resize(n);
     std::vector<vertex_id> by(n);

@@ -129,7 +129,7 @@ class list_scheduler {
     const csr_graph& g = *view_;
     n_ = g.vertex_count();
     m_ = devices_.device_count();
-    comm_ = devices_.comm();
+    topology_ = detail::topology_of(devices_);
     check_arguments();
     const auto topo = detail::kahn_on(g);
     detail::require_dag(graph_, g, topo);
@@ -163,7 +163,7 @@ class list_scheduler {
     for (vertex_id v = 0; v < consumers_left_.size(); ++v) consumers_left_[v] = static_cast<std::uint32_t>(g.out_degree(v));
     copy_end_.clear();
     changed_.assign(m_, 0);
-    channel_free_.assign(comm_ == comm_mode::parallel ? 0 : comm_ == comm_mode::sequential ? m_ : 2 * m_, 0);
+    channel_free_.assign(topology_.resource_count(), 0);
     transfers_.clear();
     transfer_next_.clear();
     first_transfer_.assign(n_, no_transfer);
@@ -284,7 +284,11 @@ class list_scheduler {
   [[nodiscard]] const list_options& options() const noexcept { return options_; }
   [[nodiscard]] std::size_t vertex_count() const noexcept { return n_; }
   [[nodiscard]] std::size_t device_count() const noexcept { return m_; }
-  [[nodiscard]] comm_mode comm() const noexcept { return comm_; }
+  [[nodiscard]] comm_mode comm() const noexcept { return topology_.mode(); }
+  // Which resources each transfer occupies (model/topology.hpp).
+  [[nodiscard]] const gantry::topology& topology() const noexcept { return topology_; }
+  // Whether transfers share resources, so a transfer may wait for another.
+  [[nodiscard]] bool channels_shared() const noexcept { return topology_.shared(); }
 
   // Vertices whose inputs are all placed and that are not placed themselves, in no particular
   // order. Backward vertices wait while forward-only placement holds them, and a group's source
@@ -362,7 +366,7 @@ class list_scheduler {
   // arrives), and for a member of a group not bound yet (its other members' inputs get placed; once
   // bound, only the group's own device counts).
   [[nodiscard]] bool ready_may_change(vertex_id v) const {
-    return comm_ != comm_mode::parallel || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
+    return topology_.shared() || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
   }
   // Whether the last placement was the first of its group (of several): the group is bound now.
   [[nodiscard]] bool last_bound_group() const noexcept { return last_bound_group_; }
@@ -456,8 +460,6 @@ class list_scheduler {
     return !options_.forward_of.empty() && options_.forward_of[v] != no_vertex;
   }
   [[nodiscard]] std::string quoted(vertex_id v) const { return "'" + vertex_name(graph_, v) + "'"; }
-  [[nodiscard]] std::size_t send_channel(device_id d) const { return comm_ == comm_mode::duplex ? 2 * d : d; }
-  [[nodiscard]] std::size_t receive_channel(device_id d) const { return comm_ == comm_mode::duplex ? 2 * d + 1 : d; }
 
   void check_arguments() const {
     const std::string who(name());
@@ -595,7 +597,7 @@ class list_scheduler {
       }
       inputs_.push_back({u, in[i]});
     }
-    if (comm_ != comm_mode::parallel)
+    if (topology_.shared())
       std::sort(inputs_.begin(), inputs_.end(), [&](const input& a, const input& b) {
         return std::tie(finish_[a.producer], start_[a.producer], step_of_[a.producer], a.edge) <
                std::tie(finish_[b.producer], start_[b.producer], step_of_[b.producer], b.edge);
@@ -632,11 +634,12 @@ class list_scheduler {
       const seconds duration = model_.transfer_time(in.edge, from, d);
       seconds begin = finish_[u];
       if (!channel_free_.empty()) {
-        const auto sc = send_channel(from), rc = receive_channel(d);
-        begin = std::max({begin, channel_free_[sc], channel_free_[rc]});
-        touched_.emplace_back(sc, channel_free_[sc]);
-        touched_.emplace_back(rc, channel_free_[rc]);
-        channel_free_[sc] = channel_free_[rc] = begin + duration;
+        const route path = topology_.route_of(from, d);
+        for (const resource_id r : path) begin = std::max(begin, channel_free_[r]);
+        for (const resource_id r : path) {
+          touched_.emplace_back(r, channel_free_[r]);
+          channel_free_[r] = begin + duration;
+        }
       }
       ready = std::max(ready, begin + duration);
       planned_.push_back({u, in.edge, from, d, begin, begin + duration, bytes});
@@ -647,7 +650,8 @@ class list_scheduler {
   // Records the transfers of the last arrival() and reserves their channels.
   void commit_transfers() {
     for (const transfer& t : planned_) {
-      if (!channel_free_.empty()) channel_free_[send_channel(t.from)] = channel_free_[receive_channel(t.to)] = t.finish;
+      if (!channel_free_.empty())
+        for (const resource_id r : topology_.route_of(t.from, t.to)) channel_free_[r] = t.finish;
       const auto index = static_cast<std::uint32_t>(transfers_.size());
       transfers_.push_back(t);
       transfer_next_.push_back(first_transfer_[t.tensor]);  // every transfer of a tensor, newest first
@@ -685,7 +689,7 @@ class list_scheduler {
   // finish (see the top of this file), possibly before the engine's start, so the copy counts from
   // the earliest any schedule could send it.
   [[nodiscard]] seconds copy_held_from(seconds start, vertex_id u) const {
-    return comm_ == comm_mode::parallel ? start : finish_[u];
+    return topology_.shared() ? finish_[u] : start;
   }
   // Capacity of d less the most it holds at any time from `from` on.
   [[nodiscard]] byte_count free_from(device_id d, seconds from) const {
@@ -986,7 +990,7 @@ class list_scheduler {
   Policy policy_;
   list_options options_;
   std::size_t n_ = 0, m_ = 0;
-  comm_mode comm_ = comm_mode::parallel;
+  gantry::topology topology_;
 
   gantry::status status_ = status::ok;
   std::string message_;

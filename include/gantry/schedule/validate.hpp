@@ -211,23 +211,16 @@ template <adapted_graph G, placement_model M, device_set D>
     }
   }
 
-  // Channel exclusivity.
-  if (devices.comm() != comm_mode::parallel) {
-    const bool duplex = devices.comm() == comm_mode::duplex;
-    // channel c: device d's shared channel (d), or its send (2d) and receive (2d+1) channels.
-    std::vector<std::vector<std::size_t>> on_channel(duplex ? 2 * m : m);
+  // Channel exclusivity: each resource of the topology (model/topology.hpp) serves one transfer at a time.
+  if (const topology net = detail::topology_of(devices); net.shared()) {
+    std::vector<std::vector<std::size_t>> on_resource(net.resource_count());
     for (std::size_t i = 0; i < s.transfers.size(); ++i) {
       const auto& t = s.transfers[i];
-      if (duplex) {
-        on_channel[2 * t.from].push_back(i);
-        on_channel[2 * t.to + 1].push_back(i);
-      } else {
-        on_channel[t.from].push_back(i);
-        on_channel[t.to].push_back(i);
-      }
+      if (t.from >= m || t.to >= m || t.from == t.to) continue;  // reported above
+      for (const resource_id r : net.route_of(t.from, t.to)) on_resource[r].push_back(i);
     }
-    for (std::size_t c = 0; c < on_channel.size(); ++c) {
-      auto& list = on_channel[c];
+    for (resource_id r = 0; r < on_resource.size(); ++r) {
+      auto& list = on_resource[r];
       std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
         return std::tie(s.transfers[a].start, s.transfers[a].finish, a) <
                std::tie(s.transfers[b].start, s.transfers[b].finish, b);
@@ -235,14 +228,11 @@ template <adapted_graph G, placement_model M, device_set D>
       for (std::size_t i = 1; i < list.size(); ++i) {
         const auto& a = s.transfers[list[i - 1]];
         const auto& b = s.transfers[list[i]];
-        if (b.start + eps < a.finish) {
-          const std::string channel = duplex ? std::string(c % 2 ? "receive" : "send") + " channel of device " +
-                                                   std::to_string(c / 2)
-                                             : "channel of device " + std::to_string(c);
+        if (b.start + eps < a.finish)
           fail(violation_kind::channel_overlap, "transfers " + std::to_string(list[i - 1]) + " [" + num(a.start) + ", " +
                                                     num(a.finish) + ") and " + std::to_string(list[i]) + " [" +
-                                                    num(b.start) + ", " + num(b.finish) + ") overlap on the " + channel);
-        }
+                                                    num(b.start) + ", " + num(b.finish) + ") overlap on the " +
+                                                    net.resource_name(r));
       }
     }
   }

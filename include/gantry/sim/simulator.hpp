@@ -124,7 +124,8 @@ class simulator {
     transfer_duration_.clear();
     transfer_holders_.clear();
     busy_.assign(m_, 0);
-    channel_busy_.assign(options_channels(), 0);
+    topology_ = detail::topology_of(devices_);
+    channel_busy_.assign(topology_.resource_count(), 0);
     transfer_queue_.clear();
     ready_.assign(m_, {});
     strict_next_.assign(m_, 0);
@@ -192,19 +193,6 @@ class simulator {
     bool operator>(const event& o) const { return std::tie(time, sequence) > std::tie(o.time, o.sequence); }
   };
   using ready_key = std::tuple<double, std::uint32_t, vertex_id>;  // policy key, rank, vertex
-
-  [[nodiscard]] std::size_t options_channels() const {
-    switch (devices_.comm()) {
-      case comm_mode::parallel: return 0;
-      case comm_mode::sequential: return m_;
-      case comm_mode::duplex: return 2 * m_;
-    }
-    return 0;
-  }
-  [[nodiscard]] std::size_t send_channel(device_id d) const { return devices_.comm() == comm_mode::duplex ? 2 * d : d; }
-  [[nodiscard]] std::size_t receive_channel(device_id d) const {
-    return devices_.comm() == comm_mode::duplex ? 2 * d + 1 : d;
-  }
 
   void check_arguments(std::size_t n) const {
     if (placement_.size() != n)
@@ -347,7 +335,7 @@ class simulator {
     }
     for (std::size_t k = first_new; k < s.transfers.size(); ++k) {
       const auto t = static_cast<std::uint32_t>(k);
-      if (channel_busy_.empty()) start_transfer(t);
+      if (!topology_.shared()) start_transfer(t);
       else transfer_queue_.insert({now_, rank_[v], s.transfers[k].edge, t});
     }
     output_holders_[v] = holders;
@@ -375,10 +363,7 @@ class simulator {
     auto& tr = result_.schedule.transfers[t];
     allocate(tr.to, tr.bytes, tr.tensor, "received");
     if (!result_.ok()) return;
-    if (!channel_busy_.empty()) {
-      channel_busy_[send_channel(tr.from)] = 1;
-      channel_busy_[receive_channel(tr.to)] = 1;
-    }
+    for (const resource_id r : topology_.route_of(tr.from, tr.to)) channel_busy_[r] = 1;
     tr.start = now_;
     tr.finish = now_ + transfer_duration_[t];
     auto& s = result_.schedule;
@@ -390,10 +375,7 @@ class simulator {
 
   void finish_transfer(std::uint32_t t) {
     const auto& tr = result_.schedule.transfers[t];
-    if (!channel_busy_.empty()) {
-      channel_busy_[send_channel(tr.from)] = 0;
-      channel_busy_[receive_channel(tr.to)] = 0;
-    }
+    for (const resource_id r : topology_.route_of(tr.from, tr.to)) channel_busy_[r] = 0;
     const vertex_id u = tr.tensor;
     if (--output_holders_[u] == 0) release(tr.from, model_.output_bytes(u));
     const auto succ = g_.successors(u);
@@ -410,7 +392,8 @@ class simulator {
       // Transfers first: they never wait for devices, and a device that starts now may be a receiver.
       for (auto it = transfer_queue_.begin(); it != transfer_queue_.end() && result_.ok();) {
         const auto& tr = result_.schedule.transfers[std::get<3>(*it)];
-        if (channel_busy_[send_channel(tr.from)] || channel_busy_[receive_channel(tr.to)]) {
+        const route path = topology_.route_of(tr.from, tr.to);
+        if (std::any_of(path.begin(), path.end(), [&](resource_id r) { return channel_busy_[r] != 0; })) {
           ++it;
           continue;
         }
@@ -486,7 +469,8 @@ class simulator {
   std::vector<seconds> transfer_duration_;
   std::vector<std::uint32_t> transfer_holders_;  // consumers still needing a received copy
   std::vector<std::uint8_t> busy_;
-  std::vector<std::uint8_t> channel_busy_;
+  gantry::topology topology_;
+  std::vector<std::uint8_t> channel_busy_;  // per resource of the topology
   std::set<std::tuple<seconds, std::uint32_t, edge_id, std::uint32_t>> transfer_queue_;
   std::vector<std::priority_queue<ready_key, std::vector<ready_key>, std::greater<>>> ready_;
   std::vector<std::size_t> strict_next_;
