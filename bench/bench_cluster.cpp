@@ -1,7 +1,7 @@
 // Large clusters and many device kinds: building a 100,000-device uniform cluster and its
 // graph_model (mean link and mean compute in O(m + overrides)), reading a 20,000-device cluster
 // file with one explicit link, and a graph of 70,000 vertices each with its own kind (set, look
-// up and list every per-kind time). Baseline, measured in the same run: copying the cluster's device vector, the least any
+// up and list every per-kind time), and graph_model::compute_time on a graph with per-kind times. Baseline, measured in the same run: copying the cluster's device vector, the least any
 // O(m) build must do. Limits are absolute seconds (the issue asks for well under a second) and a
 // ratio to the baseline that a quadratic pass would exceed by orders of magnitude.
 #include <gantry/io/json_cluster.hpp>
@@ -64,6 +64,28 @@ int main() {
               static_cast<double>(many.kind_times(static_cast<gantry::vertex_id>(v)).size());
   });
 
+  // compute_time with per-kind times: device kinds are the graph's dense kind ids once the model is
+  // built, so a call walks the vertex's own kind times instead of hashing the kind's name. Baseline:
+  // the device-independent time divided by the speed, read straight from the graph.
+  constexpr std::size_t vertices = 100'000;
+  gantry::graph kinded;
+  for (std::size_t v = 0; v < vertices; ++v) {
+    const auto id = kinded.add_vertex("v" + std::to_string(v), 1e-3);
+    if (v % 2 == 0) kinded.set_compute(id, "gpu", 2e-4);
+  }
+  const gantry::cluster mixed({{.name = "g0", .kind = "gpu"}, {.name = "g1", .kind = "gpu", .speed = 2},
+                               {.name = "c0", .kind = "cpu"}, {.name = "c1", .kind = "cpu", .speed = 2}});
+  const gantry::graph_model kind_model(kinded, mixed);
+  const double calls = static_cast<double>(vertices * mixed.device_count());
+  const double direct = bench::median_seconds(5, [&] {
+    for (gantry::vertex_id v = 0; v < vertices; ++v)
+      for (gantry::device_id d = 0; d < mixed.device_count(); ++d) sink += kinded[v].compute / mixed[d].speed;
+  });
+  const double through_model = bench::median_seconds(5, [&] {
+    for (gantry::vertex_id v = 0; v < vertices; ++v)
+      for (gantry::device_id d = 0; d < mixed.device_count(); ++d) sink += kind_model.compute_time(v, d);
+  });
+
   std::printf("bench_cluster: %zu devices (sink %g)\n", m, sink);
   std::printf("  copy of the device vector (baseline)        %9.3f ms\n", baseline * 1e3);
   std::printf("  uniform cluster + 1 link + graph_model       %9.3f ms (%.1fx baseline)\n", build * 1e3, build / baseline);
@@ -72,6 +94,10 @@ int main() {
   bench::print_target("cluster_100k_model_build_seconds", build, 1.0);
   bench::print_target("cluster_100k_model_build_over_baseline", build / baseline, 100.0);
   bench::print_target("cluster_20k_file_read_seconds", read, 1.0);
+  std::printf("  compute_time, 2 kinds: direct read (baseline) %7.2f ns/call\n", direct / calls * 1e9);
+  std::printf("  compute_time, 2 kinds: graph_model           %7.2f ns/call (%.2fx baseline)\n",
+              through_model / calls * 1e9, through_model / direct);
   bench::print_target("kinds_70k_set_lookup_list_seconds", kind_times, 1.0);
+  bench::print_target("compute_time_with_kinds_over_direct_read", through_model / direct, 2.0);
   return 0;
 }

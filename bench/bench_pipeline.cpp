@@ -46,7 +46,7 @@ int main() {
       },
       20);
   if (!exact.ok()) {
-    std::printf("exact partition failed: %s\n", exact.message.c_str());
+    std::printf("exact partition failed: %s\n", exact.outcome.message.c_str());
     return 1;
   }
   std::printf("chain: 1000 layers, %zu processors, capacity %llu bytes\n", processors,

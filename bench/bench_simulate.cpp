@@ -62,7 +62,7 @@ measurement measure(std::size_t n, int repeats) {
   const gantry::graph_model model(g, devices);
   const auto placed = gantry::m_topo(g, model, devices);
   if (!placed) {
-    std::printf("m-TOPO failed: %s\n", placed.message.c_str());
+    std::printf("m-TOPO failed: %s\n", placed.outcome.message.c_str());
     std::exit(1);
   }
 

@@ -73,12 +73,12 @@ int main() {
 
   const auto placed = gantry::m_topo(g, model, devices);
   if (!placed) {
-    std::printf("m-TOPO failed: %s\n", placed.message.c_str());
+    std::printf("m-TOPO failed: %s\n", placed.outcome.message.c_str());
     return 1;
   }
   const auto run = gantry::simulate(g, model, devices, placed.device, {.priority = placed.order});
   if (!run) {
-    std::printf("simulation failed: %s\n", run.message.c_str());
+    std::printf("simulation failed: %s\n", run.outcome.message.c_str());
     return 1;
   }
   if (const auto check = gantry::validate(run.schedule, g, model, devices); !check) {

@@ -96,12 +96,12 @@ int main() {
 
   const auto spread = gantry::m_topo(net, model, devices);
   if (!spread) {
-    std::printf("m-TOPO failed: %s\n", spread.message.c_str());
+    std::printf("m-TOPO failed: %s\n", spread.outcome.message.c_str());
     return 1;
   }
   const auto run = gantry::simulate(net, model, devices, spread.device, {.priority = spread.order});
   if (!run) {
-    std::printf("simulation failed: %s\n", run.message.c_str());
+    std::printf("simulation failed: %s\n", run.outcome.message.c_str());
     return 1;
   }
   if (const auto check = gantry::validate(run.schedule, net, model, devices); !check) {
@@ -114,6 +114,6 @@ int main() {
   const auto alone = gantry::single_device(net, devices);
   const auto baseline = gantry::simulate(net, model, devices, alone.device, {.priority = alone.order});
   if (baseline) report("single device", net, alone, baseline);
-  else std::printf("single device does not fit: %s\n", baseline.message.c_str());
+  else std::printf("single device does not fit: %s\n", baseline.outcome.message.c_str());
   return 0;
 }

@@ -38,8 +38,8 @@ void report(const char* name, const gantry::graph& g, const gantry::cluster& gpu
   const auto one = gantry::single_device(g, gpus);
   const auto alone = gantry::simulate(g, model, gpus, one.device, {.priority = one.order});
   const auto placed = gantry::m_topo(g, model, gpus);
-  if (placed.status != gantry::status::ok) {
-    std::printf("%-12s m-TOPO failed: %s\n", name, placed.message.c_str());
+  if (placed.outcome.code != gantry::status::ok) {
+    std::printf("%-12s m-TOPO failed: %s\n", name, placed.outcome.message.c_str());
     return;
   }
   const auto spread = gantry::simulate(g, model, gpus, placed.device, {.priority = placed.order});

@@ -38,7 +38,7 @@ int main() {
 
   const auto show = [&](const char* name, const list_schedule_result& r) {
     if (!r.ok()) {
-      std::printf("%-14s %s: %s\n", name, to_string(r.placement.status), r.placement.message.c_str());
+      std::printf("%-14s %s: %s\n", name, to_string(r.placement.outcome.code), r.placement.outcome.message.c_str());
       return;
     }
     const auto report = validate(r.schedule, g, model, devices);
@@ -62,6 +62,6 @@ int main() {
                                       comm_mode::sequential);
   const graph_model small_model(g, small);
   const auto failed = m_etf(g, small_model, small, pairs);
-  std::printf("\nwith 700 MiB per device, m-ETF says: %s\n", failed.placement.message.c_str());
+  std::printf("\nwith 700 MiB per device, m-ETF says: %s\n", failed.placement.outcome.message.c_str());
   return 0;
 }

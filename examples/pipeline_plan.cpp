@@ -46,7 +46,7 @@ int main() {
     p.name = "greedy non-c.";
     row(p);
   } else {
-    std::cout << "greedy non-contiguous allocation: " << spread.message << "\n";
+    std::cout << "greedy non-contiguous allocation: " << spread.outcome.message << "\n";
   }
   return 0;
 }

@@ -19,7 +19,7 @@ int main(int argc, char** argv) try {
   auto devices = gantry::cluster::uniform(4, 8ull << 30, {.latency = 1e-5, .bandwidth = 12e9});
   gantry::graph_model model(g, devices);
   gantry::placement p = gantry::m_topo(g, model, devices);
-  if (!p) throw std::runtime_error(p.message);
+  if (!p) throw std::runtime_error(p.outcome.message);
   auto run = gantry::simulate(g, model, devices, p.device, {.priority = p.order});
   auto report = gantry::validate(run.schedule, g, model, devices);
   std::cout << path << ": " << g.vertex_count() << " vertices on " << devices.device_count() << " devices\n"

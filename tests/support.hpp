@@ -127,9 +127,9 @@ inline void require_same_graph(const graph& a, const graph& b) {
 inline schedule require_places_and_validates(const graph& g, const cluster& c) {
   const graph_model model(g, c);
   const auto p = m_topo(g, model, c);
-  REQUIRE(p.status == status::ok);
+  REQUIRE(p.outcome.code == status::ok);
   auto result = simulate(g, model, c, p.device, {.priority = p.order});
-  REQUIRE(result.status == status::ok);
+  REQUIRE(result.outcome.code == status::ok);
   const auto report = validate(result.schedule, g, model, c);
   CHECK_MESSAGE(report.ok(), report.to_string());
   return std::move(result.schedule);

@@ -60,8 +60,8 @@ TEST_CASE("Critical Path with memory: devices that cannot hold the vertex are sk
   const auto tight = cluster::uniform(2, 7);
   const graph_model tight_model(g, tight);
   const auto failed = critical_path_schedule(g, tight_model, tight, {.respect_memory = true});
-  CHECK(failed.placement.status == status::out_of_memory);
-  CHECK(failed.placement.message.find("Critical Path: no device can hold vertex 'a'") != std::string::npos);
+  CHECK(failed.placement.outcome.code == status::out_of_memory);
+  CHECK(failed.placement.outcome.message.find("Critical Path: no device can hold vertex 'a'") != std::string::npos);
 }
 
 TEST_CASE("Critical Path on random DAGs with heterogeneous speeds: valid and deterministic") {

@@ -30,7 +30,7 @@ cluster two_devices(byte_count first, byte_count second, comm_mode comm = comm_m
 }
 
 void require_valid(const list_schedule_result& r, const graph& g, const graph_model& model, const cluster& c) {
-  REQUIRE_MESSAGE(r.ok(), r.placement.message);
+  REQUIRE_MESSAGE(r.ok(), r.placement.outcome.message);
   const auto report = validate(r.schedule, g, model, c);
   CHECK_MESSAGE(report.ok(), report.to_string());
 }
@@ -77,9 +77,9 @@ TEST_CASE("m-ETF failure is an answer naming the vertex, its need and each devic
   const auto c = two_devices(12, 15);
   const graph_model model(g, c);
   const auto r = m_etf(g, model, c);
-  CHECK(r.placement.status == status::out_of_memory);
+  CHECK(r.placement.outcome.code == status::out_of_memory);
   CHECK_FALSE(r.ok());
-  const auto& text = r.placement.message;
+  const auto& text = r.placement.outcome.message;
   INFO(text);
   // a on gpu0 (2 left), b on gpu1 (5 left): c fits nowhere.
   CHECK(text.find("m-ETF") != std::string::npos);
@@ -90,7 +90,7 @@ TEST_CASE("m-ETF failure is an answer naming the vertex, its need and each devic
   CHECK(r.placement.device == std::vector<device_id>{0, 1, no_device, no_device});
   CHECK(r.schedule.start.empty());
   // Same input, same output.
-  CHECK(m_etf(g, model, c).placement.message == text);
+  CHECK(m_etf(g, model, c).placement.outcome.message == text);
 }
 
 TEST_CASE("colocation: the first placed member takes its group; devices that cannot hold it are skipped") {

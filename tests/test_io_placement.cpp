@@ -47,7 +47,7 @@ TEST_CASE("a placement with a schedule summary round-trips through a file") {
   fs::remove_all(dir);
   CHECK(back.algorithm == "m-topo");
   CHECK(back.placement.ok());
-  CHECK(back.placement.message.empty());
+  CHECK(back.placement.outcome.message.empty());
   CHECK(back.placement.device == t.p.device);
   CHECK(back.placement.order == t.p.order);
   CHECK(back.placement.placement_time == 0.0125);
@@ -79,18 +79,18 @@ TEST_CASE("names map to the ids of the cluster it is read against, whatever thei
 TEST_CASE("a failed placement keeps its status, message and unplaced vertices") {
   chain t;
   placement failed;
-  failed.status = status::out_of_memory;
-  failed.message = "vertex 'b' needs 1000 B but gpu0 has 512 B free";
+  failed.outcome.code = status::out_of_memory;
+  failed.outcome.message = "vertex 'b' needs 1000 B but gpu0 has 512 B free";
   failed.device = {0, no_device, no_device};
   failed.order = {0};
   const auto back = read_placement_json(placement_to_json_text(t.g, t.devices, failed, {.algorithm = "m-etf"}), t.g, t.devices);
-  CHECK(back.placement.status == status::out_of_memory);
-  CHECK(back.placement.message == failed.message);
+  CHECK(back.placement.outcome.code == status::out_of_memory);
+  CHECK(back.placement.outcome.message == failed.outcome.message);
   CHECK(back.placement.device == failed.device);
   CHECK(back.placement.order == failed.order);
   // Entries may also be left out of a failed placement.
   const auto partial = read_placement_json(doc(R"([{"vertex": "a", "device": "gpu1"}])", R"(, "status": "infeasible")"), t.g, t.devices);
-  CHECK(partial.placement.status == status::infeasible);
+  CHECK(partial.placement.outcome.code == status::infeasible);
   CHECK(partial.placement.device == std::vector<device_id>{1, no_device, no_device});
 }
 
@@ -112,7 +112,7 @@ TEST_CASE("placement files: unknown names, missing and repeated vertices, bad st
   CHECK(placement_error(doc(all, R"(, "order": ["a", "q"])"), t.g, t.devices) ==
         "p.json: /order/1: unknown vertex \"q\" (the graph has no vertex of this name)");
   CHECK(placement_error(doc(all, R"(, "status": "done")"), t.g, t.devices) ==
-        "p.json: /status: unknown status \"done\" (expected ok, not_a_dag, out_of_memory, infeasible or solver_error)");
+        "p.json: /status: unknown status \"done\" (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
   CHECK(placement_error(doc(all, R"(, "makespan": -1)"), t.g, t.devices) ==
         "p.json: /makespan: makespan must be a finite number of seconds >= 0, got number -1");
   CHECK(placement_error(R"({"format": "gantry.graph", "version": 1, "placement": []})", t.g, t.devices) ==
@@ -176,8 +176,8 @@ TEST_CASE("placements nested deep, failed, or with a short order are refused nam
 
   // A failed placement reads (its status and unplaced vertices are kept) but cannot be simulated.
   placement failed;
-  failed.status = status::out_of_memory;
-  failed.message = "no room";
+  failed.outcome.code = status::out_of_memory;
+  failed.outcome.message = "no room";
   failed.device.assign(ch.g.vertex_count(), no_device);
   failed.device[0] = 0;
   const auto file = read_placement_json(placement_to_json_text(ch.g, ch.devices, failed), ch.g, ch.devices, "failed.json");

@@ -27,7 +27,7 @@ cluster one_device(byte_count capacity) {
 }
 
 void require_valid(const list_schedule_result& r, const graph& g, const graph_model& model, const cluster& c) {
-  INFO(r.placement.message);
+  INFO(r.placement.outcome.message);
   REQUIRE(r.ok());
   const auto report = validate(r.schedule, g, model, c);
   CHECK_MESSAGE(report.ok(), report.to_string());
@@ -53,20 +53,26 @@ TEST_CASE("a chain whose temporaries do not overlap: reserved fails, dynamic fit
   CHECK(dynamic.schedule.peak_memory[0] == 10);
 
   const auto reserved = m_etf(g, model, c, {.accounting = memory_accounting::reserved});
-  CHECK(reserved.placement.status == status::out_of_memory);
-  INFO(reserved.placement.message);
-  CHECK(reserved.placement.message.find("vertex 'b', which needs 8 bytes") != std::string::npos);
-  CHECK(reserved.placement.message.find("gpu0 needs 8 has 2") != std::string::npos);
+  CHECK(reserved.placement.outcome.code == status::out_of_memory);
+  INFO(reserved.placement.outcome.message);
+  CHECK(reserved.placement.outcome.vertex == 1);
+  CHECK(reserved.placement.outcome.device == 0);
+  CHECK(reserved.placement.outcome.needed == 8);
+  CHECK(reserved.placement.outcome.available == 2);
+  CHECK_FALSE(reserved.placement.outcome.time.has_value());  // the static rule has no time
 
   // One byte less: at 1 s a's output (2) and b's 8 would make 10 > 9. The message gives the bytes
   // b adds and the device's free memory from b's start on (9 - 2 = 7).
   const auto tight = one_device(9);
   const graph_model tight_model(g, tight);
   const auto failed = m_etf(g, tight_model, tight);
-  CHECK(failed.placement.status == status::out_of_memory);
-  INFO(failed.placement.message);
-  CHECK(failed.placement.message.find("m-ETF: no device can hold vertex 'b'") != std::string::npos);
-  CHECK(failed.placement.message.find("gpu0 needs 8 has 7") != std::string::npos);
+  CHECK(failed.placement.outcome.code == status::out_of_memory);
+  INFO(failed.placement.outcome.message);
+  CHECK(failed.placement.outcome.vertex == 1);
+  CHECK(failed.placement.outcome.device == 0);
+  CHECK(failed.placement.outcome.needed == 8);
+  CHECK(failed.placement.outcome.available == 7);
+  CHECK(failed.placement.outcome.message.find("m-ETF: no device can hold vertex 'b'") != std::string::npos);
   CHECK(failed.placement.device == std::vector<device_id>{0, no_device, no_device});
   CHECK(failed.schedule.start.empty());
 }
@@ -88,7 +94,7 @@ TEST_CASE("a vertex that fits nowhere waits for a placement that frees memory") 
   CHECK(r.schedule.start == std::vector<seconds>{0, 2, 1});
   CHECK(r.placement.order == std::vector<vertex_id>{p, y, x});
   CHECK(r.schedule.peak_memory[0] == 8);
-  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.status == status::out_of_memory);
+  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.outcome.code == status::out_of_memory);
   // Critical Path waits the same way: x has the larger priority but must let y go first.
   const auto cp = critical_path_schedule(g, model, c, {.respect_memory = true});
   require_valid(cp, g, model, c);
@@ -136,8 +142,8 @@ TEST_CASE("random DAGs with tight memory: dynamic schedules are valid, replayabl
       const auto dynamic = place(memory_accounting::dynamic);
       for (const auto* r : {&reserved, &dynamic}) {
         if (!r->ok()) {
-          CHECK(r->placement.status == status::out_of_memory);
-          CHECK(r->placement.message.find("no device can hold vertex") != std::string::npos);
+          CHECK(r->placement.outcome.code == status::out_of_memory);
+          CHECK(r->placement.outcome.message.find("no device can hold vertex") != std::string::npos);
           continue;
         }
         const auto report = validate(r->schedule, g, model, c);
@@ -149,7 +155,7 @@ TEST_CASE("random DAGs with tight memory: dynamic schedules are valid, replayabl
       if (!dynamic.ok() || comm != comm_mode::parallel) return;
       const auto sim = simulate(g, model, c, std::span<const device_id>(dynamic.placement.device),
                                 {.policy = ready_policy::strict_order, .priority = dynamic.placement.order});
-      INFO(sim.message);
+      INFO(sim.outcome.message);
       REQUIRE(sim.ok());
       CHECK(sim.schedule.start == dynamic.schedule.start);
       CHECK(sim.schedule.finish == dynamic.schedule.finish);
@@ -181,7 +187,7 @@ TEST_CASE("Inception-V3 training on 4 devices of 3 GiB: m-ETF fits with dynamic 
   const auto c = cluster::uniform(4, byte_count{3} << 30);
   const graph_model model(g, c);
   // The static rule runs out of memory here although one device's peak is 4.13 GiB.
-  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.status == status::out_of_memory);
+  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.outcome.code == status::out_of_memory);
   const auto r = m_etf(g, model, c);
   require_valid(r, g, model, c);
   for (device_id d = 0; d < 4; ++d) CHECK(r.schedule.peak_memory[d] <= c.capacity(d));

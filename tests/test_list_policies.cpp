@@ -65,7 +65,7 @@ struct round_robin {
 
 template <class Result, class Model>
 void require_valid(const Result& r, const graph& g, const Model& model, const cluster& c) {
-  REQUIRE_MESSAGE(r.ok(), r.placement.message);
+  REQUIRE_MESSAGE(r.ok(), r.placement.outcome.message);
   const auto report = validate(r.schedule, g, model, c);
   REQUIRE_MESSAGE(report.ok(), report.to_string());
 }
@@ -271,15 +271,18 @@ TEST_CASE("excluded devices take no new vertices; best effort places what fits n
   const auto c = cluster::uniform(2, 15);
   const graph_model model(g, c);
   const auto failed = m_etf(g, model, c);
-  CHECK(failed.placement.status == status::out_of_memory);
-  CHECK(failed.placement.message.find("'c'") != std::string::npos);
+  CHECK(failed.placement.outcome.code == status::out_of_memory);
+  CHECK(failed.placement.outcome.vertex == 2);  // c: 10 bytes, 5 free on either device
+  CHECK(failed.placement.outcome.needed == 11);  // with b's 1-byte tensor when it crosses
+  CHECK(failed.placement.outcome.available == 5);
 
   list_scheduler s(g, model, c, etf_policy("m-ETF"), {.respect_memory = true, .best_effort = true});
   const auto r = s.run();
-  CHECK(r.placement.status == status::over_capacity);
+  CHECK(r.placement.outcome.code == status::over_capacity);
   CHECK(s.failed_vertex() == 2);
-  CHECK(r.placement.message.find("placed best effort") != std::string::npos);
-  CHECK(r.placement.message.find("'c'") != std::string::npos);
+  CHECK(r.placement.outcome.vertex == 2);
+  CHECK(r.placement.outcome.device != no_device);  // where it went
+  CHECK(r.placement.outcome.message.find("placed best effort") != std::string::npos);
   REQUIRE(r.schedule.start.size() == 3);  // complete, so the overflow can be seen
   const auto report = validate(r.schedule, g, model, c);
   CHECK(report.count(violation_kind::memory) == 1);
@@ -367,7 +370,7 @@ TEST_CASE("a zero-length vertex holds nothing for itself: engine, simulator and 
   require_valid(r, g, model, c);
   CHECK(r.schedule.peak_memory[0] == 8);
   const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
-  REQUIRE_MESSAGE(sim.ok(), sim.message);
+  REQUIRE_MESSAGE(sim.ok(), sim.outcome.message);
   CHECK(sim.schedule.peak_memory[0] == 8);
   CHECK(sim.schedule.start == r.schedule.start);
 }

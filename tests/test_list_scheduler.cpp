@@ -86,8 +86,8 @@ TEST_CASE("1000 random DAGs: valid schedules, memory within capacity, m-ETF = ET
       ++memory_runs;
       if (!m.ok()) {
         ++memory_failures;
-        CHECK(m.placement.status == status::out_of_memory);
-        CHECK(m.placement.message.find("no device can hold vertex") != std::string::npos);
+        CHECK(m.placement.outcome.code == status::out_of_memory);
+        CHECK(m.placement.outcome.message.find("no device can hold vertex") != std::string::npos);
         CHECK(m.schedule.start.empty());
       } else {
         check_valid(m, c, model, "m-ETF");

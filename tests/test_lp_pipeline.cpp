@@ -38,17 +38,17 @@ seconds brute_force(const chain& c, std::size_t processors, byte_count capacity)
 TEST_CASE("§6.1 and Lemma 2 with the exact allocation") {
   const chain costs{{{"a", 0.5, 0.5, 0, 0}, {"b", 1, 1, 0, 0}, {"c", 0.5, 0.5, 0, 0}}};
   const auto best = exact_allocation(costs, 2);
-  REQUIRE_MESSAGE(best.ok(), best.message);
+  REQUIRE_MESSAGE(best.ok(), best.outcome.message);
   CHECK(best.period == doctest::Approx(2.0));
   CHECK(optimal_contiguous_partition(costs, 2).period == doctest::Approx(3.0));
   const chain weights{{{"a", 1, 1, 1, 0}, {"b", 1, 1, 2, 0}, {"c", 1, 1, 1, 0}}};
-  CHECK(optimal_contiguous_partition(weights, 2, 2).status == status::out_of_memory);
+  CHECK(optimal_contiguous_partition(weights, 2, 2).outcome.code == status::out_of_memory);
   const auto fits = exact_allocation(weights, 2, 2);
-  REQUIRE_MESSAGE(fits.ok(), fits.message);
+  REQUIRE_MESSAGE(fits.ok(), fits.outcome.message);
   CHECK(fits.processor[0] == fits.processor[2]);
   const auto report = check_pattern(weights, fits.pattern, {.capacity = 2});
   CHECK_MESSAGE(report.ok(), report.to_string());
-  CHECK(exact_allocation(weights, 2, 1).status == status::infeasible);
+  CHECK(exact_allocation(weights, 2, 1).outcome.code == status::infeasible);
 }
 
 TEST_CASE("The exact allocation equals brute force on small random chains") {
@@ -64,10 +64,10 @@ TEST_CASE("The exact allocation equals brute force on small random chains") {
     const seconds expected = brute_force(c, P, capacity);
     const auto r = exact_allocation(c, P, capacity);
     if (std::isinf(expected)) {
-      CHECK(r.status == status::infeasible);
+      CHECK(r.outcome.code == status::infeasible);
       continue;
     }
-    REQUIRE_MESSAGE(r.ok(), r.message);
+    REQUIRE_MESSAGE(r.ok(), r.outcome.message);
     CHECK(r.period == doctest::Approx(expected));
     const auto report = check_pattern(c, r.pattern, {.capacity = capacity});
     CHECK_MESSAGE(report.ok(), report.to_string());

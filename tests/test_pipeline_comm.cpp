@@ -32,7 +32,7 @@ chain four_layers() {
 }
 
 void require_valid(const chain& c, const pipeline_pattern& p) {
-  REQUIRE_MESSAGE(p.ok(), p.message);
+  REQUIRE_MESSAGE(p.ok(), p.outcome.message);
   const auto report = check_pattern(c, p);
   INFO(p.name << ", period " << p.period);
   REQUIRE_MESSAGE(report.ok(), report.to_string());
@@ -69,7 +69,7 @@ TEST_CASE("A cut pays its transfer: the search avoids the large activation") {
   // With it, that cut costs 2·1000/100 = 20 s per batch on its link; cutting after a costs loads
   // 2 | 6 and a link of 2·400/100 = 8, after c loads 6 | 2 and 0.2: period 6.
   const auto found = comm_aware_partition(c, 2, unlimited_memory, {.comm = comm});
-  REQUIRE_MESSAGE(found.ok(), found.message);
+  REQUIRE_MESSAGE(found.ok(), found.outcome.message);
   CHECK(found.period == doctest::Approx(6));
   CHECK(found.partition == partition_from_sizes({3, 1}));
   REQUIRE(found.stages.size() == 3);  // stage, link, stage
@@ -126,8 +126,8 @@ TEST_CASE("Memory per worker counts the replicated weights and 1/r of the activa
   CHECK(p.memory[1] == 2000 + 1 * 10);
   // A capacity below a replica's weights refuses the layer outright.
   const auto tight = comm_aware_partition(c, 3, 1500, {.comm = comm, .max_replicas = 2});
-  CHECK(tight.status == status::out_of_memory);
-  CHECK(tight.message.find("'y'") != std::string::npos);
+  CHECK(tight.outcome.code == status::out_of_memory);
+  CHECK(tight.outcome.message.find("'y'") != std::string::npos);
 }
 
 TEST_CASE("The search matches brute force over every partition and replica count (seeded chains)") {
@@ -147,7 +147,7 @@ TEST_CASE("The search matches brute force over every partition and replica count
     });
     const auto found = comm_aware_partition(c, workers, unlimited_memory, {.comm = comm, .max_replicas = max_replicas});
     INFO("trial " << trial << ", " << c.size() << " layers, " << workers << " workers, r <= " << max_replicas);
-    REQUIRE_MESSAGE(found.ok(), found.message);
+    REQUIRE_MESSAGE(found.ok(), found.outcome.message);
     CHECK(found.period == doctest::Approx(brute).epsilon(1e-12));
     CHECK(found.period == doctest::Approx(detail::largest_load(found.stages)).epsilon(1e-12));
     CHECK(found.workers() <= workers);
@@ -172,7 +172,7 @@ TEST_CASE("Without links or replicas the search finds the compute-only optimum")
 TEST_CASE("A plan with links and replicas names the layers of each stage and validates") {
   const auto c = four_layers();
   const auto plan = plan_pipeline(c, 3, unlimited_memory, {.comm = {.link = link_model{0, 100}}, .max_replicas = 2});
-  REQUIRE_MESSAGE(plan.ok(), plan.partition.message);
+  REQUIRE_MESSAGE(plan.ok(), plan.partition.outcome.message);
   // a, b, c on 2 workers: (6 + 2·(2-1)/2·30/100) / 2 = 3.15 s; d alone 2 s; the link after c 0.2 s.
   CHECK(plan.period() == doctest::Approx(3.15));
   CHECK(plan.replicas == std::vector<std::uint32_t>{2, 1});

@@ -24,7 +24,7 @@ chain random_chain(std::mt19937_64& rng, std::size_t layers) {
 }
 
 void require_valid(const chain& c, const pipeline_pattern& p, byte_count capacity) {
-  REQUIRE_MESSAGE(p.ok(), p.message);
+  REQUIRE_MESSAGE(p.ok(), p.outcome.message);
   const auto report = check_pattern(c, p, {.capacity = capacity});
   REQUIRE_MESSAGE(report.ok(), report.to_string());
   for (std::size_t d = 0; d < p.memory.size(); ++d) CHECK(report.peak_memory[d] <= p.memory[d]);
@@ -70,11 +70,11 @@ TEST_CASE("The exact partition matches brute force over every contiguous partiti
     }
     const auto result = optimal_contiguous_partition(c, processors, capacity);
     if (std::isinf(brute)) {
-      CHECK(result.status == status::out_of_memory);
-      CHECK(!result.message.empty());
+      CHECK(result.outcome.code == status::out_of_memory);
+      CHECK(!result.outcome.message.empty());
       continue;
     }
-    REQUIRE_MESSAGE(result.ok(), result.message);
+    REQUIRE_MESSAGE(result.ok(), result.outcome.message);
     CHECK(result.period == doctest::Approx(brute));
     CHECK(result.partition.stage_count() <= processors);
     CHECK(result.pattern.period == doctest::Approx(result.period));
@@ -88,7 +88,7 @@ TEST_CASE("§6.1: costs (1,2,1) on 2 processors give period 3 contiguous and 2 n
   REQUIRE(contiguous.ok());
   CHECK(contiguous.period == doctest::Approx(3.0));
   const auto greedy = greedy_allocation(c, 2);
-  REQUIRE_MESSAGE(greedy.ok(), greedy.message);
+  REQUIRE_MESSAGE(greedy.ok(), greedy.outcome.message);
   CHECK(greedy.period == doctest::Approx(2.0));
   CHECK(greedy.processor[0] == greedy.processor[2]);
   CHECK(greedy.processor[0] != greedy.processor[1]);
@@ -98,10 +98,10 @@ TEST_CASE("§6.1: costs (1,2,1) on 2 processors give period 3 contiguous and 2 n
 TEST_CASE("Lemma 2: weights (1,2,1), M = 2, 2 processors: only a non-contiguous allocation fits") {
   const chain c{{{"a", 0.5, 0.5, 1, 0}, {"b", 1, 1, 2, 0}, {"c", 0.5, 0.5, 1, 0}}};
   const auto contiguous = optimal_contiguous_partition(c, 2, 2);
-  CHECK(contiguous.status == status::out_of_memory);
-  CHECK(contiguous.message.find("2 processors") != std::string::npos);
+  CHECK(contiguous.outcome.code == status::out_of_memory);
+  CHECK(contiguous.outcome.message.find("2 processors") != std::string::npos);
   const auto greedy = greedy_allocation(c, 2, 2);
-  REQUIRE_MESSAGE(greedy.ok(), greedy.message);
+  REQUIRE_MESSAGE(greedy.ok(), greedy.outcome.message);
   CHECK(greedy.pattern.peak_memory() <= 2);
   require_valid(c, greedy.pattern, 2);
 }
@@ -113,7 +113,7 @@ TEST_CASE("Theorem 5: next fit with budget 2T* always succeeds, and the best con
     const std::size_t processors = draw(rng, 1, 3);
     const seconds best = best_non_contiguous_period(c, processors);
     const auto fit = next_fit_partition(c, processors, 2 * best);
-    REQUIRE_MESSAGE(fit.ok(), fit.message);
+    REQUIRE_MESSAGE(fit.ok(), fit.outcome.message);
     CHECK(fit.partition.stage_count() <= processors);
     CHECK(fit.period <= 2 * best + 1e-9);
     require_valid(c, fit.pattern, unlimited_memory);
@@ -155,6 +155,6 @@ TEST_CASE("Bad input is refused with what and where") {
   CHECK_THROWS_AS((void)allocation_pattern(ok, {0, 3}, 2), invalid_input);
   const chain heavy{{{"big", 1, 1, 100, 10}}};
   const auto r = optimal_contiguous_partition(heavy, 4, 50);
-  CHECK(r.status == status::out_of_memory);
-  CHECK(r.message.find("'big'") != std::string::npos);
+  CHECK(r.outcome.code == status::out_of_memory);
+  CHECK(r.outcome.message.find("'big'") != std::string::npos);
 }

@@ -41,7 +41,7 @@ chain_partition random_partition(std::mt19937_64& rng, std::size_t layers, std::
 // Validates a pattern by unrolling it and checks that the memory it claims is what the processors
 // really reach.
 void require_valid(const chain& c, const pipeline_pattern& p, bool memory_exact = true) {
-  REQUIRE_MESSAGE(p.ok(), p.message);
+  REQUIRE_MESSAGE(p.ok(), p.outcome.message);
   const auto report = check_pattern(c, p);
   INFO(p.name << ", period " << p.period);
   REQUIRE_MESSAGE(report.ok(), report.to_string());
@@ -219,15 +219,15 @@ TEST_CASE("Link stages: communication as extra stages of time 2·a/β (§3.1)") 
 TEST_CASE("1F1B* refuses a period below the largest stage load") {
   chain c{{{"a", 1, 2, 0, 1}, {"b", 2, 2, 0, 1}}};
   const auto p = one_f_one_b_star(c, partition_from_sizes({1, 1}), 3.0);
-  CHECK(p.status == status::infeasible);
-  CHECK(p.message.find("'b'") != std::string::npos);
+  CHECK(p.outcome.code == status::infeasible);
+  CHECK(p.outcome.message.find("'b'") != std::string::npos);
 }
 
 // Zero-length operations are checked for overlaps and dependencies only: a free and an allocation at
 // the same instant may be counted in either order, so peak memory can differ by one activation.
 TEST_CASE("Zero-length operations (Dropout, View in PipeDream profiles) never overlap anything") {
   const auto require_valid = [](const chain& c, const pipeline_pattern& p) {
-    REQUIRE_MESSAGE(p.ok(), p.message);
+    REQUIRE_MESSAGE(p.ok(), p.outcome.message);
     const auto report = check_pattern(c, p);
     INFO(p.name << ", period " << p.period);
     REQUIRE_MESSAGE(report.ok(), report.to_string());

@@ -12,7 +12,7 @@ TEST_CASE("A plan compares 1F1B*, 1F1B and GPipe on the exact partition") {
     c.layers.push_back({"block" + std::to_string(l), 1.0 + (l % 3), 2.0 + (l % 2), 1000u * (1 + l % 4), 400});
   const byte_count capacity = 14000;
   const auto plan = plan_pipeline(c, 4, capacity, {.schedule = pipeline_schedule::gpipe});
-  REQUIRE_MESSAGE(plan.ok(), plan.partition.message);
+  REQUIRE_MESSAGE(plan.ok(), plan.partition.outcome.message);
   REQUIRE(plan.compared.size() == 3);
   CHECK(plan.compared[0].name == "1F1B*");
   CHECK(plan.compared[1].name == "1F1B");

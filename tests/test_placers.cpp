@@ -50,7 +50,7 @@ TEST_CASE("m-TOPO fills devices in Kahn order up to the balanced cap") {
   REQUIRE(p.ok());
   CHECK(p.device == placement_t{0, 0, 0, 1});
   CHECK(p.order == kahn_order(g));
-  CHECK(p.message.empty());
+  CHECK(p.outcome.message.empty());
 }
 
 TEST_CASE("m-TOPO respects each device's capacity; the published behaviour overshoots it") {
@@ -72,8 +72,8 @@ TEST_CASE("m-TOPO respects each device's capacity; the published behaviour overs
   CHECK(published.device == placement_t{0, 0, 0, 1});
   CHECK(static_use(published, model, 2)[0] == 30);
   const auto overshoot = simulate(g, model, c, published.device);
-  CHECK(overshoot.status == status::out_of_memory);
-  CHECK(overshoot.failed_device == 0);
+  CHECK(overshoot.outcome.code == status::out_of_memory);
+  CHECK(overshoot.outcome.device == 0);
 }
 
 TEST_CASE("m-TOPO reports running out of devices with a status naming the vertex") {
@@ -81,17 +81,20 @@ TEST_CASE("m-TOPO reports running out of devices with a status naming the vertex
   const graph g = four_chain();
   const cluster c = cluster::uniform(2, 15);
   const placement p = m_topo(g, graph_model(g, c), c);
-  CHECK(p.status == status::out_of_memory);
+  CHECK(p.outcome.code == status::out_of_memory);
   CHECK_FALSE(p.ok());
-  CHECK(p.message.find("'v2'") != std::string::npos);
-  CHECK(p.message.find("10 bytes") != std::string::npos);
+  CHECK(p.outcome.vertex == 2);
+  CHECK(p.outcome.device == 1);
+  CHECK(p.outcome.needed == 10);
+  CHECK(p.outcome.available == 5);  // d1's 15 bytes less v1's 10
+  CHECK(p.outcome.message.find("'v2'") != std::string::npos);
   CHECK(p.device[2] == no_device);
   CHECK(p.device[0] == 0);
 
   const cluster none = cluster::uniform(0);
   const placement q = m_topo(g, graph_model(g, none), none);
-  CHECK(q.status == status::out_of_memory);
-  CHECK(q.message.find("no devices") != std::string::npos);
+  CHECK(q.outcome.code == status::out_of_memory);
+  CHECK(q.outcome.message.find("no devices") != std::string::npos);
 }
 
 TEST_CASE("m-TOPO on seeded random DAGs: never over capacity, devices in Kahn order, failures named") {
@@ -136,14 +139,14 @@ TEST_CASE("m-TOPO on seeded random DAGs: never over capacity, devices in Kahn or
         const auto report = validate(run.schedule, g, model, c);
         CHECK_MESSAGE(report.ok(), report.to_string());
       } else {
-        CHECK(run.status == status::out_of_memory);
+        CHECK(run.outcome.code == status::out_of_memory);
       }
     } else {
       ++failed;
-      CHECK(p.status == status::out_of_memory);
+      CHECK(p.outcome.code == status::out_of_memory);
       const auto first_unplaced = std::find_if(order.begin(), order.end(), [&](vertex_id v) { return p.device[v] == no_device; });
       REQUIRE(first_unplaced != order.end());
-      CHECK(p.message.find("'" + g[*first_unplaced].name + "'") != std::string::npos);
+      CHECK(p.outcome.message.find("'" + g[*first_unplaced].name + "'") != std::string::npos);
     }
 
     // The published rule never fails (each device is filled past sum/m before the next is used)
@@ -180,7 +183,7 @@ TEST_CASE("single_device puts everything on one device in Kahn order") {
   CHECK_THROWS_WITH_AS((void)single_device(g, c, {.device = 3}), doctest::Contains("device 3"), invalid_input);
 }
 
-TEST_CASE("placers report a cycle as a status naming its vertices") {
+TEST_CASE("placers refuse a cycle with not_a_dag naming its vertices") {
   graph g;
   g.add_vertex("head");
   g.add_vertex("spin1");
@@ -189,10 +192,17 @@ TEST_CASE("placers report a cycle as a status naming its vertices") {
   g.add_edge(1, 2);
   g.add_edge(2, 1);
   const cluster c = cluster::uniform(2);
-  for (const placement& p : {m_topo(g, graph_model(g, c), c), single_device(g, c)}) {
-    CHECK(p.status == status::not_a_dag);
-    CHECK(p.message.find("spin1") != std::string::npos);
-    CHECK(p.message.find("spin2") != std::string::npos);
-    CHECK(p.message.find("head") == std::string::npos);
-  }
+  const auto names_cycle = [](const auto& place) {
+    try {
+      (void)place();
+      FAIL("a cycle was accepted");
+    } catch (const not_a_dag& e) {
+      const std::string text = e.what();
+      CHECK(text.find("spin1") != std::string::npos);
+      CHECK(text.find("spin2") != std::string::npos);
+      CHECK(text.find("head") == std::string::npos);
+    }
+  };
+  names_cycle([&] { return m_topo(g, graph_model(g, c), c); });
+  names_cycle([&] { return single_device(g, c); });
 }

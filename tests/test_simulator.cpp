@@ -34,7 +34,7 @@ cluster devices(std::size_t m, comm_mode comm, byte_count capacity = unlimited_m
 template <class G, class M>
 schedule run_ok(const G& g, const M& model, const cluster& c, const placement_t& p, simulate_options options = {}) {
   const auto result = simulate(g, model, c, p, options);
-  REQUIRE_MESSAGE(result.ok(), result.message);
+  REQUIRE_MESSAGE(result.ok(), result.outcome.message);
   const auto report = validate(result.schedule, g, model, c, {.exact_durations = options.cv == 0});
   CHECK_MESSAGE(report.ok(), report.to_string());
   CHECK(result.schedule.peak_memory == report.peak_memory);
@@ -235,32 +235,33 @@ TEST_CASE("out of memory is a status naming the device, the time and the vertex"
   const graph g = chain();
   const cluster c({{.name = "d0"}, {.name = "d1", .capacity = 150}}, {.latency = 1, .bandwidth = 100});
   const auto r = simulate(g, graph_model(g, c), c, placement_t{0, 1, 0});
-  CHECK(r.status == status::out_of_memory);
+  CHECK(r.outcome.code == status::out_of_memory);
   CHECK_FALSE(r.ok());
-  CHECK(r.failed_device == 1);
-  CHECK(r.failed_vertex == 1);
-  CHECK(r.failed_time == 3);
-  CHECK(r.message.find("device 1") != std::string::npos);
-  CHECK(r.message.find("time 3") != std::string::npos);
-  CHECK(r.message.find("'b'") != std::string::npos);
-  CHECK(r.message.find("120 of 150") != std::string::npos);
+  CHECK(r.outcome.device == 1);
+  CHECK(r.outcome.vertex == 1);
+  CHECK(r.outcome.time == 3);
+  CHECK(r.outcome.needed == 120);    // b's 20 scratch and 100 output bytes, asked for together
+  CHECK(r.outcome.available == 50);  // 150 less the 100 received from a
+  CHECK(r.outcome.message.find("'b'") != std::string::npos);
 
   // Persistent bytes that do not fit fail at time 0.
   const cluster tiny({{.name = "d0", .capacity = 40}, {.name = "d1"}}, {.latency = 1, .bandwidth = 100});
   const auto r0 = simulate(g, graph_model(g, tiny), tiny, placement_t{0, 1, 0});
-  CHECK(r0.status == status::out_of_memory);
-  CHECK(r0.failed_vertex == 0);
-  CHECK(r0.failed_time == 0);
-  CHECK(r0.message.find("persistent") != std::string::npos);
+  CHECK(r0.outcome.code == status::out_of_memory);
+  CHECK(r0.outcome.vertex == 0);
+  CHECK(r0.outcome.time == 0);
+  CHECK(r0.outcome.device == 0);
+  CHECK(r0.outcome.message.find("persistent") != std::string::npos);
 
   // A source whose scratch does not fit fails when it would start, at time 0.
   graph one;
   add(one, "big", 1, 0, 10, 100);
   const cluster small = cluster::uniform(1, 50);
   const auto r1 = simulate(one, graph_model(one, small), small, placement_t{0});
-  CHECK(r1.status == status::out_of_memory);
-  CHECK(r1.failed_vertex == 0);
-  CHECK(r1.message.find("'big' needs 100 temporary bytes with 10 of 50") != std::string::npos);
+  CHECK(r1.outcome.code == status::out_of_memory);
+  CHECK(r1.outcome.vertex == 0);
+  CHECK(r1.outcome.needed == 100);    // its scratch bytes
+  CHECK(r1.outcome.available == 40);  // 50 less its 10 persistent bytes
 }
 
 namespace {
@@ -425,12 +426,12 @@ TEST_CASE("simulated schedules pass validate() on seeded random DAGs, placements
                                    .seed = seed};
     const auto r = simulate(g, model, c, p, options);
     if (!r.ok()) {
-      REQUIRE(r.status == status::out_of_memory);
+      REQUIRE(r.outcome.code == status::out_of_memory);
       ++out_of_memory;
-      CHECK(r.failed_device < m);
-      CHECK(r.failed_vertex < n);
-      CHECK(r.message.find("device " + std::to_string(r.failed_device)) != std::string::npos);
-      CHECK(r.message.find("'" + g[r.failed_vertex].name + "'") != std::string::npos);
+      CHECK(r.outcome.device < m);
+      CHECK(r.outcome.vertex < n);
+      CHECK(r.outcome.needed > r.outcome.available);
+      CHECK(r.outcome.message.find("'" + g[r.outcome.vertex].name + "'") != std::string::npos);
       continue;
     }
     ++ran;
@@ -543,4 +544,33 @@ TEST_CASE("memory events sort by key on both the short and the radix path") {
       if (n > 1024) CHECK(events[i].bytes == expected[i].bytes);  // the radix path is stable
     }
   }
+}
+
+TEST_CASE("a transfer that does not fit waits for memory; without waiting the run fails there") {
+  // d1 (100 B) runs c (5 s, 60 B scratch) from 0; a on d0 finishes at 1 and sends its 60 B to b on
+  // d1, which cannot hold them until c is done: the copy runs [5, 6] and b [6, 7].
+  graph g;
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 1, .output = 60});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1});
+  g.add_vertex(vertex_properties{.name = "c", .compute = 5, .temporary = 60});
+  g.add_edge(a, b, 60);
+  const cluster c({{.name = "d0"}, {.name = "d1", .capacity = 100}}, {.latency = 0, .bandwidth = 60});
+  const graph_model model(g, c);
+  const placement_t where{0, 1, 1};
+  const auto waited = simulate(g, model, c, where);
+  REQUIRE_MESSAGE(waited.ok(), waited.outcome.message);
+  REQUIRE(waited.schedule.transfers.size() == 1);
+  CHECK(waited.schedule.transfers[0].start == 5);
+  CHECK(waited.schedule.start[b] == 6);
+  CHECK(waited.schedule.makespan == 7);
+  CHECK(waited.schedule.peak_memory[1] == 60);
+  CHECK(validate(waited.schedule, g, model, c).ok());
+
+  const auto eager = simulate(g, model, c, where, {.wait_for_memory = false});
+  CHECK(eager.outcome.code == status::out_of_memory);
+  CHECK(eager.outcome.device == 1);
+  CHECK(eager.outcome.vertex == a);  // the tensor of a
+  CHECK(eager.outcome.time == 1);
+  CHECK(eager.outcome.needed == 60);
+  CHECK(eager.outcome.available == 40);
 }

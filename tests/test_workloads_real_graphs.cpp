@@ -63,12 +63,12 @@ TEST_CASE("exported training graphs load, pair backward with forward, and schedu
     const graph_model model(g, gpus);
     const auto one = single_device(g, gpus);
     const auto alone = simulate(g, model, gpus, one.device, {.priority = one.order});
-    REQUIRE(alone.status == status::ok);
+    REQUIRE(alone.outcome.code == status::ok);
     CHECK(alone.schedule.makespan == doctest::Approx(total));
     const auto p = m_topo(g, model, gpus);
-    REQUIRE(p.status == status::ok);
+    REQUIRE(p.outcome.code == status::ok);
     const auto spread = simulate(g, model, gpus, p.device, {.priority = p.order});
-    REQUIRE(spread.status == status::ok);
+    REQUIRE(spread.outcome.code == status::ok);
     const auto report = validate(spread.schedule, g, model, gpus);
     CHECK_MESSAGE(report.ok(), report.to_string());
   }

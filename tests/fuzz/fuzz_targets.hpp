@@ -71,7 +71,7 @@ inline outcome placement_json(std::string_view bytes) {
   return run_reader(bytes, [](std::string_view text) {
     const auto document = detail::parse_json_text(text, "fuzz.json", limits.max_nesting);
     const placement_file file = placement_from_json(document, g, devices, "fuzz.json");
-    if (file.placement.status == status::ok) require_complete_placement(file, "fuzz.json");
+    if (file.placement.outcome.code == status::ok) require_complete_placement(file, "fuzz.json");
     (void)placement_cluster_from_json(document, "fuzz.json");
   });
 }

@@ -280,7 +280,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
   if (!p.ok()) {
-    std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.status) << "): " << p.message << "\n";
+    std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.outcome.code) << "): " << p.outcome.message << "\n";
     return exit_failed;
   }
   auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
@@ -308,7 +308,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
   if (!sim.ok()) {
-    std::cerr << "gantry place: the placement does not run: " << sim.message << " (no output files written)\n";
+    std::cerr << "gantry place: the placement does not run: " << sim.outcome.message << " (no output files written)\n";
     return exit_failed;
   }
   require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
@@ -337,7 +337,7 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
   auto options = sf.make(p.order);
   const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), options);
   if (!sim.ok()) {
-    std::cerr << "gantry simulate: " << sim.message << " (no output files written)\n";
+    std::cerr << "gantry simulate: " << sim.outcome.message << " (no output files written)\n";
     return exit_failed;
   }
   require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
@@ -440,11 +440,11 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
       r["own_makespan"] = row.placed.own_schedule ? nlohmann::ordered_json(row.placed.own_schedule->makespan)
                                                   : nlohmann::ordered_json(nullptr);
       if (!p.ok()) {
-        r["status"] = to_string(p.status);
-        r["message"] = p.message;
+        r["status"] = to_string(p.outcome.code);
+        r["message"] = p.outcome.message;
       } else if (!row.simulated->ok()) {
-        r["status"] = "simulation: " + std::string(to_string(row.simulated->status));
-        r["message"] = row.simulated->message;
+        r["status"] = "simulation: " + std::string(to_string(row.simulated->outcome.code));
+        r["message"] = row.simulated->outcome.message;
       } else {
         const auto& s = row.simulated->schedule;
         r["status"] = "ok";
@@ -472,13 +472,13 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
     if (!p.ok()) {
-      std::cout << "  failed: " << to_string(p.status) << "\n";
+      std::cout << "  failed: " << to_string(p.outcome.code) << "\n";
       continue;
     }
     std::cout << std::setw(14) << (row.placed.own_schedule ? format_seconds(row.placed.own_schedule->makespan) : "-");
     if (!row.simulated->ok()) {
-      std::cout << "  does not run: " << to_string(row.simulated->status) << " on device "
-                << row.simulated->failed_device << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
+      std::cout << "  does not run: " << to_string(row.simulated->outcome.code) << " on device "
+                << row.simulated->outcome.device << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
       continue;
     }
     const auto& s = row.simulated->schedule;
@@ -490,8 +490,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     std::cout << (notes.empty() ? "" : ")") << "\n";
   }
   for (const auto& row : rows) {
-    if (!row.placed.placement.ok()) std::cout << "\n" << row.entry->name << ": " << row.placed.placement.message;
-    else if (!row.simulated->ok()) std::cout << "\n" << row.entry->name << ": " << row.simulated->message;
+    if (!row.placed.placement.ok()) std::cout << "\n" << row.entry->name << ": " << row.placed.placement.outcome.message;
+    else if (!row.simulated->ok()) std::cout << "\n" << row.entry->name << ": " << row.simulated->outcome.message;
   }
   std::cout << "\n\"own schedule\" is the placer's own schedule; \"replayed\" simulates its placement ("
             << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "") << ")";

@@ -80,9 +80,9 @@ struct pipeline_command_flags {
   nlohmann::ordered_json out;
   out["format"] = "gantry.pipeline_plan";
   out["version"] = 1;
-  out["status"] = to_string(plan.partition.status);
+  out["status"] = to_string(plan.partition.outcome.code);
   if (!plan.ok()) {
-    out["message"] = plan.partition.message;
+    out["message"] = plan.partition.outcome.message;
     return out;
   }
   out["period"] = plan.period();

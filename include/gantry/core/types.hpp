@@ -31,11 +31,11 @@ namespace detail {
 }
 }  // namespace detail
 
-// The outcome of an algorithm. Expected failures are answers, not exceptions: a result carries
-// one of these and a message that names the vertex, device and numbers involved.
+// Why an algorithm's run failed. Expected failures are answers, not exceptions: a result carries an
+// `outcome` (below) with one of these. Broken preconditions (a graph with a cycle where a DAG is
+// needed, sizes that do not match) throw invalid_input or not_a_dag; readers throw parse_error.
 enum class status {
   ok,
-  not_a_dag,      // the graph has a cycle; the message names vertices on it
   out_of_memory,  // no device can hold a vertex (or its group)
   over_capacity,  // placed best effort: a vertex went where it does not fit; the message names it
   infeasible,     // an optimisation problem has no solution
@@ -45,7 +45,6 @@ enum class status {
 [[nodiscard]] constexpr const char* to_string(status s) noexcept {
   switch (s) {
     case status::ok: return "ok";
-    case status::not_a_dag: return "not a DAG";
     case status::out_of_memory: return "out of memory";
     case status::over_capacity: return "over capacity";
     case status::infeasible: return "infeasible";

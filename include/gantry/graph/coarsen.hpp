@@ -205,8 +205,8 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
     throw invalid_input("expand: the placement has " + std::to_string(coarse.device.size()) + " entries for " +
                         std::to_string(k) + " coarse vertices");
   placement p;
-  p.status = coarse.status;
-  p.message = coarse.message;
+  p.outcome.code = coarse.outcome.code;
+  p.outcome.message = coarse.outcome.message;
   p.placement_time = coarse.placement_time;
   p.device.resize(c.coarse_of.size(), no_device);
   for (std::size_t v = 0; v < c.coarse_of.size(); ++v) p.device[v] = coarse.device[c.coarse_of[v]];

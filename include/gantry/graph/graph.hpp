@@ -106,6 +106,22 @@ class graph {
     }
     return vertices_[v].compute;
   }
+  // The dense id of a device kind that has compute times in the graph (ids 0..kind_count()-1, in
+  // order of first use), or no_kind. A model resolves its devices' kinds once with this and then
+  // calls compute_on(v, id) without hashing strings.
+  static constexpr std::uint32_t no_kind = 0xffffffffu;
+  [[nodiscard]] std::uint32_t kind_id(std::string_view kind) const {
+    const auto k = kind_index_.find(kind);
+    return k == kind_index_.end() ? no_kind : k->second;
+  }
+  // Compute time of v on a device of kind id k (no_kind: the device-independent time). Walks v's
+  // own per-kind times, usually none or one.
+  [[nodiscard]] seconds compute_on(vertex_id v, std::uint32_t k) const {
+    if (k != no_kind && v < first_kind_entry_.size())
+      for (auto i = first_kind_entry_[v]; i != no_entry; i = kind_entries_[i].next)
+        if (kind_entries_[i].kind == k) return kind_entries_[i].time;
+    return vertices_[v].compute;
+  }
   // The per-kind compute times set for v, as (kind, time) pairs in the order the kinds were first
   // used in the graph. O(k log k) for k kinds set on v.
   [[nodiscard]] std::vector<std::pair<std::string, seconds>> kind_times(vertex_id v) const {

@@ -26,12 +26,11 @@ namespace gantry {
 inline constexpr std::string_view placement_format_name = "gantry.placement";
 inline constexpr int placement_format_version = 1;
 
-// The identifier of a status in files: "ok", "not_a_dag", "out_of_memory", "over_capacity", "infeasible",
+// The identifier of a status in files: "ok", "out_of_memory", "over_capacity", "infeasible",
 // "solver_error".
 [[nodiscard]] constexpr const char* status_identifier(status s) noexcept {
   switch (s) {
     case status::ok: return "ok";
-    case status::not_a_dag: return "not_a_dag";
     case status::out_of_memory: return "out_of_memory";
     case status::over_capacity: return "over_capacity";
     case status::infeasible: return "infeasible";
@@ -40,7 +39,7 @@ inline constexpr int placement_format_version = 1;
   return "unknown";
 }
 [[nodiscard]] inline std::optional<status> parse_status(std::string_view text) {
-  for (const status s : {status::ok, status::not_a_dag, status::out_of_memory, status::over_capacity, status::infeasible,
+  for (const status s : {status::ok, status::out_of_memory, status::over_capacity, status::infeasible,
                          status::solver_error})
     if (text == status_identifier(s)) return s;
   return std::nullopt;
@@ -113,8 +112,8 @@ template <adapted_graph G>
   document["format"] = placement_format_name;
   document["version"] = placement_format_version;
   document["algorithm"] = options.algorithm;
-  document["status"] = status_identifier(p.status);
-  document["message"] = p.message;
+  document["status"] = status_identifier(p.outcome.code);
+  document["message"] = p.outcome.message;
   if (!options.metadata.is_null() && !options.metadata.empty()) document["metadata"] = nlohmann::ordered_json(options.metadata);
   document["placement_time"] = detail::finite_number(p.placement_time, "placement_to_json: placement_time");
   if (s != nullptr) {
@@ -190,10 +189,10 @@ template <adapted_graph G>
     const std::string text = in.string(*value, "/status");
     const auto parsed = parse_status(text);
     if (!parsed)
-      in.fail("/status", "unknown status \"" + text + "\" (expected ok, not_a_dag, out_of_memory, infeasible or solver_error)");
-    p.status = *parsed;
+      in.fail("/status", "unknown status \"" + text + "\" (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
+    p.outcome.code = *parsed;
   }
-  if (const auto* message = detail::json_reader::find(document, "message")) p.message = in.string(*message, "/message");
+  if (const auto* message = detail::json_reader::find(document, "message")) p.outcome.message = in.string(*message, "/message");
   if (const auto* metadata = detail::json_reader::find(document, "metadata")) file.metadata = in.object(*metadata, "/metadata");
   if (const auto* time = detail::json_reader::find(document, "placement_time"))
     p.placement_time = in.time(*time, "/placement_time", "placement time");
@@ -228,10 +227,10 @@ template <adapted_graph G>
                                                     detail::pointer_to("/placement", entry_of[v]) + ")");
     entry_of[v] = i;
     if (const auto* dev = detail::json_reader::find(entry, "device")) p.device[v] = device_id_of(*dev, detail::pointer_to(at, "device"));
-    else if (p.status == status::ok)
+    else if (p.outcome.code == status::ok)
       in.fail(at, "vertex \"" + vertex_name(g, v) + "\" has no device, but the status is ok");
   }
-  if (p.status == status::ok) {
+  if (p.outcome.code == status::ok) {
     std::size_t missing = 0;
     std::string names;
     for (vertex_id v = 0; v < n; ++v)
@@ -256,7 +255,7 @@ template <adapted_graph G>
       position[v] = i;
       p.order.push_back(v);
     }
-    if (p.status == status::ok && !p.order.empty() && p.order.size() != n)
+    if (p.outcome.code == status::ok && !p.order.empty() && p.order.size() != n)
       in.fail("/order", "lists " + std::to_string(p.order.size()) + " of the graph's " + std::to_string(n) +
                             " vertices; with status ok the order lists every vertex once (or is left out)");
   }
@@ -267,9 +266,9 @@ template <adapted_graph G>
 // simulated: its status is not ok (a failed placer's file may leave vertices without a device).
 inline void require_complete_placement(const placement_file& file, std::string_view source_name) {
   const placement& p = file.placement;
-  if (p.status != status::ok)
-    throw parse_error(std::string(source_name) + ": /status: the placement failed (" + status_identifier(p.status) +
-                      (p.message.empty() ? std::string() : ": " + p.message) +
+  if (p.outcome.code != status::ok)
+    throw parse_error(std::string(source_name) + ": /status: the placement failed (" + status_identifier(p.outcome.code) +
+                      (p.outcome.message.empty() ? std::string() : ": " + p.outcome.message) +
                       "); only a placement with status ok can be simulated");
   for (std::size_t v = 0; v < p.device.size(); ++v)
     if (p.device[v] == no_device)

@@ -93,11 +93,25 @@ class graph_model {
       if (inserted) kind_groups_.push_back({dev.kind, 0.0});
       kind_groups_[it->second].inverse_speed_sum += 1.0 / dev.speed;
     }
+    // Device kinds become the graph's dense kind ids once, here.
+    kinds_seen_ = g.kind_count();
+    device_kind_.reserve(c.device_count());
+    speed_.reserve(c.device_count());
+    for (const auto& dev : c.devices()) {
+      device_kind_.push_back(g.kind_id(dev.kind));
+      speed_.push_back(dev.speed);
+    }
+    for (auto& group : kind_groups_) group.id = g.kind_id(group.kind);
   }
 
+  // O(kinds set on v) without hashing; a graph given new kinds after the model was built is
+  // looked up by name.
   [[nodiscard]] seconds compute_time(vertex_id v, device_id d) const {
-    const auto& dev = (*cluster_)[d];
-    return graph_->compute_on(v, dev.kind) / dev.speed;
+    if (graph_->kind_count() != kinds_seen_) [[unlikely]] {
+      const auto& dev = (*cluster_)[d];
+      return graph_->compute_on(v, std::string_view(dev.kind)) / dev.speed;
+    }
+    return graph_->compute_on(v, device_kind_[d]) / speed_[d];
   }
   [[nodiscard]] seconds transfer_time(edge_id e, device_id from, device_id to) const {
     return cluster_->transfer_time(graph_->bytes(e), from, to);
@@ -105,7 +119,10 @@ class graph_model {
   [[nodiscard]] seconds mean_compute_time(vertex_id v) const {
     const std::size_t m = cluster_->device_count();
     seconds sum = 0;
-    for (const auto& group : kind_groups_) sum += graph_->compute_on(v, group.kind) * group.inverse_speed_sum;
+    const bool fresh = graph_->kind_count() == kinds_seen_;
+    for (const auto& group : kind_groups_)
+      sum += (fresh ? graph_->compute_on(v, group.id) : graph_->compute_on(v, std::string_view(group.kind))) *
+             group.inverse_speed_sum;
     return m == 0 ? 0.0 : sum / static_cast<double>(m);
   }
   [[nodiscard]] seconds mean_transfer_time(edge_id e) const {
@@ -123,12 +140,16 @@ class graph_model {
   struct kind_group {
     std::string kind;
     double inverse_speed_sum;  // sum of 1 / speed over the kind's devices
+    std::uint32_t id = graph::no_kind;
   };
 
   const graph* graph_;
   const cluster* cluster_;
   link_model mean_link_;
   std::vector<kind_group> kind_groups_;
+  std::size_t kinds_seen_ = 0;              // the graph's kind count when the ids were taken
+  std::vector<std::uint32_t> device_kind_;  // per device: the graph's kind id, or no_kind
+  std::vector<double> speed_;               // per device
 };
 
 // A model from dense vectors: compute time per vertex (at speed 1) and bytes per edge, with

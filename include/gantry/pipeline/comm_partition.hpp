@@ -141,14 +141,13 @@ struct comm_partition_options {
 };
 
 struct comm_partition_result {
-  gantry::status status = status::ok;
-  std::string message;                 // why nothing fits, naming layers, workers and bytes
+  gantry::outcome outcome;                   // why nothing fits, naming layers, workers and bytes
   chain_partition partition;
   std::vector<std::uint32_t> replicas;  // per stage
   seconds period = 0;                  // the largest per-batch load over compute and link stages
   std::vector<stage> stages;           // pipeline_stages of the answer
 
-  [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
   [[nodiscard]] std::size_t workers() const noexcept {
     std::size_t sum = 0;
@@ -176,8 +175,8 @@ struct comm_partition_result {
   comm_partition_result result;
   const std::size_t L = c.size(), P = workers;
   if (L == 0) {
-    result.status = status::infeasible;
-    result.message = "the chain has no layers";
+    result.outcome.code = status::infeasible;
+    result.outcome.message = "the chain has no layers";
     return result;
   }
   const std::size_t R = std::clamp<std::size_t>(options.max_replicas, 1, P);
@@ -238,7 +237,7 @@ struct comm_partition_result {
         best_r = r;
       }
   if (period == none) {
-    result.status = status::out_of_memory;
+    result.outcome.code = status::out_of_memory;
     std::ostringstream out;
     out << "no partition of the " << L << " layers on " << P << " workers of " << capacity
         << " bytes holds its stages' weights and activations";
@@ -247,7 +246,7 @@ struct comm_partition_result {
         out << "; layer " << l << " ('" << c[l].name << "') alone needs " << c[l].weights + c[l].activation << " bytes";
         break;
       }
-    result.message = out.str();
+    result.outcome.message = out.str();
     return result;
   }
   for (std::size_t x = 0, m = best_m, r = best_r; x < L;) {

@@ -22,8 +22,8 @@ namespace gantry {
   const pipeline_pattern base = one_f_one_b(c, std::move(stages));
   pipeline_pattern p;
   p.name = std::to_string(k) + "-periodic 1F1B";
-  p.status = base.status;
-  p.message = base.message;
+  p.outcome.code = base.outcome.code;
+  p.outcome.message = base.outcome.message;
   p.processor_count = base.processor_count;
   p.stages = base.stages;
   p.batches_per_period = k;

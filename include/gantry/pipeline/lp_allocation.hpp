@@ -89,15 +89,15 @@ struct exact_allocation_options {
   glp_term_out(GLP_ON);
   const int state = glp_mip_status(lp);
   if (state == GLP_NOFEAS || code == GLP_ENOPFS || code == GLP_ENODFS) {
-    r.status = status::infeasible;
-    r.message = "no allocation of the " + std::to_string(L) + " layers on " + std::to_string(P) + " processors of " +
+    r.outcome.code = status::infeasible;
+    r.outcome.message = "no allocation of the " + std::to_string(L) + " layers on " + std::to_string(P) + " processors of " +
                 std::to_string(capacity) + " bytes holds their weights and " +
                 std::to_string(options.reserved_activations) + " activation(s) per layer";
     return r;
   }
   if ((code != 0 && code != GLP_ETMLIM) || (state != GLP_OPT && state != GLP_FEAS)) {
-    r.status = status::solver_error;
-    r.message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state);
+    r.outcome.code = status::solver_error;
+    r.outcome.message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state);
     return r;
   }
   r.processor.assign(L, 0);
@@ -106,7 +106,7 @@ struct exact_allocation_options {
       if (glp_mip_col_val(lp, static_cast<int>(l * P + p) + 1) > 0.5) r.processor[l] = static_cast<device_id>(p);
   detail::finish_allocation(r, c, P, capacity);
   if (r.ok() && state != GLP_OPT)
-    r.message = "the time limit of " + std::to_string(options.time_limit_ms) + " ms was reached: the best allocation "
+    r.outcome.message = "the time limit of " + std::to_string(options.time_limit_ms) + " ms was reached: the best allocation "
                 "found, not proven optimal";
   return r;
 }

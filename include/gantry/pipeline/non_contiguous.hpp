@@ -16,13 +16,12 @@
 namespace gantry {
 
 struct allocation_result {
-  gantry::status status = status::ok;
-  std::string message;               // why no allocation fits, naming layers, processors and bytes
+  gantry::outcome outcome;                 // why no allocation fits, naming layers, processors and bytes
   std::vector<device_id> processor;  // per layer
   seconds period = 0;                // T = largest processor load
   pipeline_pattern pattern;          // a valid pattern of period T; its memory uses its NCA
 
-  [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
 };
 
@@ -46,8 +45,8 @@ struct allocation_result {
   const seconds most = load.empty() ? 0.0 : *std::max_element(load.begin(), load.end());
   p.period = period > 0 ? period : (most > 0 ? most : 1.0);
   if (p.period + detail::pipeline_tolerance * most < most) {
-    p.status = status::infeasible;
-    p.message = "period " + std::to_string(p.period) + " is shorter than the largest processor load " +
+    p.outcome.code = status::infeasible;
+    p.outcome.message = "period " + std::to_string(p.period) + " is shorter than the largest processor load " +
                 std::to_string(most);
     return p;
   }
@@ -91,16 +90,16 @@ inline void finish_allocation(allocation_result& r, const chain& c, std::size_t 
   r.pattern = allocation_pattern(c, r.processor, processors);
   r.period = r.pattern.period;
   if (!r.pattern.ok()) {
-    r.status = r.pattern.status;
-    r.message = r.pattern.message;
+    r.outcome.code = r.pattern.outcome.code;
+    r.outcome.message = r.pattern.outcome.message;
     return;
   }
   if (const auto d = first_over_capacity(r.pattern, capacity); d != no_device) {
-    r.status = status::out_of_memory;
+    r.outcome.code = status::out_of_memory;
     std::ostringstream out;
     out << "processor " << d << " holds " << r.pattern.memory[d] << " bytes with the pattern's activations (NCA) but its "
         << "capacity is " << capacity;
-    r.message = out.str();
+    r.outcome.message = out.str();
   }
 }
 }  // namespace detail
@@ -133,8 +132,8 @@ inline void finish_allocation(allocation_result& r, const chain& c, std::size_t 
       if (best == no_device || load[d] < load[best]) best = d;
     }
     if (best == no_device) {
-      r.status = status::out_of_memory;
-      r.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " + std::to_string(c[l].weights) +
+      r.outcome.code = status::out_of_memory;
+      r.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " + std::to_string(c[l].weights) +
                   " bytes of weights and " + std::to_string(options.reserved_activations) + " x " +
                   std::to_string(c[l].activation) + " of activations, but no processor has that much left";
       return r;

@@ -25,8 +25,8 @@ namespace gantry {
   const std::size_t count = p.stages.size();
   if (count == 0) return p;
   if (p.period + detail::pipeline_tolerance * most < most) {
-    p.status = status::infeasible;
-    p.message = "period " + std::to_string(p.period) + " is shorter than the largest stage load " + std::to_string(most);
+    p.outcome.code = status::infeasible;
+    p.outcome.message = "period " + std::to_string(p.period) + " is shorter than the largest stage load " + std::to_string(most);
     return p;
   }
   std::vector<seconds> forward_start(count), backward_start(count);

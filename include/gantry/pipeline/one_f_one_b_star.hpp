@@ -34,11 +34,11 @@ namespace gantry {
   const seconds most = detail::largest_load(p.stages, &widest);
   const double slack = detail::pipeline_tolerance * std::max(period, most);
   if (!(period > 0) || period + slack < most) {
-    p.status = status::infeasible;
+    p.outcome.code = status::infeasible;
     std::ostringstream out;
     out << "period " << period << " is shorter than the load " << most << " of stage " << widest << " ("
         << detail::stage_label(c, p.stages[widest]) << ")";
-    p.message = out.str();
+    p.outcome.message = out.str();
     return p;
   }
   p.group.assign(count, 1);
@@ -100,8 +100,8 @@ namespace gantry {
   if (!fits(best)) {
     if (!best.ok()) return best;
     const auto d = first_over_capacity(best, capacity);
-    best.status = status::out_of_memory;
-    best.message = "processor " + std::to_string(d) + " needs " + std::to_string(best.memory[d]) +
+    best.outcome.code = status::out_of_memory;
+    best.outcome.message = "processor " + std::to_string(d) + " needs " + std::to_string(best.memory[d]) +
                    " bytes (weights and one activation per layer at the largest period " +
                    std::to_string(candidates.back()) + ") but holds " + std::to_string(capacity);
     return best;

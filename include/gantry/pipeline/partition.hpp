@@ -19,13 +19,12 @@
 namespace gantry {
 
 struct partition_result {
-  gantry::status status = status::ok;
-  std::string message;       // why no partition fits, naming layers, processors and bytes
+  gantry::outcome outcome;         // why no partition fits, naming layers, processors and bytes
   chain_partition partition;
   seconds period = 0;        // T, the 1F1B* period of the partition
   pipeline_pattern pattern;  // 1F1B*(T) of the partition
 
-  [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
 };
 
@@ -161,14 +160,14 @@ struct partition_options {
   partition_result result;
   if (processors == 0) throw invalid_input("optimal_contiguous_partition: at least one processor is needed");
   if (c.size() == 0) {
-    result.status = status::infeasible;
-    result.message = "the chain has no layers";
+    result.outcome.code = status::infeasible;
+    result.outcome.message = "the chain has no layers";
     return result;
   }
   for (std::size_t l = 0; l < c.size(); ++l)
     if (!detail::stage_fits(c[l].weights, c[l].activation, 1, capacity)) {
-      result.status = status::out_of_memory;
-      result.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " +
+      result.outcome.code = status::out_of_memory;
+      result.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " +
                        std::to_string(c[l].weights + c[l].activation) +
                        " bytes (weights and one activation) but a processor holds " + std::to_string(capacity);
       return result;
@@ -189,11 +188,11 @@ struct partition_options {
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   if (candidates.empty() || !feasible.run(candidates.back())) {
-    result.status = status::out_of_memory;
+    result.outcome.code = status::out_of_memory;
     std::ostringstream out;
     out << "no contiguous partition of the " << L << " layers on " << processors << " processors of " << capacity
         << " bytes fits 1F1B* at any period up to " << (candidates.empty() ? 0.0 : candidates.back());
-    result.message = out.str();
+    result.outcome.message = out.str();
     return result;
   }
   std::size_t low = 0, high = candidates.size() - 1;
@@ -207,9 +206,9 @@ struct partition_options {
   result.pattern = one_f_one_b_star(c, result.partition, result.period);
   if (!result.pattern.ok() || first_over_capacity(result.pattern, capacity) != no_device) {
     // The program guarantees 1F1B* fits; reaching this is a defect, reported rather than hidden.
-    result.status = status::solver_error;
-    result.message = "the partition found for period " + std::to_string(result.period) +
-                     " does not fit under 1F1B*: " + result.pattern.message;
+    result.outcome.code = status::solver_error;
+    result.outcome.message = "the partition found for period " + std::to_string(result.period) +
+                     " does not fit under 1F1B*: " + result.pattern.outcome.message;
   }
   return result;
 }
@@ -224,8 +223,8 @@ struct partition_options {
   seconds load = 0, most = 0;
   for (std::uint32_t l = 0; l < c.size(); ++l) {
     if (c.cost(l) > bound) {
-      result.status = status::infeasible;
-      result.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') costs " + std::to_string(c.cost(l)) +
+      result.outcome.code = status::infeasible;
+      result.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') costs " + std::to_string(c.cost(l)) +
                        ", more than the budget " + std::to_string(budget);
       return result;
     }
@@ -237,8 +236,8 @@ struct partition_options {
     most = std::max(most, load);
   }
   if (result.partition.stage_count() > processors) {
-    result.status = status::infeasible;
-    result.message = "next fit with budget " + std::to_string(budget) + " needs " +
+    result.outcome.code = status::infeasible;
+    result.outcome.message = "next fit with budget " + std::to_string(budget) + " needs " +
                      std::to_string(result.partition.stage_count()) + " processors, more than " + std::to_string(processors);
     return result;
   }

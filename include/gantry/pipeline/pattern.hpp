@@ -30,8 +30,7 @@ struct pipeline_operation {
 };
 
 struct pipeline_pattern {
-  gantry::status status = status::ok;
-  std::string message;              // why there is no pattern, naming stage, numbers
+  gantry::outcome outcome;                // why there is no pattern, naming stage, numbers
   std::string name;                 // "1F1B*", "1F1B", "GPipe", "3-periodic 1F1B", ...
   seconds period = 0;               // T
   std::size_t batches_per_period = 1;  // k
@@ -44,7 +43,7 @@ struct pipeline_pattern {
   std::vector<byte_count> memory;        // per processor (per worker of a replicated stage):
                                          // Σ W_l + ceil(NCA_l / r)·a_l over its layers
 
-  [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
   // T / k: the time per batch, what a pattern's throughput is compared by.
   [[nodiscard]] seconds normalized_period() const noexcept {

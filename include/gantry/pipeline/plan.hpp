@@ -74,16 +74,16 @@ struct pipeline_plan {
     plan.replicas.assign(plan.partition.partition.stage_count(), 1);
   } else {
     auto found = comm_aware_partition(c, processors, capacity, {.comm = options.comm, .max_replicas = options.max_replicas});
-    plan.partition.status = found.status;
-    plan.partition.message = found.message;
+    plan.partition.outcome.code = found.outcome.code;
+    plan.partition.outcome.message = found.outcome.message;
     if (!found.ok()) return plan;
     plan.partition.partition = found.partition;
     plan.replicas = found.replicas;
     plan.partition.pattern = smallest_period_one_f_one_b_star(c, found.stages, capacity);
     plan.partition.period = plan.partition.pattern.period;
     if (!plan.partition.pattern.ok()) {
-      plan.partition.status = plan.partition.pattern.status;
-      plan.partition.message = plan.partition.pattern.message;
+      plan.partition.outcome.code = plan.partition.pattern.outcome.code;
+      plan.partition.outcome.message = plan.partition.pattern.outcome.message;
       return plan;
     }
   }
@@ -119,7 +119,7 @@ inline std::string layer_names(const chain& c, const stage& st) {
 [[nodiscard]] inline std::string describe(const chain& c, const pipeline_plan& plan) {
   std::ostringstream out;
   if (!plan.ok()) {
-    out << "no plan: " << plan.partition.message << "\n";
+    out << "no plan: " << plan.partition.outcome.message << "\n";
     return out.str();
   }
   const auto& part = plan.partition.partition;

@@ -8,11 +8,13 @@
 //
 // Transfers follow the rules of schedule/schedule.hpp: a copy is timed with the bytes of its own
 // edge, and a tensor (a producer's edges carrying the same bytes) is sent once to a device and
-// serves every consumer there. In parallel communication mode the simulator (sim/simulator.hpp)
-// run with ready_policy::strict_order and priority = placement.order reproduces the engine's start
-// and finish times exactly. In sequential and duplex modes the engine queues a vertex's transfers
-// behind those already reserved when the vertex is placed (Baechi §3.4), while the simulator starts
-// ready transfers in order of their producers' finish times, so times can differ; both are valid.
+// serves every consumer there. A transfer occupies the resources of its route in the cluster's
+// topology (model/topology.hpp); the engine queues a vertex's transfers behind those already
+// reserved on them when the vertex is placed (Baechi §3.4). The simulator (sim/simulator.hpp) run
+// with ready_policy::strict_order, priority = placement.order and transfer_order =
+// schedule.transfers (the order of those reservations) reproduces the engine's start and finish
+// times exactly in every communication mode, and so never runs out of memory where the engine's
+// schedule fits.
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
@@ -137,9 +139,7 @@ class list_scheduler {
     for (std::uint32_t i = 0; i < n_; ++i) rank_[topo[i]] = i;
     levels_.reset();
 
-    status_ = status::ok;
-    message_.clear();
-    failed_vertex_ = no_vertex;
+    outcome_ = {};
     placed_count_ = 0;
     last_placed_ = no_vertex;
     device_of_.assign(n_, no_device);
@@ -302,11 +302,14 @@ class list_scheduler {
   [[nodiscard]] seconds top_level(vertex_id v) const { return levels().top[v]; }
 
   [[nodiscard]] bool done() const noexcept { return failed() || placed_count_ == n_; }
-  [[nodiscard]] gantry::status status() const noexcept { return status_; }
-  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+  // ok, or why the run failed (out_of_memory: the vertex that fits nowhere, the device where it
+  // came closest, the bytes it needed and those free there) or went over capacity (best effort).
+  [[nodiscard]] const gantry::outcome& outcome() const noexcept { return outcome_; }
+  [[nodiscard]] gantry::status status() const noexcept { return outcome_.code; }
+  [[nodiscard]] const std::string& message() const noexcept { return outcome_.message; }
   [[nodiscard]] std::size_t placed_count() const noexcept { return placed_count_; }
   [[nodiscard]] vertex_id last_placed() const noexcept { return last_placed_; }
-  [[nodiscard]] vertex_id failed_vertex() const noexcept { return failed_vertex_; }
+  [[nodiscard]] vertex_id failed_vertex() const noexcept { return outcome_.vertex; }
   [[nodiscard]] bool is_placed(vertex_id v) const { return device_of_[v] != no_device; }
   [[nodiscard]] device_id device_of(vertex_id v) const { return device_of_[v]; }
   [[nodiscard]] seconds start_of(vertex_id v) const { return start_[v]; }
@@ -422,8 +425,7 @@ class list_scheduler {
     list_schedule_result out;
     out.forward_only = forward_gate_;
     auto& p = out.placement;
-    p.status = status_;
-    p.message = message_;
+    p.outcome = outcome_;
     p.device = device_of_;
     for (vertex_id v = 0; v < n_; ++v)
       if (device_of_[v] != no_device) p.order.push_back(v);
@@ -904,12 +906,11 @@ class list_scheduler {
   // --- failure ---------------------------------------------------------------------------------
 
   void fail(gantry::status s, std::string message) {
-    status_ = s;
-    message_ = std::move(message);
+    outcome_ = {.code = s, .message = std::move(message)};
   }
 
   // A run placed over capacity goes on; any other status ends it.
-  [[nodiscard]] bool failed() const noexcept { return status_ != status::ok && status_ != status::over_capacity; }
+  [[nodiscard]] bool failed() const noexcept { return !outcome_.ok() && outcome_.code != status::over_capacity; }
 
   // The first ready vertex in Kahn order, no_vertex when none is ready.
   [[nodiscard]] vertex_id first_ready() const {
@@ -928,11 +929,13 @@ class list_scheduler {
     for (device_id d = 0; d < m_; ++d)
       if (allowed(v, d) && (chosen == no_device || free_memory(d) > free_memory(chosen))) chosen = d;
     if (chosen == no_device) return false;
-    if (status_ == status::ok) {
-      fail_memory(v);  // the message of the first vertex placed over capacity
-      status_ = status::over_capacity;
-      message_ = std::string(name()) + ": placed best effort; " + message_.substr(message_.find(':') + 2) +
-                 "; it went to " + detail::list_device_label(devices_, chosen);
+    if (outcome_.ok()) {
+      fail_memory(v);  // the fields and message of the first vertex placed over capacity
+      outcome_.code = status::over_capacity;
+      outcome_.device = chosen;
+      outcome_.message = std::string(name()) + ": placed best effort; " +
+                         outcome_.message.substr(outcome_.message.find(':') + 2) + "; it went to " +
+                         detail::list_device_label(devices_, chosen);
     }
     commit(v, chosen);
     return true;
@@ -960,6 +963,19 @@ class list_scheduler {
     if (group_size_[grp] > 1 && !group_reserved_[grp])
       text << " (" << group_bytes_[grp] << " for its group of " << group_size_[grp] << " vertices)";
     if (group_device_[grp] != no_device) text << " and must go to " << detail::list_device_label(devices_, group_device_[grp]);
+    // The device where v comes closest to fitting: the fields of the outcome.
+    device_id closest = no_device;
+    byte_count closest_need = 0, closest_free = 0;
+    std::optional<seconds> closest_time;
+    const auto consider = [&](device_id d, byte_count needed, byte_count available, std::optional<seconds> at) {
+      const byte_count short_by = needed > available ? needed - available : 0;
+      if (closest == no_device || short_by < (closest_need > closest_free ? closest_need - closest_free : 0)) {
+        closest = d;
+        closest_need = needed;
+        closest_free = available;
+        closest_time = at;
+      }
+    };
     if (dynamic_) {
       // Per device: the bytes v would add and the device's free memory from v's first new hold on.
       text << "; with its incoming tensors, free memory from when it would start taking it:";
@@ -972,15 +988,19 @@ class list_scheduler {
         for (const auto& hold : holds_) from = std::min(from, hold.first);
         text << (d == first ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << added << " has "
              << free_from(d, from);
+        consider(d, added, free_from(d, from), from);
       }
     } else {
       text << "; with its incoming tensors, free memory:";
       for (device_id d = first; d < last; ++d)
+      {
         text << (d == first ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << need(v, d)
              << " has " << free_[d];
+        consider(d, need(v, d), free_[d], std::nullopt);
+      }
     }
-    fail(status::out_of_memory, text.str());
-    failed_vertex_ = v;
+    outcome_ = {.code = status::out_of_memory, .vertex = v, .device = closest, .time = closest_time,
+                .needed = closest_need, .available = closest_free, .message = text.str()};
   }
 
   const G& graph_;
@@ -992,9 +1012,7 @@ class list_scheduler {
   std::size_t n_ = 0, m_ = 0;
   gantry::topology topology_;
 
-  gantry::status status_ = status::ok;
-  std::string message_;
-  vertex_id failed_vertex_ = no_vertex;
+  gantry::outcome outcome_;
   std::size_t placed_count_ = 0;
   vertex_id last_placed_ = no_vertex;
   bool last_bound_group_ = false;

@@ -1,7 +1,11 @@
 // m-TOPO (Baechi §2.2): walk Kahn's topological order and fill the devices one after another, each
 // up to a balanced cap of  sum_v mem(v) / m + max_v mem(v),  where mem(v) = persistent + output +
 // temporary bytes. A colocation group goes where its first member goes, its memory counted whole.
-// O(n + e).
+// O(n + e log e).
+// Beyond the published code: the tensors a device receives count too (each distinct tensor once per
+// device when copies are cached, once per edge otherwise; for a group, every tensor entering it from
+// outside at its first member, unless already on the device), so that the sum of everything a device
+// ever holds stays within its capacity and every run of the placement, in any order, fits.
 // Departure from the published code (kept reachable): Baechi's code only checks the cap and can
 // overshoot a device's real capacity; gantry also requires each device's running total to fit its
 // capacity M(d), and reports failure by status instead of overshooting.
@@ -15,7 +19,9 @@
 #include <gantry/schedule/schedule.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
+#include <tuple>
 
 namespace gantry {
 
@@ -26,6 +32,10 @@ struct m_topo_options {
   // Colocation group per vertex (no_group: alone); empty for none. A group goes where its first
   // member in the order goes, and its whole memory is counted there at once.
   std::vector<std::uint32_t> group{};
+  // Count a tensor once per receiving device (as the simulator with cache_transfers); false: per edge.
+  bool cache_transfers = true;
+  // Count the tensors devices receive; false reproduces the published rule (vertex bytes only).
+  bool count_received = true;
 };
 
 template <adapted_graph G, memory_model M, device_set D>
@@ -34,17 +44,12 @@ template <adapted_graph G, memory_model M, device_set D>
   const std::size_t n = g->vertex_count(), m = devices.device_count();
   placement p;
   p.order = detail::kahn_on(*g);
-  if (p.order.size() != n) {
-    p.status = status::not_a_dag;
-    p.message = "the graph has a cycle: " + describe_cycle(graph, g->find_cycle());
-    p.order.clear();
-    return p;
-  }
+  if (p.order.size() != n) throw not_a_dag("m-TOPO: the graph has a cycle: " + describe_cycle(graph, g->find_cycle()));
   p.device.assign(n, no_device);
   if (m == 0) {
     if (n == 0) return p;
-    p.status = status::out_of_memory;
-    p.message = "m-TOPO: there are no devices to place " + std::to_string(n) + " vertices on";
+    p.outcome.code = status::out_of_memory;
+    p.outcome.message = "m-TOPO: there are no devices to place " + std::to_string(n) + " vertices on";
     return p;
   }
   if (!options.group.empty() && options.group.size() != n)
@@ -60,25 +65,69 @@ template <adapted_graph G, memory_model M, device_set D>
   for (vertex_id v = 0; v < n; ++v) total = detail::saturating_add(total, total_bytes(model, v));
   for (const byte_count need : group_need) largest = std::max(largest, need);
   const byte_count cap = detail::saturating_add(total / m, largest);
-  const auto limit = [&](device_id d) {
-    return options.respect_capacity ? std::min(cap, devices.capacity(d)) : cap;
+  // Members of each group, to count the tensors entering a group when its first member is placed.
+  std::vector<std::vector<vertex_id>> members(n);
+  if (!options.group.empty())
+    for (vertex_id v = 0; v < n; ++v) members[grouped[v]].push_back(v);
+  // Tensors already counted on a device: (producer, bytes, device).
+  std::set<std::tuple<vertex_id, byte_count, device_id>> received;
+  std::vector<std::pair<vertex_id, edge_id>> entering;
+  const auto collect_entering = [&](vertex_id v) {
+    entering.clear();
+    const auto add = [&](vertex_id w) {
+      const auto pred = g->predecessors(w);
+      const auto in = g->in_edges(w);
+      for (std::size_t i = 0; i < pred.size(); ++i)
+        if (grouped[pred[i]] != grouped[w]) entering.emplace_back(pred[i], in[i]);
+    };
+    if (members[grouped[v]].empty()) add(v);
+    else for (const vertex_id w : members[grouped[v]]) add(w);
+  };
+  // Bytes d would receive for v's group: inputs from elsewhere (or not placed yet), not yet on d.
+  const auto received_need = [&](device_id to) {
+    byte_count bytes = 0;
+    std::set<std::pair<vertex_id, byte_count>> seen;
+    for (const auto& [u, e] : entering) {
+      if (p.device[u] == to) continue;
+      const byte_count size = model.edge_bytes(e);
+      if (options.cache_transfers && (received.contains({u, size, to}) || !seen.emplace(u, size).second)) continue;
+      bytes = detail::saturating_add(bytes, size);
+    }
+    return bytes;
   };
   device_id d = 0;
-  byte_count used = 0;
+  byte_count used = 0, held = 0;  // on device d: the vertices' own bytes; those plus received tensors
   for (const vertex_id v : p.order) {
     if (group_device[grouped[v]] != no_device) {
       p.device[v] = group_device[grouped[v]];
       continue;
     }
+    // The balanced cap counts the vertices' own bytes; the capacity also what d receives.
     const byte_count need = group_need[grouped[v]];
-    while (d < m && (need > limit(d) || used > limit(d) - need)) {
+    const bool count_received = options.count_received && options.respect_capacity;
+    if (count_received) collect_entering(v);
+    const auto fits = [&](device_id to) {
+      if (need > cap || used > cap - need) return false;
+      if (!options.respect_capacity) return true;
+      const byte_count all = count_received ? detail::saturating_add(need, received_need(to)) : need;
+      return all <= devices.capacity(to) && held <= devices.capacity(to) - all;
+    };
+    while (d < m && !fits(d)) {
+      if (d + 1 < m) used = held = 0;  // the last device's numbers stay for the outcome
       ++d;
-      used = 0;
     }
     if (d == m) {
-      p.status = status::out_of_memory;
-      p.message = "m-TOPO: vertex '" + vertex_name(graph, v) + "' needs " + std::to_string(need) +
+      const device_id last = static_cast<device_id>(m - 1);
+      // The outcome's numbers are the last device's: what v (with its group and the tensors it would
+      // receive there) needs, and the memory free there (the room under the cap without capacities).
+      p.outcome = {.code = status::out_of_memory, .vertex = v, .device = last,
+                   .needed = count_received ? detail::saturating_add(need, received_need(last)) : need,
+                   .available = options.respect_capacity
+                                    ? devices.capacity(last) - std::min(devices.capacity(last), held)
+                                    : cap - std::min(cap, used)};
+      p.outcome.message = "m-TOPO: vertex '" + vertex_name(graph, v) + "' needs " + std::to_string(p.outcome.needed) +
                   (group_need[grouped[v]] != total_bytes(model, v) ? " (with its colocation group)" : "") +
+                  (p.outcome.needed != need ? " (with the tensors it would receive)" : "") +
                   " bytes but no device has room left (cap per device " + std::to_string(cap) + " bytes" +
                   (options.respect_capacity ? ", capacity of the last device " + std::to_string(devices.capacity(m - 1)) + " bytes"
                                             : std::string()) +
@@ -87,7 +136,11 @@ template <adapted_graph G, memory_model M, device_set D>
     }
     p.device[v] = d;
     group_device[grouped[v]] = d;
+    held = detail::saturating_add(held, count_received ? detail::saturating_add(need, received_need(d)) : need);
     used += need;
+    if (count_received && options.cache_transfers)
+      for (const auto& [u, e] : entering)
+        if (p.device[u] != d) received.emplace(u, model.edge_bytes(e), d);
   }
   return p;
 }

@@ -66,7 +66,7 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
                    [](const placer_request& r) { return placer_result{single_device(r.g, r.devices), std::nullopt}; }});
     out.push_back({"m-topo", "Baechi's m-TOPO: Kahn order, devices filled one by one up to a balanced cap", true,
                    [](const placer_request& r) {
-                     return placer_result{m_topo(r.g, r.model, r.devices, {.group = colocation_groups(r.g)}), std::nullopt};
+                     return placer_result{m_topo(r.g, r.model, r.devices, {.group = colocation_groups(r.g), .cache_transfers = r.cache_transfers}), std::nullopt};
                    }});
     const auto add = [&](std::string name, std::string description, bool memory, auto run) {
       out.push_back(detail::list_entry(std::move(name), std::move(description), memory, run));

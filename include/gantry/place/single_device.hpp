@@ -13,7 +13,7 @@ struct single_device_options {
 };
 
 // Places every vertex on options.device; the order is Kahn's. Whether the device can hold the run
-// is for the simulator to say (memory is freed as the run goes). A cycle gives status::not_a_dag.
+// is for the simulator to say (memory is freed as the run goes). A cycle throws not_a_dag.
 template <adapted_graph G, device_set D>
 [[nodiscard]] placement single_device(const G& graph, const D& devices, single_device_options options = {}) {
   if (options.device >= devices.device_count())
@@ -22,12 +22,8 @@ template <adapted_graph G, device_set D>
   const detail::csr_view<G> g(graph);
   placement p;
   p.order = detail::kahn_on(*g);
-  if (p.order.size() != g->vertex_count()) {
-    p.status = status::not_a_dag;
-    p.message = "the graph has a cycle: " + describe_cycle(graph, g->find_cycle());
-    p.order.clear();
-    return p;
-  }
+  if (p.order.size() != g->vertex_count())
+    throw not_a_dag("single_device: the graph has a cycle: " + describe_cycle(graph, g->find_cycle()));
   p.device.assign(g->vertex_count(), options.device);
   return p;
 }

@@ -27,13 +27,12 @@
 namespace gantry {
 
 struct placement {
-  gantry::status status = status::ok;
-  std::string message;             // why it failed, naming vertex, device and numbers
+  gantry::outcome outcome;         // ok, or why it failed: code, vertex, device, bytes and words
   std::vector<device_id> device;   // per vertex; no_device for vertices a failed run did not place
   std::vector<vertex_id> order;    // the order in which the placer placed the vertices
   seconds placement_time = 0;      // wall-clock seconds the placer took, when measured by a caller
 
-  [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
 };
 

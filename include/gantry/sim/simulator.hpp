@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <queue>
 #include <set>
 #include <span>
@@ -57,17 +58,27 @@ struct simulate_options {
   double cv = 0;
   std::uint64_t seed = 0;
   bool vary_transfers = true;  // with cv > 0, draw transfer durations too
+  // With strict_order: the transfers of the schedule being replayed, in the order their channels
+  // were reserved (a list scheduler's schedule.transfers is in that order). Each resource of the
+  // topology then serves its transfers in this order, so a strict replay of a list scheduler's
+  // schedule reproduces it in every communication mode, memory included. A transfer of the replay
+  // that is not listed (another cache setting) is served when its resources are free. Empty: every
+  // transfer is served by readiness, as in a work-conserving run.
+  std::span<const transfer> transfer_order = {};
+  // A vertex or transfer whose bytes do not fit on its device now waits until memory is freed
+  // (meanwhile the device runs the next ready vertex that fits, and other transfers go ahead); the
+  // run fails with out_of_memory only when nothing can go on. false: the first allocation that does
+  // not fit ends the run (a runtime without memory-aware dispatch, as Baechi's simulator).
+  bool wait_for_memory = true;
 };
 
 struct simulation_result {
-  gantry::status status = status::ok;
-  std::string message;          // for out_of_memory: device, time, vertex and bytes
+  // ok, or out_of_memory with the device, the time, the vertex whose bytes did not fit, the bytes
+  // it needed and those free there.
+  gantry::outcome outcome;
   gantry::schedule schedule;    // complete when ok; what ran until the failure otherwise
-  device_id failed_device = no_device;
-  vertex_id failed_vertex = no_vertex;
-  seconds failed_time = 0;
 
-  [[nodiscard]] bool ok() const noexcept { return status == status::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
 };
 
@@ -127,6 +138,22 @@ class simulator {
     topology_ = detail::topology_of(devices_);
     channel_busy_.assign(topology_.resource_count(), 0);
     transfer_queue_.clear();
+    booking_of_.clear();
+    booked_.assign(topology_.resource_count(), {});
+    booked_next_.assign(topology_.resource_count(), 0);
+    transfer_booking_.clear();
+    if (options_.policy == ready_policy::strict_order && topology_.shared()) {
+      const auto& order = options_.transfer_order;
+      for (std::uint32_t i = 0; i < order.size(); ++i) {
+        const transfer& t = order[i];
+        if (t.tensor >= n || t.from >= m_ || t.to >= m_ || t.from == t.to)
+          throw invalid_input("simulate: transfer_order entry " + std::to_string(i) + " names a vertex or device out of range");
+        if (!booking_of_.emplace(std::tuple(t.tensor, t.to, t.bytes), i).second)
+          throw invalid_input("simulate: transfer_order lists the tensor of " + name(t.tensor) + " to device " +
+                              std::to_string(t.to) + " twice");
+        for (const resource_id r : topology_.route_of(t.from, t.to)) booked_[r].push_back(i);
+      }
+    }
     ready_.assign(m_, {});
     strict_next_.assign(m_, 0);
     strict_list_.assign(m_, {});
@@ -236,11 +263,8 @@ class simulator {
       std::ostringstream text;
       text << "device " << d << " runs out of memory at time " << now_ << " s: " << name(v) << " needs " << bytes
            << " " << what << " bytes with " << memory_now_[d] << " of " << capacity << " bytes in use";
-      result_.status = status::out_of_memory;
-      result_.message = text.str();
-      result_.failed_device = d;
-      result_.failed_vertex = v;
-      result_.failed_time = now_;
+      result_.outcome = {.code = status::out_of_memory, .vertex = v, .device = d, .time = now_, .needed = bytes,
+                         .available = capacity > memory_now_[d] ? capacity - memory_now_[d] : 0, .message = text.str()};
       return;
     }
     memory_now_[d] += bytes;
@@ -328,6 +352,9 @@ class simulator {
         transfer_holders_.push_back(0);
         transfer_duration_.push_back(
             model_.transfer_time(e, d, to) * (options_.vary_transfers ? draw() : 1.0));
+        const auto booking = booking_of_.find(std::tuple(v, to, bytes));
+        const bool listed = booking != booking_of_.end() && options_.transfer_order[booking->second].from == d;
+        transfer_booking_.push_back(listed ? booking->second : detail::no_transfer);
         ++holders;
       }
       edge_transfer_[e] = t;
@@ -335,7 +362,7 @@ class simulator {
     }
     for (std::size_t k = first_new; k < s.transfers.size(); ++k) {
       const auto t = static_cast<std::uint32_t>(k);
-      if (!topology_.shared()) start_transfer(t);
+      if (!topology_.shared() && room_for(s.transfers[k].to, s.transfers[k].bytes, 0, v, "received")) start_transfer(t);
       else transfer_queue_.insert({now_, rank_[v], s.transfers[k].edge, t});
     }
     output_holders_[v] = holders;
@@ -363,7 +390,10 @@ class simulator {
     auto& tr = result_.schedule.transfers[t];
     allocate(tr.to, tr.bytes, tr.tensor, "received");
     if (!result_.ok()) return;
-    for (const resource_id r : topology_.route_of(tr.from, tr.to)) channel_busy_[r] = 1;
+    for (const resource_id r : topology_.route_of(tr.from, tr.to)) {
+      channel_busy_[r] = 1;
+      if (transfer_booking_[t] != detail::no_transfer) ++booked_next_[r];
+    }
     tr.start = now_;
     tr.finish = now_ + transfer_duration_[t];
     auto& s = result_.schedule;
@@ -387,13 +417,20 @@ class simulator {
   // Starts every transfer and vertex that can start now; a zero-length vertex finishes at once and
   // may let more start, so this repeats until nothing does.
   void dispatch() {
+    waiting_ = {};
     for (bool started = true; started && result_.ok();) {
       started = false;
       // Transfers first: they never wait for devices, and a device that starts now may be a receiver.
       for (auto it = transfer_queue_.begin(); it != transfer_queue_.end() && result_.ok();) {
         const auto& tr = result_.schedule.transfers[std::get<3>(*it)];
         const route path = topology_.route_of(tr.from, tr.to);
-        if (std::any_of(path.begin(), path.end(), [&](resource_id r) { return channel_busy_[r] != 0; })) {
+        const std::uint32_t booking = transfer_booking_[std::get<3>(*it)];
+        const auto blocked = [&](resource_id r) {
+          if (channel_busy_[r] != 0) return true;
+          // A booked transfer waits for the ones booked before it on each of its resources.
+          return booking != detail::no_transfer && booked_[r][booked_next_[r]] != booking;
+        };
+        if (std::any_of(path.begin(), path.end(), blocked) || !room_for(tr.to, tr.bytes, 0, tr.tensor, "received")) {
           ++it;
           continue;
         }
@@ -405,28 +442,96 @@ class simulator {
         if (options_.policy == ready_policy::strict_order) {
           auto& next = strict_next_[d];
           const auto& list = strict_list_[d];
-          if (next < list.size() && pending_[list[next]] == 0) {
+          if (next < list.size() && pending_[list[next]] == 0 && vertex_fits(list[next])) {
             start_vertex(list[next++]);
             started = true;
           }
-        } else if (!ready_[d].empty()) {
-          const vertex_id v = std::get<2>(ready_[d].top());
-          ready_[d].pop();
-          start_vertex(v);
-          started = true;
+        } else {
+          // The first ready vertex in policy order that fits; the others wait for memory.
+          skipped_.clear();
+          while (!ready_[d].empty()) {
+            const auto top = ready_[d].top();
+            ready_[d].pop();
+            if (vertex_fits(std::get<2>(top))) {
+              start_vertex(std::get<2>(top));
+              started = true;
+              break;
+            }
+            skipped_.push_back(top);
+          }
+          for (const auto& key : skipped_) ready_[d].push(key);
         }
       }
     }
   }
 
+  // Whether `bytes` more fit on d now, counting `freed` bytes released first. With wait_for_memory
+  // a no is remembered (the run reports it if nothing else can go on); without, allocation fails
+  // later as it always did, so this says yes.
+  bool room_for(device_id d, byte_count bytes, byte_count freed, vertex_id v, const char* what) {
+    if (!options_.wait_for_memory || bytes == 0) return true;
+    const byte_count capacity = devices_.capacity(d);
+    const byte_count held = memory_now_[d] - std::min(freed, memory_now_[d]);
+    if (bytes <= capacity && held <= capacity - bytes) return true;
+    waiting_ = {d, v, bytes, capacity > held ? capacity - held : 0, what};
+    return false;
+  }
+  // Whether v can start now: its temporary and output bytes (for a zero-length vertex, its output
+  // after the inputs it frees at once).
+  bool vertex_fits(vertex_id v) {
+    const device_id d = placement_[v];
+    if (duration_[v] != 0)
+      return room_for(d, detail::saturating_add(model_.temporary_bytes(v), model_.output_bytes(v)), 0, v,
+                      "temporary and output");
+    if (g_.out_degree(v) == 0) return true;
+    return room_for(d, model_.output_bytes(v), freed_by_inputs(v), v, "output");
+  }
+  // Bytes release_inputs(v) would free on v's device.
+  byte_count freed_by_inputs(vertex_id v) {
+    const device_id d = placement_[v];
+    const auto pred = g_.predecessors(v);
+    const auto in = g_.in_edges(v);
+    drops_.clear();
+    for (std::size_t i = 0; i < pred.size(); ++i) {
+      const vertex_id u = pred[i];
+      if (placement_[u] == d) drops_.emplace_back(0, u);
+      else drops_.emplace_back(1, edge_transfer_[in[i]]);
+    }
+    std::sort(drops_.begin(), drops_.end());
+    byte_count freed = 0;
+    for (std::size_t i = 0; i < drops_.size();) {
+      std::size_t j = i;
+      while (j < drops_.size() && drops_[j] == drops_[i]) ++j;
+      const auto [kind, id] = drops_[i];
+      const auto count = static_cast<std::uint32_t>(j - i);
+      if (kind == 0 && output_holders_[id] == count) freed += model_.output_bytes(id);
+      if (kind == 1 && transfer_holders_[id] == count) freed += result_.schedule.transfers[id].bytes;
+      i = j;
+    }
+    return freed;
+  }
+
   // No events left but vertices unfinished: only a strict order that contradicts the graph does that.
   void stall() {
+    if (waiting_.vertex != no_vertex) {
+      std::ostringstream text;
+      text << "device " << waiting_.device << " runs out of memory at time " << now_ << " s: " << name(waiting_.vertex)
+           << " needs " << waiting_.needed << " " << waiting_.what << " bytes with " << waiting_.available << " of "
+           << devices_.capacity(waiting_.device) << " bytes free, and nothing running can free more";
+      result_.outcome = {.code = status::out_of_memory, .vertex = waiting_.vertex, .device = waiting_.device, .time = now_,
+                         .needed = waiting_.needed, .available = waiting_.available, .message = text.str()};
+      finish_run();
+      return;
+    }
     for (device_id d = 0; d < m_; ++d) {
       const auto& list = strict_list_.empty() ? std::vector<vertex_id>{} : strict_list_[d];
       if (strict_next_.size() > d && strict_next_[d] < list.size())
         throw invalid_input("simulate: the priority order runs " + name(list[strict_next_[d]]) + " on device " +
                             std::to_string(d) + " before one of its inputs can be produced");
     }
+    if (!options_.transfer_order.empty())
+      throw invalid_input("simulate: the run stalled: transfer_order lists a transfer this replay never makes "
+                          "(another placement or cache setting than the schedule it came from?)");
     throw invalid_input("simulate: the run stalled with " + std::to_string(g_.vertex_count() - finished_) +
                         " vertices left");
   }
@@ -471,6 +576,22 @@ class simulator {
   std::vector<std::uint8_t> busy_;
   gantry::topology topology_;
   std::vector<std::uint8_t> channel_busy_;  // per resource of the topology
+  // The last start that waited for memory (wait_for_memory): reported if the run cannot go on.
+  struct memory_wait {
+    device_id device = no_device;
+    vertex_id vertex = no_vertex;
+    byte_count needed = 0, available = 0;
+    const char* what = "";
+  } waiting_;
+  std::vector<ready_key> skipped_;
+  std::vector<std::pair<int, std::uint32_t>> drops_;
+  // Strict replay with a transfer order: per (tensor, receiver, bytes) its place in the order; per
+  // resource the places of the transfers it serves, in order, and how many have started; per
+  // transfer of the run its place (no_transfer: not listed).
+  std::map<std::tuple<vertex_id, device_id, byte_count>, std::uint32_t> booking_of_;
+  std::vector<std::vector<std::uint32_t>> booked_;
+  std::vector<std::size_t> booked_next_;
+  std::vector<std::uint32_t> transfer_booking_;
   std::set<std::tuple<seconds, std::uint32_t, edge_id, std::uint32_t>> transfer_queue_;
   std::vector<std::priority_queue<ready_key, std::vector<ready_key>, std::greater<>>> ready_;
   std::vector<std::size_t> strict_next_;
