@@ -213,6 +213,22 @@ template <cost_model M, lp_backend B>
   std::vector<seconds> compute(g.vertex_count()), transfer(g.edge_count());
   for (vertex_id v = 0; v < compute.size(); ++v) compute[v] = mean_compute_time(model, v, devices);
   for (edge_id e = 0; e < transfer.size(); ++e) transfer[e] = mean_transfer_time(model, e, devices);
+  // Times so large that their mean overflows are the model's answer, not a caller's mistake: an
+  // LP cannot hold them, so the result says so (the schedulers would report an infinite makespan).
+  const auto not_finite = [&](const char* what, std::size_t id, seconds t) {
+    favorite_children out;
+    out.threshold = options.threshold;
+    out.outcome = {.code = status::infeasible,
+                   .vertex = what[0] == 'v' ? static_cast<vertex_id>(id) : no_vertex,
+                   .message = std::string("favorite-child LP: the mean ") + (what[0] == 'v' ? "compute" : "transfer") +
+                              " time of " + what + " " + std::to_string(id) + " is not finite (" + std::to_string(t) +
+                              ")"};
+    return out;
+  };
+  for (vertex_id v = 0; v < compute.size(); ++v)
+    if (!std::isfinite(compute[v])) return not_finite("vertex", v, compute[v]);
+  for (edge_id e = 0; e < transfer.size(); ++e)
+    if (!std::isfinite(transfer[e])) return not_finite("edge", e, transfer[e]);
   return solve_favorite_children(g, std::span<const seconds>(compute), std::span<const seconds>(transfer), backend,
                                  options);
 }
