@@ -87,6 +87,30 @@ TEST_CASE("favorite-child LP: every GLPK method and CLP find the hand-worked fav
 #endif
 }
 
+TEST_CASE("the warm start is a valid primal feasible basis and the LP optimum does not depend on it") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    const auto rc = test::make_random_case(seed, comm_mode::parallel, false, {.max_vertices = 60});
+    const graph_model model(rc.g, rc.devices);
+    const detail::csr_view<graph> view(rc.g);
+    std::vector<seconds> compute(rc.g.vertex_count()), transfer(rc.g.edge_count());
+    for (vertex_id v = 0; v < compute.size(); ++v) compute[v] = mean_compute_time(model, v, 2);
+    for (edge_id e = 0; e < transfer.size(); ++e) transfer[e] = mean_transfer_time(model, e, 2) + 1e-3;
+    const auto built = build_favorite_child_lp(*view, compute, transfer);
+    REQUIRE(built.lp.column_basis.size() == built.lp.column_count());
+    REQUIRE(built.lp.row_basis.size() == built.lp.row_count());
+    const auto basic = [](const std::vector<basis_status>& b) { return std::count(b.begin(), b.end(), basis_status::basic); };
+    CHECK(basic(built.lp.column_basis) + basic(built.lp.row_basis) == static_cast<long>(built.lp.row_count()));
+    const auto warm = solve_favorite_children(*view, std::span<const seconds>(compute), std::span<const seconds>(transfer),
+                                              glpk_backend{});
+    const auto cold = solve_favorite_children(*view, std::span<const seconds>(compute), std::span<const seconds>(transfer),
+                                              glpk_backend{.warm_start = false});
+    REQUIRE(warm.ok());
+    REQUIRE(cold.ok());
+    CHECK(warm.lp_makespan == doctest::Approx(cold.lp_makespan));
+  }
+}
+
 TEST_CASE("rounding: the threshold decides, and conflicts go to the smallest x, then the larger transfer") {
   // A fork of three equal children: x sums to at least 2, so any split is optimal; with equal
   // transfers a tie of x goes to the larger transfer, then the smaller target id.

@@ -1,7 +1,8 @@
 // COIN-OR CLP as an LP backend (lp/linear_program.hpp): dual or primal simplex, or the barrier
 // method. Optional: gantry::lp defines GANTRY_HAS_CLP and links CLP when configure found it
 // (Debian: coinor-libclp-dev). CLP's log is switched off; its exceptions become
-// status::solver_error.
+// status::solver_error. A starting basis in the LP (linear_program::column_basis) is handed to
+// the simplex methods.
 #pragma once
 
 #include <gantry/lp/linear_program.hpp>
@@ -19,20 +20,19 @@
 
 namespace gantry {
 
-enum class clp_method { primal_simplex, dual_simplex, barrier };
+enum class clp_method { dual_simplex, primal_simplex, barrier };
 
 [[nodiscard]] constexpr const char* to_string(clp_method m) noexcept {
   switch (m) {
-    case clp_method::primal_simplex: return "primal simplex";
     case clp_method::dual_simplex: return "dual simplex";
+    case clp_method::primal_simplex: return "primal simplex";
     case clp_method::barrier: return "barrier";
   }
   return "unknown";
 }
 
 struct clp_backend {
-  // The primal simplex is the fastest of CLP's methods on SCT's LP (bench/bench_sct.cpp).
-  clp_method method = clp_method::primal_simplex;
+  clp_method method = clp_method::dual_simplex;
   double time_limit = 0;  // wall-clock seconds, 0: none
 
   [[nodiscard]] std::string name() const { return "clp " CLP_VERSION; }
@@ -72,6 +72,15 @@ struct clp_backend {
       model.loadProblem(columns, rows, start.data(), index.data(), value.data(), column_lower.data(),
                         column_upper.data(), lp.objective.data(), row_lower.data(), row_upper.data());
       if (time_limit > 0) model.setMaximumSeconds(time_limit);
+      if (!lp.column_basis.empty() && method != clp_method::barrier) {
+        const auto stat = [](basis_status b) {
+          return b == basis_status::basic      ? ClpSimplex::basic
+                 : b == basis_status::at_upper ? ClpSimplex::atUpperBound
+                                               : ClpSimplex::atLowerBound;
+        };
+        for (int j = 0; j < columns; ++j) model.setColumnStatus(j, stat(lp.column_basis[j]));
+        for (int i = 0; i < rows; ++i) model.setRowStatus(i, stat(lp.row_basis[i]));
+      }
       switch (method) {
         case clp_method::dual_simplex: model.dual(); break;
         case clp_method::primal_simplex: model.primal(); break;

@@ -78,8 +78,11 @@ struct glpk_backend {
   glpk_method method = glpk_method::dual_simplex;
   // Wall-clock limit in seconds for the simplex methods (0: none); GLPK's interior-point method has none.
   double time_limit = 0;
-  // GLPK's LP presolver; off, the simplex starts from GLPK's advanced initial basis.
+  // GLPK's LP presolver; off, the simplex starts from the LP's starting basis, or else from GLPK's
+  // advanced initial basis.
   bool presolve = false;
+  // Start the simplex from the LP's starting basis when it has one (and presolve is off).
+  bool warm_start = true;
 
   [[nodiscard]] std::string name() const {
     return std::string("glpk ") + glp_version();
@@ -151,7 +154,17 @@ struct glpk_backend {
       parameters.meth = method == glpk_method::dual_simplex ? GLP_DUALP : GLP_PRIMAL;
       parameters.presolve = presolve ? GLP_ON : GLP_OFF;
       if (time_limit > 0) parameters.tm_lim = static_cast<int>(std::min(time_limit * 1e3, 2e9));
-      if (!presolve) glp_adv_basis(p, 0);
+      const bool warm = warm_start && !presolve && !lp.column_basis.empty();
+      if (warm) {
+        const auto stat = [](basis_status b) {
+          return b == basis_status::basic ? GLP_BS : b == basis_status::at_upper ? GLP_NU : GLP_NL;
+        };
+        for (int j = 0; j < columns; ++j) glp_set_col_stat(p, j + 1, stat(lp.column_basis[j]));
+        for (int i = 0; i < rows; ++i) glp_set_row_stat(p, i + 1, stat(lp.row_basis[i]));
+        if (glp_warm_up(p) != 0) glp_adv_basis(p, 0);  // not a valid basis: GLPK's own
+      } else if (!presolve) {
+        glp_adv_basis(p, 0);
+      }
       code = glp_simplex(p, &parameters);
       status = glp_get_status(p);
       if (code == 0 && status == GLP_OPT) {

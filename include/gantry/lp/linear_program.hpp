@@ -7,6 +7,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ namespace gantry {
 
 inline constexpr double lp_infinity = std::numeric_limits<double>::infinity();
 
+// Where a column or row stands in a simplex basis: basic, or nonbasic at its lower or upper bound.
+enum class basis_status : std::uint8_t { basic, at_lower, at_upper };
+
 // minimise objective·x subject to row_lower <= A x <= row_upper and column_lower <= x <= column_upper.
 // A is stored as coordinate entries (row, column, value); a bound of ±lp_infinity is no bound.
 struct linear_program {
@@ -22,6 +26,10 @@ struct linear_program {
   std::vector<double> row_lower, row_upper;
   std::vector<int> entry_row, entry_column;
   std::vector<double> entry_value;
+  // A starting basis, optional (both empty: the solver finds its own). A simplex backend starts
+  // from it when it is a valid basis (as many basic entries as rows, nonsingular) and falls back
+  // to its own otherwise; other methods ignore it.
+  std::vector<basis_status> column_basis{}, row_basis{};
 
   [[nodiscard]] std::size_t column_count() const noexcept { return objective.size(); }
   [[nodiscard]] std::size_t row_count() const noexcept { return row_lower.size(); }
@@ -71,6 +79,11 @@ struct linear_program {
       if (!(objective[j] == objective[j]) || !(column_lower[j] <= column_upper[j]))
         throw invalid_input(name + ": column " + std::to_string(j) + " has a NaN cost or lower bound " +
                             std::to_string(column_lower[j]) + " above upper bound " + std::to_string(column_upper[j]));
+    if ((!column_basis.empty() || !row_basis.empty()) &&
+        (column_basis.size() != column_count() || row_basis.size() != row_count()))
+      throw invalid_input(name + ": a starting basis of " + std::to_string(column_basis.size()) + " columns and " +
+                          std::to_string(row_basis.size()) + " rows for " + std::to_string(column_count()) +
+                          " columns and " + std::to_string(row_count()) + " rows");
     for (std::size_t i = 0; i < row_count(); ++i)
       if (!(row_lower[i] <= row_upper[i]))
         throw invalid_input(name + ": row " + std::to_string(i) + " has lower bound " + std::to_string(row_lower[i]) +

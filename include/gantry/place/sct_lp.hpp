@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <string>
 #include <tuple>
@@ -36,6 +37,117 @@ struct favorite_child_lp {
   std::vector<seconds> arc_transfer;
   int makespan_column = -1;
 };
+
+namespace detail {
+// A feasible starting basis near the optimum, so that the primal simplex has little left to do.
+// Favorites first: each vertex, most critical first (largest bottom level with every transfer
+// paid), keeps the arc to the child that ends its longest path if that child has no favorite parent
+// yet; their x = 0, every other x = 1, so every sum row holds. Starts are the longest paths with
+// those arc lengths and w the longest of all. Basic: each start but the sources' (at 0), w, and
+// the slack of every row except, per vertex with inputs, the arc row that sets its start and the
+// sink row that sets w. Those tight rows form a triangular system in the basic starts and w, so
+// the basis is nonsingular and primal feasible. O((n + e) log n).
+inline void favorite_child_warm_start(favorite_child_lp& built, std::span<const seconds> compute, std::size_t n) {
+  linear_program& lp = built.lp;
+  const std::size_t arcs = built.arc_source.size();
+  // Arcs by source are consecutive; arcs into each vertex, by index.
+  std::vector<std::uint32_t> out_first(n + 1, 0), in_first(n + 1, 0), in_list(arcs);
+  for (std::size_t a = 0; a < arcs; ++a) {
+    ++out_first[built.arc_source[a] + 1];
+    ++in_first[built.arc_target[a] + 1];
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    out_first[v + 1] += out_first[v];
+    in_first[v + 1] += in_first[v];
+  }
+  {
+    std::vector<std::uint32_t> fill(in_first.begin(), in_first.end() - 1);
+    for (std::uint32_t a = 0; a < arcs; ++a) in_list[fill[built.arc_target[a]]++] = a;
+  }
+  // A topological order of the arcs' graph (Kahn); a cycle leaves no warm start.
+  std::vector<vertex_id> order;
+  order.reserve(n);
+  {
+    std::vector<std::uint32_t> indegree(n);
+    for (vertex_id v = 0; v < n; ++v) {
+      indegree[v] = in_first[v + 1] - in_first[v];
+      if (indegree[v] == 0) order.push_back(v);
+    }
+    for (std::size_t head = 0; head < order.size(); ++head)
+      for (std::uint32_t a = out_first[order[head]]; a < out_first[order[head] + 1]; ++a)
+        if (--indegree[built.arc_target[a]] == 0) order.push_back(built.arc_target[a]);
+    if (order.size() != n) return;
+  }
+  std::vector<seconds> bottom(n, 0);
+  std::vector<std::uint32_t> best_arc(n, std::numeric_limits<std::uint32_t>::max());
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    seconds tail = 0;
+    for (std::uint32_t a = out_first[*it]; a < out_first[*it + 1]; ++a) {
+      const seconds through = built.arc_transfer[a] + bottom[built.arc_target[a]];
+      if (best_arc[*it] == std::numeric_limits<std::uint32_t>::max() || through > tail) {
+        tail = through;
+        best_arc[*it] = a;
+      }
+    }
+    bottom[*it] = compute[*it] + tail;
+  }
+  std::vector<double> x(arcs, 1.0);
+  std::vector<std::uint8_t> has_parent(n, 0);
+  for (std::size_t a = 0; a < arcs; ++a)
+    if (built.arc_column[a] < 0) {  // fixed favorites: their ends have no other arcs to compete
+      x[a] = 0;
+      has_parent[built.arc_target[a]] = 1;
+    }
+  std::vector<vertex_id> by_level(order);
+  std::stable_sort(by_level.begin(), by_level.end(), [&](vertex_id a, vertex_id b) { return bottom[a] > bottom[b]; });
+  for (const vertex_id u : by_level) {
+    const std::uint32_t a = best_arc[u];
+    if (a == std::numeric_limits<std::uint32_t>::max() || built.arc_column[a] < 0) continue;
+    if (has_parent[built.arc_target[a]]) continue;
+    x[a] = 0;
+    has_parent[built.arc_target[a]] = 1;
+  }
+  // Longest paths with those lengths; the arc row that sets each start.
+  std::vector<seconds> start(n, 0);
+  std::vector<std::uint32_t> setting(n, std::numeric_limits<std::uint32_t>::max());
+  for (const vertex_id v : order)
+    for (std::uint32_t i = in_first[v]; i < in_first[v + 1]; ++i) {
+      const std::uint32_t a = in_list[i];
+      const seconds t = start[built.arc_source[a]] + compute[built.arc_source[a]] + built.arc_transfer[a] * x[a];
+      if (setting[v] == std::numeric_limits<std::uint32_t>::max() || t > start[v]) {
+        start[v] = t;
+        setting[v] = a;
+      }
+    }
+  // Rows: arcs first (row a is arc a), then the sink rows in vertex order, then the sum rows.
+  lp.column_basis.assign(lp.column_count(), basis_status::at_lower);
+  lp.row_basis.assign(lp.row_count(), basis_status::basic);
+  for (std::size_t a = 0; a < arcs; ++a)
+    if (built.arc_column[a] >= 0) lp.column_basis[built.arc_column[a]] = x[a] == 0 ? basis_status::at_lower : basis_status::at_upper;
+  const int first_start = built.makespan_column - static_cast<int>(n);
+  for (vertex_id v = 0; v < n; ++v)
+    if (setting[v] != std::numeric_limits<std::uint32_t>::max()) {
+      lp.column_basis[first_start + v] = basis_status::basic;
+      lp.row_basis[setting[v]] = basis_status::at_upper;
+    }
+  lp.column_basis[built.makespan_column] = basis_status::basic;
+  int row = static_cast<int>(arcs), last_sink_row = -1;
+  seconds makespan = -1;
+  for (vertex_id v = 0; v < n; ++v) {
+    if (out_first[v + 1] != out_first[v]) continue;
+    if (start[v] + compute[v] > makespan) {
+      makespan = start[v] + compute[v];
+      last_sink_row = row;
+    }
+    ++row;
+  }
+  if (last_sink_row >= 0) lp.row_basis[last_sink_row] = basis_status::at_upper;
+  else {  // no vertices: no basis to offer
+    lp.column_basis.clear();
+    lp.row_basis.clear();
+  }
+}
+}  // namespace detail
 
 // Builds the LP for graph g with compute time p(v) = compute[v] and transfer time c = transfer[e]
 // per edge. Throws invalid_input for spans of the wrong size or times that are negative or not finite.
@@ -121,6 +233,7 @@ struct favorite_child_lp {
     if (in_arcs[v] >= 2) in_row[v] = lp.add_row(static_cast<double>(in_arcs[v]) - 1, lp_infinity);
   for (std::size_t a = 0; a < arcs; ++a)
     if (in_row[out.arc_target[a]] >= 0) lp.add_entry(in_row[out.arc_target[a]], out.arc_column[a], 1);
+  detail::favorite_child_warm_start(out, compute, n);
   return out;
 }
 
