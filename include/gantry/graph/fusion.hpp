@@ -89,13 +89,9 @@ inline std::vector<vertex_id> dense_clusters(std::vector<vertex_id>& parent) {
 class fusing_graph {
  public:
   fusing_graph(const graph& g, std::vector<std::uint32_t> position)
-      : parent_(g.vertex_count()), out_(g.vertex_count()), in_(g.vertex_count()), position_(std::move(position)),
-        seen_(g.vertex_count(), 0) {
+      : graph_(&g), parent_(g.vertex_count()), out_(g.vertex_count()), in_(g.vertex_count()),
+        loaded_(g.vertex_count(), 0), position_(std::move(position)), seen_(g.vertex_count(), 0) {
     std::iota(parent_.begin(), parent_.end(), vertex_id{0});
-    for (edge_id e = 0; e < g.edge_count(); ++e) {
-      out_[g.source(e)].push_back(g.target(e));
-      in_[g.target(e)].push_back(g.source(e));
-    }
   }
   vertex_id find(vertex_id v) { return find_root(parent_, v); }
 
@@ -103,20 +99,35 @@ class fusing_graph {
   bool try_fuse(vertex_id u, vertex_id v, fusion_rule rule) {
     const vertex_id a = find(u), b = find(v);
     if (a == b) return true;
-    const std::size_t successors = compact(out_[a], a), predecessors = compact(in_[b], b);
+    const std::size_t successors = compact(out(a), a), predecessors = compact(in(b), b);
+    // a's only successor is b: the merged cluster can stand where b stood; b's only predecessor
+    // is a: where a stood. No search either way.
     if (successors <= 1 || predecessors <= 1) {
-      if (rule == fusion_rule::exact) reorder(a, b, /*searched=*/false);
-      merge(a, b);
+      merge(a, b, successors <= 1 ? position_[b] : position_[a]);
       return true;
     }
     if (rule != fusion_rule::exact || other_path(a, b)) return false;
-    reorder(a, b, /*searched=*/true);
-    merge(a, b);
+    merge(a, b, reorder(a, b));
     return true;
   }
   std::vector<vertex_id>& parents() { return parent_; }
 
  private:
+  // A vertex's lists start as its edges in the graph, read on first use.
+  std::vector<vertex_id>& out(vertex_id v) {
+    load(v);
+    return out_[v];
+  }
+  std::vector<vertex_id>& in(vertex_id v) {
+    load(v);
+    return in_[v];
+  }
+  void load(vertex_id v) {
+    if (loaded_[v]) return;
+    loaded_[v] = 1;
+    graph_->for_each_out_edge(v, [&](edge_id e) { out_[v].push_back(graph_->target(e)); });
+    graph_->for_each_in_edge(v, [&](edge_id e) { in_[v].push_back(graph_->source(e)); });
+  }
   // Maps the list to current roots, drops `self` and repeats; returns its length.
   std::size_t compact(std::vector<vertex_id>& list, vertex_id self) {
     for (auto& x : list) x = find(x);
@@ -132,7 +143,7 @@ class fusing_graph {
     forward_.clear();
     stack_.clear();
     const std::uint32_t limit = position_[b];
-    for (const vertex_id x : out_[a])
+    for (const vertex_id x : out(a))
       if (x != b && position_[x] < limit && seen_[x] != stamp_) {
         seen_[x] = stamp_;
         stack_.push_back(x);
@@ -141,7 +152,7 @@ class fusing_graph {
       const vertex_id x = stack_.back();
       stack_.pop_back();
       forward_.push_back(x);
-      compact(out_[x], x);
+      compact(out(x), x);
       for (const vertex_id y : out_[x]) {
         if (y == b) return true;
         if (position_[y] < limit && seen_[y] != stamp_) {
@@ -152,15 +163,15 @@ class fusing_graph {
     }
     return false;
   }
-  // Keeps positions topological when a and b (a before b) become one cluster: the clusters between
-  // them that reach b move before it, those reached from a after it (Pearce & Kelly's reordering).
-  void reorder(vertex_id a, vertex_id b, bool searched) {
-    if (!searched && other_path(a, b)) return;  // cannot happen: the degree test rules a path out
+  // Keeps positions topological when a and b (a before b, no other a⇝b path, forward_ holding what
+  // a reaches before b) become one cluster: the clusters between them that reach b move before it,
+  // those reached from a after it (Pearce & Kelly's reordering). Returns the merged cluster's position.
+  std::uint32_t reorder(vertex_id a, vertex_id b) {
     const std::uint32_t low = position_[a];
     ++stamp_;
     backward_.clear();
     stack_.clear();
-    for (const vertex_id x : in_[b])
+    for (const vertex_id x : in(b))
       if (x != a && position_[x] > low && seen_[x] != stamp_) {
         seen_[x] = stamp_;
         stack_.push_back(x);
@@ -169,7 +180,7 @@ class fusing_graph {
       const vertex_id x = stack_.back();
       stack_.pop_back();
       backward_.push_back(x);
-      compact(in_[x], x);
+      compact(in(x), x);
       for (const vertex_id y : in_[x])
         if (position_[y] > low && seen_[y] != stamp_) {
           seen_[y] = stamp_;
@@ -190,24 +201,28 @@ class fusing_graph {
     const std::uint32_t merged = slots_[next++];
     next = slots_.size() - forward_.size();
     for (const vertex_id x : forward_) position_[x] = slots_[next++];
-    position_[a] = position_[b] = merged;
+    return merged;
   }
-  void merge(vertex_id a, vertex_id b) {
+  void merge(vertex_id a, vertex_id b, std::uint32_t position) {
+    load(a);
+    load(b);
     const vertex_id root = std::min(a, b), other = std::max(a, b);
     parent_[other] = root;
-    position_[root] = position_[a];
-    auto& out = out_[root];
-    out.insert(out.end(), out_[other].begin(), out_[other].end());
-    auto& in = in_[root];
-    in.insert(in.end(), in_[other].begin(), in_[other].end());
+    position_[root] = position;
+    auto& outs = out_[root];
+    outs.insert(outs.end(), out_[other].begin(), out_[other].end());
+    auto& ins = in_[root];
+    ins.insert(ins.end(), in_[other].begin(), in_[other].end());
     std::vector<vertex_id>().swap(out_[other]);
     std::vector<vertex_id>().swap(in_[other]);
-    compact(out, root);
-    compact(in, root);
+    compact(outs, root);
+    compact(ins, root);
   }
 
+  const graph* graph_;
   std::vector<vertex_id> parent_;
   std::vector<std::vector<vertex_id>> out_, in_;
+  std::vector<std::uint8_t> loaded_;
   std::vector<std::uint32_t> position_;
   std::vector<std::uint32_t> seen_;
   std::uint32_t stamp_ = 0;
@@ -223,8 +238,8 @@ class fusing_graph {
 // alone joins the cluster of its successors when they all lie in one, and two clusters of several
 // vertices never come to share all their consumers later. Returns a cluster id per vertex (dense,
 // numbered by smallest member), for coarsen(). O((n + e) log n).
-[[nodiscard]] inline std::vector<vertex_id> co_placement_clusters(const graph& g) {
-  const auto position = detail::kahn_positions(g);
+namespace detail {
+inline std::vector<vertex_id> co_placement_clusters(const graph& g, const std::vector<std::uint32_t>& position) {
   std::vector<vertex_id> order(g.vertex_count());
   for (vertex_id v = 0; v < order.size(); ++v) order[position[v]] = v;
   std::vector<vertex_id> parent(g.vertex_count());
@@ -239,7 +254,12 @@ class fusing_graph {
     });
     if (consumer != no_vertex && one) parent[*it] = consumer;
   }
-  return detail::dense_clusters(parent);
+  return dense_clusters(parent);
+}
+}  // namespace detail
+
+[[nodiscard]] inline std::vector<vertex_id> co_placement_clusters(const graph& g) {
+  return detail::co_placement_clusters(g, detail::kahn_positions(g));
 }
 
 // The coarse graph of co-placement: co_placement_clusters() fused by coarsen().
@@ -307,7 +327,7 @@ class fusing_graph {
     if (a != b) group[std::max(a, b)] = std::min(a, b);
   };
   if (options.co_place) {
-    const auto clusters = co_placement_clusters(g);
+    const auto clusters = detail::co_placement_clusters(g, position);
     std::vector<vertex_id> first(n, no_vertex);
     for (vertex_id v = 0; v < n; ++v) {
       if (first[clusters[v]] == no_vertex) first[clusters[v]] = v;
