@@ -3,13 +3,19 @@
 #   scripts/install-deps.sh            build dependencies
 #   scripts/install-deps.sh --tests    also python3-torch, for the exporter's smoke test, and clang
 #                                      with libFuzzer, for the readers' fuzz targets
+#   scripts/install-deps.sh --clp      also COIN-OR CLP, an optional faster LP backend for SCT
+#                                      (found at configure time; the build never needs it)
 set -euo pipefail
 
 packages=(g++ cmake make libboost-graph-dev libeigen3-dev libglpk-dev librange-v3-dev doctest-dev
           nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev)
-if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --tests) packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev) ;;
+    --clp) packages+=(coinor-libclp-dev) ;;
+    *) echo "unknown option: $arg (use --tests and/or --clp)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

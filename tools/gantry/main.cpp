@@ -6,6 +6,7 @@
 // A command's output files appear together, only when it succeeds; SIGINT, SIGTERM and SIGHUP
 // remove the temporary files of writes in progress.
 
+#include "fuse_option.hpp"
 #include "registry.hpp"
 
 #include <gantry/io/io.hpp>
@@ -265,7 +266,7 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
 
 int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
               const std::string& algorithm, const std::string& fallback, const std::string& out,
-              const output_flags& of, const read_limits& limits) {
+              const output_flags& of, const cli::fuse_flags& ff, const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -275,7 +276,8 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   const bool show = progress_wanted(g);
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();
-  placer_result placed = entry->place({g, model, c, !sf.no_cache});
+  const auto coarse = ff.reduce(g);
+  placer_result placed = cli::place_reduced(*entry, {g, model, c, !sf.no_cache}, coarse);
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
@@ -313,7 +315,12 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   }
   require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
   atomic_file_group outputs;
-  stage_output(outputs, out, [&] { return placement_to_json_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule}); });
+  nlohmann::json metadata = nlohmann::json::object();
+  for (const auto& [key, value] : placed.metadata) metadata[key] = value;
+  if (coarse) metadata["fuse"] = ff.fuse;
+  stage_output(outputs, out, [&] {
+    return placement_to_json_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
+  });
   of.stage(outputs, g, c, p, sim.schedule);
   outputs.commit();
   print_schedule_summary(sim.schedule, c);
@@ -372,7 +379,8 @@ struct compare_row {
 };
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
-                const std::vector<std::string>& only, const std::string& format, const read_limits& limits) {
+                const std::vector<std::string>& only, const std::string& format, const cli::fuse_flags& ff,
+                const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -382,6 +390,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   const auto& all = placers();
   for (const auto& name : only)
     if (find_placer(name) == nullptr) throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
+  const auto coarse = ff.reduce(g);
   std::size_t index = 0;
   for (const auto& entry : all) {
     ++index;
@@ -389,7 +398,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
     compare_row row{&entry, {}, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
-    row.placed = entry.place({g, model, c, !sf.no_cache});
+    row.placed = cli::place_reduced(entry, {g, model, c, !sf.no_cache}, coarse);
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
     if (p.ok()) row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
@@ -522,6 +531,7 @@ int main(int argc, char** argv) {
   simulation_flags sf;
   output_flags of;
   input_flags inputs;
+  cli::fuse_flags ff;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
   place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
@@ -534,6 +544,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "single-device"}))
       ->capture_default_str();
   sf.add_to(*place);
+  ff.add_to(*place);
   of.add_to(*place);
   inputs.add_to(*place);
 
@@ -559,6 +570,7 @@ int main(int argc, char** argv) {
   cf.add_to(*compare);
   sf.add_to(*compare);
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
+  ff.add_to(*compare);
   compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   inputs.add_to(*compare);
 
@@ -580,9 +592,9 @@ int main(int argc, char** argv) {
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
-    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, inputs.make());
+    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, ff, inputs.make());
     if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, inputs.make());
-    if (*compare) return run_compare(graph_path, cf, sf, only, format, inputs.make());
+    if (*compare) return run_compare(graph_path, cf, sf, only, format, ff, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";

@@ -1,6 +1,7 @@
 // Every placer by name, on gantry's own graph and cluster types: what the `gantry` tool runs and
 // what the tests run over every placer. An entry says whether it honours device memory and returns,
-// besides the placement, the placer's own schedule when it builds one.
+// besides the placement, the placer's own schedule when it builds one. Built with gantry::lp
+// (GANTRY_HAS_LP), the registry also offers the LP-based placers (SCT, m-SCT).
 #pragma once
 
 #include <gantry/graph/graph.hpp>
@@ -15,6 +16,9 @@
 #include <gantry/place/peft.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/schedule.hpp>
+#ifdef GANTRY_HAS_LP
+#include <gantry/place/sct.hpp>
+#endif
 
 #include <functional>
 #include <optional>
@@ -34,6 +38,8 @@ struct placer_request {
 struct placer_result {
   gantry::placement placement;
   std::optional<gantry::schedule> own_schedule;  // the placer's own schedule, for list schedulers
+  // What the placer records about its run, as (key, value): e.g. the LP solver, method and threshold.
+  std::vector<std::pair<std::string, std::string>> metadata{};
 };
 
 struct placer_entry {
@@ -89,6 +95,26 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
     add("m-cpop", "CPOP on devices whose memory can hold the vertex", true, cpop_run);
     add("peft", "PEFT: optimistic cost table ranks vertices and looks one step ahead for the device", false, peft_run);
     add("m-peft", "PEFT on devices whose memory can hold the vertex", true, peft_run);
+#ifdef GANTRY_HAS_LP
+    const auto sct_entry = [&](std::string name, std::string description, bool memory) {
+      out.push_back({std::move(name), std::move(description), memory, [memory](const placer_request& r) {
+                       sct_options options;
+                       options.list = {.cache_transfers = r.cache_transfers, .group = colocation_groups(r.g)};
+                       sct_result run = memory ? m_sct(r.g, r.model, r.devices, std::move(options))
+                                               : sct(r.g, r.model, r.devices, std::move(options));
+                       placer_result result{std::move(run.scheduled.placement), std::nullopt, {}};
+                       if (result.placement.ok()) result.own_schedule = std::move(run.scheduled.schedule);
+                       const auto& f = run.favorites;
+                       result.metadata = {{"lp_solver", f.solver},
+                                          {"lp_method", f.method},
+                                          {"lp_threshold", std::to_string(f.threshold)},
+                                          {"lp_seconds", std::to_string(f.solve_seconds)}};
+                       return result;
+                     }});
+    };
+    sct_entry("sct", "SCT: ETF that keeps favorite children (from an LP relaxation) on their parent's device", false);
+    sct_entry("m-sct", "Baechi's m-SCT: SCT within device memory, excluding devices that ran out of it", true);
+#endif
     return out;
   }();
   return all;

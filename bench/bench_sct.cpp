@@ -1,0 +1,116 @@
+// m-SCT, LP included, on seeded random layered DAGs shaped like Baechi's benchmark DAG (3,000
+// vertices and about 4,900 edges: 1.63 edges per vertex), at 1,000, 3,000 and 10,000 vertices on 4
+// devices, per LP backend and method, against m-ETF on the same graph measured in the same run
+// (median of 5 runs). LP time is reported apart. Then fusion of a 100,000-vertex graph with
+// colocation groups, against one topological sort of it.
+#include <gantry/generate/random_dag.hpp>
+#include <gantry/graph/fusion.hpp>
+#include <gantry/lp/glpk.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/sct.hpp>
+#ifdef GANTRY_HAS_CLP
+#include <gantry/lp/clp.hpp>
+#endif
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+
+namespace {
+
+gantry::graph baechi_like(std::size_t n, std::uint64_t seed) {
+  return gantry::random_layered_dag({.vertices = n,
+                                     .layers = n / 20,
+                                     .mean_out_degree = 1.2,
+                                     .max_layer_skip = 3,
+                                     .min_compute = 1e-4,
+                                     .max_compute = 1e-2,
+                                     .min_bytes = 1 << 16,
+                                     .max_bytes = 1 << 24,
+                                     .max_persistent = 1 << 22,
+                                     .max_temporary = 1 << 20,
+                                     .names = false,
+                                     .seed = seed});
+}
+
+}  // namespace
+
+int main() {
+  using namespace gantry;
+  double msct_3000 = 0, msct_3000_clp = 0, fusion_100k = 0;
+  for (const std::size_t n : {1000, 3000, 10000}) {
+    const graph g = baechi_like(n, 7);
+    byte_count total = 0;
+    for (vertex_id v = 0; v < n; ++v) total += g[v].persistent + g[v].output + g[v].temporary;
+    const cluster devices = cluster::uniform(4, total / 2, link_model{.latency = 1e-5, .bandwidth = 1.2e10});
+    const graph_model model(g, devices);
+    std::printf("graph: %zu vertices, %zu edges, 4 devices\n", g.vertex_count(), g.edge_count());
+    list_schedule_result etf_result;
+    const double etf_seconds = bench::median_seconds(5, [&] { etf_result = m_etf(g, model, devices); });
+    std::printf("  %-32s %8.4f s                      makespan %.4f s\n", "m-ETF (baseline)", etf_seconds,
+                etf_result.schedule.makespan);
+    struct backend_run {
+      std::string label;
+      std::function<sct_result()> run;
+    };
+    std::vector<backend_run> runs = {
+        {"m-SCT glpk dual simplex", [&] { return m_sct(g, model, devices, {}, glpk_backend{}); }},
+        {"m-SCT glpk dual, no warm start", [&] { return m_sct(g, model, devices, {}, glpk_backend{.warm_start = false}); }},
+        {"m-SCT glpk primal simplex",
+         [&] { return m_sct(g, model, devices, {}, glpk_backend{.method = glpk_method::primal_simplex}); }},
+    };
+    if (n >= 10000) runs.erase(runs.begin() + 1);  // the cold start takes tens of seconds here
+    if (n <= 1000)
+      runs.push_back({"m-SCT glpk interior point",
+                      [&] { return m_sct(g, model, devices, {}, glpk_backend{.method = glpk_method::interior_point}); }});
+#ifdef GANTRY_HAS_CLP
+    runs.push_back({"m-SCT clp dual simplex", [&] { return m_sct(g, model, devices, {}, clp_backend{}); }});
+    runs.push_back({"m-SCT clp primal simplex",
+                    [&] { return m_sct(g, model, devices, {}, clp_backend{.method = clp_method::primal_simplex}); }});
+    if (n <= 3000)
+      runs.push_back(
+          {"m-SCT clp barrier", [&] { return m_sct(g, model, devices, {}, clp_backend{.method = clp_method::barrier}); }});
+#endif
+    for (const auto& r : runs) {
+      sct_result result;
+      const double seconds_taken = bench::median_seconds(n >= 10000 ? 3 : 5, [&] { result = r.run(); });
+      std::printf("  %-32s %8.4f s (%5.1fx m-ETF)  LP %7.4f s (%zu rows, %zu columns)  makespan %.4f s (%+.1f%% vs m-ETF)  %s\n",
+                  r.label.c_str(), seconds_taken, seconds_taken / etf_seconds, result.favorites.solve_seconds,
+                  result.favorites.rows, result.favorites.columns, result.scheduled.schedule.makespan,
+                  100.0 * (result.scheduled.schedule.makespan / etf_result.schedule.makespan - 1),
+                  result.ok() ? "ok" : result.outcome.message.c_str());
+      if (n == 3000 && r.label == "m-SCT glpk dual simplex") msct_3000 = seconds_taken;
+      if (n == 3000 && r.label == "m-SCT clp dual simplex") msct_3000_clp = seconds_taken;
+    }
+  }
+
+  {
+    const std::size_t n = 100'000;
+    graph g = random_layered_dag({.vertices = n, .layers = 1000, .mean_out_degree = 1.5, .names = false, .seed = 11});
+    for (vertex_id v = 0; v < n; v += 4) g[v].group = "g" + std::to_string(v / 64);  // colocation groups of 16
+    std::printf("fusion graph: %zu vertices, %zu edges\n", g.vertex_count(), g.edge_count());
+    const double topo = bench::median_seconds(5, [&] { (void)detail::kahn_positions(g); });
+    std::printf("  %-32s %8.4f s\n", "Kahn order (baseline)", topo);
+    for (const fusion_rule rule : {fusion_rule::baechi_degree, fusion_rule::exact}) {
+      std::vector<vertex_id> clusters;
+      const double t = bench::median_seconds(5, [&] { clusters = fusion_clusters(g, {.rule = rule}); });
+      vertex_id k = 0;
+      for (const vertex_id c : clusters) k = std::max(k, c + 1);
+      std::printf("  %-32s %8.4f s (%5.1fx Kahn order)  %zu -> %u vertices\n",
+                  (std::string("fusion_clusters ") + to_string(rule)).c_str(), t, t / topo, n, k);
+      if (rule == fusion_rule::exact) fusion_100k = t;
+    }
+    coarsening c;
+    const double full = bench::median_seconds(3, [&] { c = fuse(g); });
+    std::printf("  %-32s %8.4f s  (clusters and the coarse graph)\n", "fuse exact + coarsen", full);
+  }
+  bench::print_target("m_sct_3000_glpk_seconds", msct_3000, 0.45);
+#ifdef GANTRY_HAS_CLP
+  bench::print_target("m_sct_3000_clp_seconds", msct_3000_clp, 0.45);
+#endif
+  bench::print_target("fusion_exact_100k_seconds", fusion_100k, 0.1);
+  return 0;
+}

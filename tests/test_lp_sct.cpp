@@ -1,0 +1,231 @@
+// The favorite-child LP worked by hand (a chain, a fork, a join), rounding and its conflict rule,
+// solver failures as outcomes, and SCT / m-SCT schedules checked by validate() on random graphs.
+#include <gantry/lp/glpk.hpp>
+#include <gantry/place/sct.hpp>
+#include <gantry/schedule/validate.hpp>
+#ifdef GANTRY_HAS_CLP
+#include <gantry/lp/clp.hpp>
+#endif
+
+#include <doctest/doctest.h>
+
+#include "support.hpp"
+
+#include <vector>
+
+using namespace gantry;
+
+namespace {
+favorite_children solve(std::size_t n, std::vector<vertex_id> source, std::vector<vertex_id> target,
+                        std::vector<seconds> compute, std::vector<seconds> transfer, glpk_backend backend = {},
+                        favorite_child_options options = {}) {
+  const csr_graph g(n, std::move(source), std::move(target));
+  return solve_favorite_children(g, std::span<const seconds>(compute), std::span<const seconds>(transfer), backend,
+                                 options);
+}
+}  // namespace
+
+TEST_CASE("favorite-child LP: a chain keeps every child and needs no x column") {
+  // a -> b -> c, 1 s each, 2 s per transfer. Each arc's source has one child and its target one
+  // parent, so x = 0 is optimal without a column: the LP is s_a+1 <= s_b, s_b+1 <= s_c, s_c+1 <= w.
+  const auto f = solve(3, {0, 1}, {1, 2}, {1, 1, 1}, {2, 2});
+  REQUIRE(f.ok());
+  CHECK(f.columns == 4);  // three starts and w
+  CHECK(f.rows == 3);     // two arcs and one sink
+  CHECK(f.lp_makespan == doctest::Approx(3));
+  CHECK(f.child == std::vector<vertex_id>{1, 2, no_vertex});
+  CHECK(f.parent == std::vector<vertex_id>{no_vertex, 0, 1});
+  CHECK(f.relaxed == std::vector<double>{0, 0});
+  CHECK(f.solver.rfind("glpk", 0) == 0);
+  CHECK(f.method == "dual simplex");
+}
+
+TEST_CASE("favorite-child LP: a fork keeps the child behind the costlier transfer on the longer path") {
+  // a -> b (1 s transfer), a -> c (3 s); p(a) = p(b) = 1, p(c) = 2. One of x_ab, x_ac is at least
+  // 1 - the other. With x_ac = t, x_ab = 1 - t: w = max(1 + (1-t) + 1, 1 + 3t + 2) = max(3 - t,
+  // 3 + 3t), smallest at t = 0: w = 3, x_ac = 0 (c is the favorite), x_ab = 1.
+  const auto f = solve(3, {0, 0}, {1, 2}, {1, 1, 2}, {1, 3});
+  REQUIRE(f.ok());
+  CHECK(f.lp_makespan == doctest::Approx(3));
+  CHECK(f.relaxed[0] == doctest::Approx(1));
+  CHECK(f.relaxed[1] == doctest::Approx(0));
+  CHECK(f.child[0] == 2);
+  CHECK(f.parent[2] == 0);
+  CHECK(f.parent[1] == no_vertex);
+}
+
+TEST_CASE("favorite-child LP: a join keeps the parent on the longer path") {
+  // a -> c, b -> c, 2 s transfers; p(a) = 1, p(b) = 3, p(c) = 1. With x_bc = t, x_ac = 1 - t:
+  // s_c = max(1 + 2(1-t), 3 + 2t), smallest at t = 0: s_c = 3, w = 4; b is c's favorite parent.
+  const auto f = solve(3, {0, 1}, {2, 2}, {1, 3, 1}, {2, 2});
+  REQUIRE(f.ok());
+  CHECK(f.lp_makespan == doctest::Approx(4));
+  CHECK(f.child == std::vector<vertex_id>{no_vertex, 2, no_vertex});
+  CHECK(f.parent[2] == 1);
+}
+
+TEST_CASE("favorite-child LP: every GLPK method and CLP find the hand-worked favorites") {
+  for (const auto method : {glpk_method::primal_simplex, glpk_method::dual_simplex, glpk_method::interior_point}) {
+    CAPTURE(to_string(method));
+    const auto fork = solve(3, {0, 0}, {1, 2}, {1, 1, 2}, {1, 3}, {.method = method});
+    REQUIRE(fork.ok());
+    CHECK(fork.child[0] == 2);
+    CHECK(fork.method == to_string(method));
+    const auto join = solve(3, {0, 1}, {2, 2}, {1, 3, 1}, {2, 2}, {.method = method});
+    CHECK(join.parent[2] == 1);
+  }
+#ifdef GANTRY_HAS_CLP
+  for (const auto method : {clp_method::primal_simplex, clp_method::dual_simplex}) {
+    const csr_graph g(3, {0, 0}, {1, 2});
+    const std::vector<seconds> compute{1, 1, 2}, transfer{1, 3};
+    const auto f = solve_favorite_children(g, std::span<const seconds>(compute), std::span<const seconds>(transfer),
+                                           clp_backend{.method = method});
+    REQUIRE(f.ok());
+    CHECK(f.child[0] == 2);
+    CHECK(f.lp_makespan == doctest::Approx(3));
+  }
+#endif
+}
+
+TEST_CASE("the warm start is a valid primal feasible basis and the LP optimum does not depend on it") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    const auto rc = test::make_random_case(seed, comm_mode::parallel, false, {.max_vertices = 60});
+    const graph_model model(rc.g, rc.devices);
+    const detail::csr_view<graph> view(rc.g);
+    std::vector<seconds> compute(rc.g.vertex_count()), transfer(rc.g.edge_count());
+    for (vertex_id v = 0; v < compute.size(); ++v) compute[v] = mean_compute_time(model, v, 2);
+    for (edge_id e = 0; e < transfer.size(); ++e) transfer[e] = mean_transfer_time(model, e, 2) + 1e-3;
+    const auto built = build_favorite_child_lp(*view, compute, transfer);
+    REQUIRE(built.lp.column_basis.size() == built.lp.column_count());
+    REQUIRE(built.lp.row_basis.size() == built.lp.row_count());
+    const auto basic = [](const std::vector<basis_status>& b) { return std::count(b.begin(), b.end(), basis_status::basic); };
+    CHECK(basic(built.lp.column_basis) + basic(built.lp.row_basis) == static_cast<long>(built.lp.row_count()));
+    const auto warm = solve_favorite_children(*view, std::span<const seconds>(compute), std::span<const seconds>(transfer),
+                                              glpk_backend{});
+    const auto cold = solve_favorite_children(*view, std::span<const seconds>(compute), std::span<const seconds>(transfer),
+                                              glpk_backend{.warm_start = false});
+    REQUIRE(warm.ok());
+    REQUIRE(cold.ok());
+    CHECK(warm.lp_makespan == doctest::Approx(cold.lp_makespan));
+  }
+}
+
+TEST_CASE("rounding: the threshold decides, and conflicts go to the smallest x, then the larger transfer") {
+  // A fork of three equal children: x sums to at least 2, so any split is optimal; with equal
+  // transfers a tie of x goes to the larger transfer, then the smaller target id.
+  favorite_child_lp built = build_favorite_child_lp(csr_graph(4, {0, 0, 0}, {1, 2, 3}),
+                                                    std::vector<seconds>{1, 1, 1, 1}, std::vector<seconds>{1, 2, 2});
+  favorite_children f;
+  round_favorites(built, std::vector<double>{0.3, 0.3, 0.4}, 0.5, f, 4);
+  CHECK(f.child[0] == 2);  // 1 and 2 tie at 0.3: 2 has the larger transfer
+  round_favorites(built, std::vector<double>{0.3, 0.3, 0.4}, 0.1, f, 4);
+  CHECK(f.child[0] == no_vertex);  // Baechi's 0.1 keeps none of these
+  round_favorites(built, std::vector<double>{0.45, 1, 0.05}, 0.1, f, 4);
+  CHECK(f.child[0] == 3);
+  CHECK_THROWS_AS((void)solve(2, {0}, {1}, {1, 1}, {1}, {}, {.threshold = 0}), invalid_input);
+  CHECK_THROWS_AS((void)solve(2, {0}, {1}, {1, -1}, {1}), invalid_input);
+  CHECK_THROWS_AS((void)solve(2, {0}, {1}, {1, 1}, {}), invalid_input);
+}
+
+TEST_CASE("an LP with no solution is an outcome with GLPK's status, never a crash or output") {
+  linear_program lp;
+  const int x = lp.add_column(1, 0, 1);
+  const int row = lp.add_row(2, lp_infinity);  // x >= 2 with x <= 1
+  lp.add_entry(row, x, 1);
+  for (const auto method : {glpk_method::primal_simplex, glpk_method::dual_simplex}) {
+    const auto solved = glpk_backend{.method = method}.solve(lp);
+    CHECK(solved.outcome.code == status::infeasible);
+    CHECK(solved.outcome.message.find("GLPK") != std::string::npos);
+  }
+  linear_program unbounded;
+  unbounded.add_column(-1, 0, lp_infinity);
+  CHECK(glpk_backend{}.solve(unbounded).outcome.code == status::infeasible);
+  linear_program broken = lp;
+  broken.entry_row[0] = 5;
+  CHECK_THROWS_AS((void)glpk_backend{}.solve(broken), invalid_input);
+#ifdef GANTRY_HAS_CLP
+  CHECK(clp_backend{}.solve(lp).outcome.code == status::infeasible);
+#endif
+}
+
+TEST_CASE("SCT keeps a fork's favorite child on its parent's device") {
+  // a -> b (1 byte), a -> c (4 bytes), b -> d (3 bytes); p(a) = p(b) = p(d) = 1, p(c) = 2; two
+  // devices, a transfer takes its bytes in seconds. b and c have equal static levels (2), so ETF
+  // takes b first (Kahn order) onto a's device at 1, c follows there at 2, and d waits for b's
+  // 3-byte copy or for c: makespan 5. The LP (x_ac = t, x_ab = 1 - t: w = max(1 + (1-t) + 1 + 1,
+  // 1 + 4t + 2), so t = 0.2 and w = 3.8) makes c a's favorite. SCT: b is not urgent (its input
+  // reaches the other device at 2 > 1), so c runs after a at 1, b on the other device at 2, d
+  // after b there at 3: makespan 4.
+  graph g;
+  g.add_vertex(vertex_properties{.name = "a", .compute = 1});
+  g.add_vertex(vertex_properties{.name = "b", .compute = 1});
+  g.add_vertex(vertex_properties{.name = "c", .compute = 2});
+  g.add_vertex(vertex_properties{.name = "d", .compute = 1});
+  g.add_edge(0, 1, 1);
+  g.add_edge(0, 2, 4);
+  g.add_edge(1, 3, 3);
+  const cluster c({{.name = "gpu0"}, {.name = "gpu1"}}, link_model{.latency = 0, .bandwidth = 1});
+  const graph_model model(g, c);
+  const auto r = sct(g, model, c);
+  REQUIRE_MESSAGE(r.ok(), r.outcome.message);
+  CHECK(r.favorites.lp_makespan == doctest::Approx(3.8));
+  CHECK(r.favorites.relaxed[1] == doctest::Approx(0.2));
+  CHECK(r.favorites.child[0] == 2);
+  CHECK(r.favorite_placements == 1);
+  CHECK(r.scheduled.placement.device == std::vector<device_id>{0, 1, 0, 1});
+  CHECK(r.scheduled.schedule.start == std::vector<seconds>{0, 2, 1, 3});
+  CHECK(r.scheduled.schedule.makespan == 4);
+  const auto report = validate(r.scheduled.schedule, g, model, c);
+  CHECK_MESSAGE(report.ok(), report.to_string());
+  const auto plain = etf(g, model, c);
+  CHECK(plain.placement.device[1] == 0);
+  CHECK(plain.schedule.makespan == 5);
+}
+
+TEST_CASE("SCT and m-SCT give valid schedules on random graphs, the same on every run") {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    const bool limited = seed % 2 == 0;
+    auto rc = test::make_random_case(seed, seed % 3 == 0 ? comm_mode::sequential : comm_mode::parallel, limited,
+                                     {.groups = seed % 4 == 0});
+    const graph_model model(rc.g, rc.devices);
+    sct_options options;
+    options.list.group = colocation_groups(rc.g);
+    const auto run = [&] { return limited ? m_sct(rc.g, model, rc.devices, options) : sct(rc.g, model, rc.devices, options); };
+    const auto r = run();
+    if (!r.ok()) {
+      CHECK(r.outcome.code == status::out_of_memory);
+      CHECK(r.outcome.vertex != no_vertex);
+      continue;
+    }
+    const auto report = validate(r.scheduled.schedule, rc.g, model, rc.devices);
+    CHECK_MESSAGE(report.ok(), report.to_string());
+    const auto again = run();
+    CHECK(again.favorites.child == r.favorites.child);
+    CHECK(again.scheduled.placement.device == r.scheduled.placement.device);
+  }
+}
+
+TEST_CASE("m-SCT excludes a device that ran out of memory, but never the last one") {
+  // gpu0 holds 15 bytes: after a (10) nothing else fits there although b would start there first.
+  graph g;
+  for (const char* name : {"a", "b", "c"}) g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = 10});
+  g.add_edge(0, 1);
+  g.add_edge(1, 2);
+  const cluster c({{.name = "gpu0", .capacity = 15}, {.name = "gpu1", .capacity = 100}}, link_model{.latency = 0.5});
+  const graph_model model(g, c);
+  const auto r = m_sct(g, model, c);
+  REQUIRE_MESSAGE(r.ok(), r.outcome.message);
+  CHECK(r.excluded == std::vector<device_id>{0});
+  CHECK(r.scheduled.placement.device == std::vector<device_id>{0, 1, 1});
+  const auto report = validate(r.scheduled.schedule, g, model, c);
+  CHECK_MESSAGE(report.ok(), report.to_string());
+  // One device too small for everything: the run fails naming the vertex, as m-ETF does.
+  const cluster tiny({{.name = "gpu0", .capacity = 15}}, link_model{});
+  const graph_model tiny_model(g, tiny);
+  const auto failed = m_sct(g, tiny_model, tiny);
+  CHECK(failed.outcome.code == status::out_of_memory);
+  CHECK(failed.outcome.vertex == 1);
+  CHECK(failed.excluded.empty());
+}
