@@ -7,11 +7,14 @@
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/colocation.hpp>
+#include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/celeritas.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/m_topo.hpp>
+#include <gantry/place/order_place.hpp>
 #include <gantry/place/peft.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/schedule.hpp>
@@ -29,6 +32,10 @@ struct placer_request {
   const graph_model& model;
   const cluster& devices;
   bool cache_transfers = true;  // send a tensor once per device (false: once per consumer)
+  // Kernighan fusion (celeritas): the DP's window R and cluster memory M (empty: a quarter of the
+  // smallest device's memory).
+  std::size_t window = 200;
+  std::optional<byte_count> cluster_memory{};
 };
 
 struct placer_result {
@@ -89,6 +96,28 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
     add("m-cpop", "CPOP on devices whose memory can hold the vertex", true, cpop_run);
     add("peft", "PEFT: optimistic cost table ranks vertices and looks one step ahead for the device", false, peft_run);
     add("m-peft", "PEFT on devices whose memory can hold the vertex", true, peft_run);
+    const auto order_place_run = [](const placer_request& r, list_options o) {
+      return order_place(r.g, r.model, r.devices, std::move(o));
+    };
+    const auto adjusting_run = [](const placer_request& r, list_options o) {
+      o.best_effort = true;
+      return adjusting_placement(r.g, r.model, r.devices, std::move(o));
+    };
+    add("order-place", "Celeritas's Order-Place: CPD-TOPO order fills one device to its memory, then the next", true,
+        order_place_run);
+    add("adjusting-placement",
+        "Celeritas's Adjusting Placement: CPD-TOPO order, stays on the previous device unless another starts "
+        "earlier by more than the largest outgoing transfer; best effort when memory runs out",
+        true, adjusting_run);
+    out.push_back({"celeritas",
+                   "Celeritas: CPD-TOPO, Kernighan fusion (window, cluster memory), Adjusting Placement of the "
+                   "clusters; best effort when memory runs out",
+                   true, [](const placer_request& r) {
+                     auto result = celeritas(r.g, r.devices,
+                                             {.window = r.window, .cluster_memory = r.cluster_memory,
+                                              .cache_transfers = r.cache_transfers});
+                     return placer_result{std::move(result.placement), std::nullopt};
+                   }});
     return out;
   }();
   return all;
