@@ -6,6 +6,7 @@
 // A command's output files appear together, only when it succeeds; SIGINT, SIGTERM and SIGHUP
 // remove the temporary files of writes in progress.
 
+#include "fusion_command.hpp"
 #include "registry.hpp"
 
 #include <gantry/io/io.hpp>
@@ -36,6 +37,8 @@ using namespace gantry;
 
 // How --graph is read (gantry JSON or a PipeDream profile), shared by place, simulate and compare.
 cli::graph_reading graph_input;
+// Fusion before placing (--fuse) and the fusion inside celeritas, shared by place and compare.
+cli::fusion_flags fusion;
 
 // Exit codes.
 constexpr int exit_failed = 1;
@@ -275,7 +278,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   const bool show = progress_wanted(g);
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();
-  placer_result placed = entry->place({g, model, c, !sf.no_cache});
+  placer_result placed = cli::place_fused(*entry, fusion.request(g, model, c, !sf.no_cache), fusion);
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
@@ -284,7 +287,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
     return exit_failed;
   }
   auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
-  std::string chosen = algorithm;
+  std::string chosen = fusion.fuse == "none" ? algorithm : algorithm + " (--fuse " + fusion.fuse + ")";
   // Never silently worse than one device: say so, and with --fallback take the device instead.
   if (const auto reference = best_single_device(g, model, c, sf);
       reference && (!sim.ok() || reference->simulated.schedule.makespan < sim.schedule.makespan)) {
@@ -389,7 +392,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
     compare_row row{&entry, {}, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
-    row.placed = entry.place({g, model, c, !sf.no_cache});
+    row.placed = cli::place_fused(entry, fusion.request(g, model, c, !sf.no_cache), fusion);
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
     if (p.ok()) row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
@@ -462,12 +465,12 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << c.device_count() << " devices";
   if (c.device_count() > 0 && c.capacity(0) != unlimited_memory) std::cout << " of " << format_bytes(c.capacity(0));
   std::cout << ", " << to_string(c.comm()) << " transfers\n\n";
-  std::cout << std::left << std::setw(16) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
+  std::cout << std::left << std::setw(20) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
             << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(14)
             << "bytes moved" << "  peak memory per device\n";
   for (const auto& row : rows) {
     const auto& p = row.placed.placement;
-    std::cout << std::left << std::setw(16) << row.entry->name << std::right << std::setw(12)
+    std::cout << std::left << std::setw(20) << row.entry->name << std::right << std::setw(12)
               << fixed(p.placement_time * 1e3, 2);
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
@@ -529,6 +532,7 @@ int main(int argc, char** argv) {
   cf.add_to(*place);
   place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
   place->add_option("--out,-o", out, "write the placement (JSON) here");
+  fusion.add_to(*place);
   place->add_option("--fallback", fallback,
                     "single-device: when one device alone runs the graph faster than the placement, use it")
       ->check(CLI::IsMember({"none", "single-device"}))
@@ -559,6 +563,7 @@ int main(int argc, char** argv) {
   cf.add_to(*compare);
   sf.add_to(*compare);
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
+  fusion.add_to(*compare);
   compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   inputs.add_to(*compare);
 
@@ -576,7 +581,7 @@ int main(int argc, char** argv) {
   try {
     if (*list) {
       for (const auto& entry : placers())
-        std::cout << std::left << std::setw(16) << entry.name << entry.description
+        std::cout << std::left << std::setw(21) << entry.name << entry.description
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
