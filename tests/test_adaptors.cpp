@@ -163,7 +163,7 @@ array_model user_model(const user_net& net, const std::vector<byte_count>& edge_
   return array_model(c, compute, edge_bytes, persistent, output, temporary);
 }
 
-struct outcome {
+struct run_results {
   std::vector<vertex_id> kahn, dfs, cpd;
   levels lv;
   placement topo;
@@ -171,8 +171,8 @@ struct outcome {
 };
 
 template <class G, class M>
-outcome run_all(const G& g, const M& model, const cluster& c) {
-  outcome o;
+run_results run_all(const G& g, const M& model, const cluster& c) {
+  run_results o;
   o.kahn = kahn_order(g);
   o.dfs = dfs_topo_order(g);
   o.cpd = cpd_topo_order(g, model, c);
@@ -187,7 +187,7 @@ outcome run_all(const G& g, const M& model, const cluster& c) {
   return o;
 }
 
-void check_same(const outcome& a, const outcome& b) {
+void check_same(const run_results& a, const run_results& b) {
   CHECK(a.kahn == b.kahn);
   CHECK(a.dfs == b.dfs);
   CHECK(a.cpd == b.cpd);
@@ -214,7 +214,7 @@ TEST_CASE("every graph representation gives the same orders, placement and simul
       const std::string mode = to_string(comm);
       CAPTURE(mode);
       const cluster c = cluster::uniform(4, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e8}, comm);
-      const outcome own = run_all(r.own, graph_model(r.own, c), c);
+      const run_results own = run_all(r.own, graph_model(r.own, c), c);
       // A csr_graph is read in place; the model still comes from the gantry::graph (same ids).
       check_same(own, run_all(r.csr, graph_model(r.own, c), c));
       check_same(own, run_all(r.boost_vec, boost_model(r.boost_vec, get(boost::vertex_index, r.boost_vec), c), c));

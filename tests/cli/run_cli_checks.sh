@@ -47,6 +47,12 @@ expect 2 "--runs 5 needs --cv" "$gantry" simulate -g "$tiny" -p placement.json -
 expect 2 "--seed: expected a whole number" "$gantry" simulate -g "$tiny" -p placement.json --seed -3
 expect 2 "--memory: invalid byte count '12XB'" "$gantry" compare -g "$tiny" --devices 2 --memory 12XB
 expect 2 "--latency: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --latency -1s
+expect 2 "--cluster-memory: invalid byte count '3XB'" "$gantry" place -g "$tiny" --devices 2 --fuse kernighan --cluster-memory 3XB
+expect 2 "--fuse: nonsense not in" "$gantry" compare -g "$tiny" --devices 2 --fuse nonsense
+expect 2 "--window: Value 0 not in range" "$gantry" place -g "$tiny" --devices 2 -a celeritas --window 0
+# Best effort is reported: celeritas places every vertex, but over capacity is a failure with no output.
+expect 1 "celeritas failed (over capacity)" "$gantry" place -g "$tiny" --devices 2 --memory 1MiB -a celeritas -o over.json
+absent over.json
 
 # Deep nesting: a clear error, not a stack overflow.
 printf '%*s' 100000 '' | tr ' ' '[' >deep.json
