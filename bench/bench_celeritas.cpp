@@ -155,6 +155,13 @@ int main() {
               to_string(result.outcome.code), static_cast<double>(bench::peak_rss_kib()) / 1024.0);
   const outcome_row celeritas_row = simulated(g, c, result.placement, t_total);
   std::printf("  celeritas makespan %s; lower bound %.3f s\n", show(celeritas_row).c_str(), lower_bound(g, c));
+  // How the window trades fusion for parallelism (Celeritas's R = 200 above).
+  for (const std::size_t window : {50, 10, 2}) {
+    celeritas_result narrower;
+    const double taken = bench::median_seconds(3, [&] { narrower = celeritas(g, c, {.window = window}); });
+    std::printf("  celeritas with R = %-3zu     %.4f s, %zu clusters, makespan %s\n", window, taken,
+                narrower.fusion.coarsening.coarse.vertex_count(), show(simulated(g, c, narrower.placement, taken)).c_str());
+  }
 
   std::printf("\nother placers on %s (one run each; placement time, simulated makespan):\n", paths[big].filename().c_str());
   for (const char* name : {"m-etf", "m-sct", "m-heft", "order-place"}) {
