@@ -203,7 +203,8 @@ int main() {
                 bound, show(cel_row).c_str(), show(etf_row).c_str(), show(sct_row).c_str(), show(order_row).c_str(),
                 ratio(cel_row, etf_row).c_str(), ratio(cel_row, order_row).c_str());
   }
-  std::printf("(cel/m-etf, cel/o-p: celeritas's makespan over m-ETF's and over Order-Place's on the fused graph)\n");
+  std::printf("(cel/m-etf, cel/o-p: celeritas's makespan over m-ETF's and over Order-Place's on the fused graph;\n"
+              " lower bnd: max(longest compute path on the fastest device with free communication, total compute / total speed))\n");
 
   bench::print_target("celeritas_30k_4dev_seconds", t_total, 0.2);
   return 0;

@@ -214,3 +214,14 @@ TEST_CASE("Kernighan refuses an order that is not topological, a repeated vertex
   CHECK(none.breakpoints == std::vector<std::size_t>{0});
   CHECK(none.cluster_count() == 0);
 }
+
+TEST_CASE("fusing vertices whose times overflow a double is refused, naming the cluster") {
+  graph g;
+  g.add_vertex("a", 1e308);
+  g.add_vertex("b", 1e308);
+  g.add_edge(0, 1, 8);
+  const cluster devices = cluster::uniform(2);
+  const graph_model model(g, devices);
+  CHECK_THROWS_WITH_AS((void)fuse_kernighan(g, model, devices, {.window = 2}),
+                       doctest::Contains("cluster 'a+1' (2 vertices) is not finite"), invalid_input);
+}

@@ -21,6 +21,7 @@
 #include <gantry/schedule/schedule.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <span>
@@ -117,6 +118,9 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
       p.temporary = std::max(p.temporary, g[v].temporary);
       p.flops += g[v].flops;
     }
+    if (!std::isfinite(p.compute))
+      throw invalid_input("coarsen: the compute time of cluster '" + p.name + "' (" + std::to_string(mem.size()) +
+                          " vertices) is not finite: its members' times are too large to add up in a double");
     c.add_vertex(std::move(p));
   }
   // Outputs: a member whose output leaves the cluster keeps it as before, counted once whatever
@@ -148,7 +152,12 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
     if (kinds.empty()) continue;
     for (auto& [kind, total] : kinds)
       for (const vertex_id v : out.members[i]) total += g.compute_on(v, kind);
-    for (const auto& [kind, total] : kinds) c.set_compute(static_cast<vertex_id>(i), kind, total);
+    for (const auto& [kind, total] : kinds) {
+      if (!std::isfinite(total))
+        throw invalid_input("coarsen: the '" + kind + "' compute time of cluster '" + c[static_cast<vertex_id>(i)].name +
+                            "' is not finite: its members' times are too large to add up in a double");
+      c.set_compute(static_cast<vertex_id>(i), kind, total);
+    }
   }
 
   // Colocation groups: clusters sharing an original group become one coarse group.
