@@ -37,6 +37,6 @@ int main() {
   else std::printf("celeritas: the placement does not run: %s\n", run.message.c_str());
 
   const auto etf_run = m_etf(g, model, devices);
-  if (etf_run.ok()) std::printf("m-ETF:     simulated step %.3f s (its own schedule)\n", etf_run.schedule.makespan);
+  if (etf_run.ok()) std::printf("m-ETF:     step %.3f s (its own schedule, which the simulator reproduces)\n", etf_run.schedule.makespan);
   else std::printf("m-ETF: %s\n", etf_run.placement.message.c_str());
 }
