@@ -91,14 +91,8 @@ outcome_row run_placer(const placer_entry& entry, const graph& g, const cluster&
   const graph_model model(g, c);
   placement p;
   const double taken = bench::median_seconds(repeats, [&] {
-    if (!fused) {
-      p = entry.place({g, model, c}).placement;
-      return;
-    }
-    const auto fusion = fuse_kernighan(g, model, c, {.cluster_memory = quarter_device_memory(c)});
-    const graph_model coarse_model(fusion.coarsening.coarse, c);
-    const placement coarse = entry.place({fusion.coarsening.coarse, coarse_model, c}).placement;
-    p = coarse.device.size() == fusion.coarsening.coarse.vertex_count() ? expand(fusion.coarsening, coarse) : coarse;
+    const placer_request request{g, model, c, true, 200, quarter_device_memory(c)};
+    p = (fused ? place_kernighan_fused(entry, request) : entry.place(request)).placement;
   });
   return simulated(g, c, p, taken);
 }

@@ -5,6 +5,7 @@
 #include <gantry/place/celeritas.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/order_place.hpp>
+#include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
 
@@ -202,4 +203,25 @@ TEST_CASE("celeritas on seeded random graphs: complete placements that expand an
   }
   MESSAGE("celeritas: " << placed << " placed, " << over << " over capacity");
   CHECK(placed > 40);
+}
+
+TEST_CASE("any registry placer runs on the Kernighan-fused graph and its placement expands to the original") {
+  const hand_case h;
+  const graph_model model(h.g, h.devices);
+  const placer_entry* m_etf_entry = find_placer("m-etf");
+  REQUIRE(m_etf_entry != nullptr);
+  // Window 6, no memory cap: one cluster, so every vertex goes where m-ETF puts it, device 0.
+  const auto whole = place_kernighan_fused(*m_etf_entry, {h.g, model, h.devices, true, 6, unlimited_memory});
+  REQUIRE(whole.placement.ok());
+  CHECK(whole.placement.device == std::vector<device_id>(6, 0));
+  CHECK(!whole.own_schedule);
+  // Window 1: the coarse graph is the graph itself, in CPD-TOPO numbering.
+  const auto alone = place_kernighan_fused(*m_etf_entry, {h.g, model, h.devices, true, 1, unlimited_memory});
+  REQUIRE(alone.placement.ok());
+  CHECK(alone.placement.order.size() == 6);
+  const auto run = simulate(h.g, model, h.devices, std::span<const device_id>(alone.placement.device),
+                            {.priority = alone.placement.order});
+  REQUIRE(run.ok());
+  CHECK(validate(run.schedule, h.g, model, h.devices).ok());
+  CHECK(run.schedule.makespan == doctest::Approx(etf(h.g, model, h.devices).schedule.makespan));
 }

@@ -4,7 +4,6 @@
 // any other. The same two options set the fusion inside the `celeritas` placer.
 #pragma once
 
-#include <gantry/fusion/kernighan.hpp>
 #include <gantry/io/units.hpp>
 #include <gantry/place/placers.hpp>
 
@@ -49,23 +48,10 @@ struct fusion_flags {
   }
 };
 
-// Runs `entry` on the graph of `r`, fused first when the flags ask. A placement of the coarse graph
-// is expanded to the original; the placer's own schedule, which is of the coarse graph, is dropped.
+// Runs `entry` on the graph of `r`, fused first when the flags ask (place_kernighan_fused).
 [[nodiscard]] inline placer_result place_fused(const placer_entry& entry, const placer_request& r,
                                                const fusion_flags& flags) {
-  if (flags.fuse == "none") return entry.place(r);
-  const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
-  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices, {.window = r.window, .cluster_memory = cap});
-  const graph& coarse = fused.coarsening.coarse;
-  const graph_model coarse_model(coarse, r.devices);
-  placer_request on_coarse{coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory};
-  placer_result placed = entry.place(on_coarse);
-  if (placed.placement.device.size() != coarse.vertex_count()) {  // a failure that placed nothing
-    placed.placement.device.assign(r.g.vertex_count(), no_device);
-    placed.placement.order.clear();
-    return {std::move(placed.placement), std::nullopt};
-  }
-  return {expand(fused.coarsening, placed.placement), std::nullopt};
+  return flags.fuse == "none" ? entry.place(r) : place_kernighan_fused(entry, r);
 }
 
 }  // namespace gantry::cli

@@ -123,6 +123,23 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
   return all;
 }
 
+// Runs `entry` on the Kernighan-fused graph of r.g (CPD-TOPO cut with r.window and r.cluster_memory,
+// fusion/kernighan.hpp) and expands its placement to r.g. The placer's own schedule is of the
+// coarse graph and is dropped; a failure that placed nothing expands to no device for every vertex.
+[[nodiscard]] inline placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r) {
+  const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
+  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices, {.window = r.window, .cluster_memory = cap});
+  const graph& coarse = fused.coarsening.coarse;
+  const graph_model coarse_model(coarse, r.devices);
+  placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory});
+  if (placed.placement.device.size() != coarse.vertex_count()) {
+    placed.placement.device.assign(r.g.vertex_count(), no_device);
+    placed.placement.order.clear();
+    return {std::move(placed.placement), std::nullopt};
+  }
+  return {expand(fused.coarsening, placed.placement), std::nullopt};
+}
+
 [[nodiscard]] inline const placer_entry* find_placer(std::string_view name) {
   for (const auto& entry : placers())
     if (entry.name == name) return &entry;
