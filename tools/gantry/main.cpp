@@ -277,7 +277,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();
   const auto coarse = ff.reduce(g);
-  placer_result placed = cli::place_reduced(*entry, {g, model, c, !sf.no_cache}, coarse);
+  placer_result placed = cli::place_reduced(*entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
@@ -286,7 +286,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
     return exit_failed;
   }
   auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
-  std::string chosen = algorithm;
+  std::string chosen = ff.fuse == "none" ? algorithm : algorithm + " (--fuse " + ff.fuse + ")";
   // Never silently worse than one device: say so, and with --fallback take the device instead.
   if (const auto reference = best_single_device(g, model, c, sf);
       reference && (!sim.ok() || reference->simulated.schedule.makespan < sim.schedule.makespan)) {
@@ -317,7 +317,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   atomic_file_group outputs;
   nlohmann::json metadata = nlohmann::json::object();
   for (const auto& [key, value] : placed.metadata) metadata[key] = value;
-  if (coarse) metadata["fuse"] = ff.fuse;
+  if (ff.fuse != "none") metadata["fuse"] = ff.fuse;
   stage_output(outputs, out, [&] {
     return placement_to_json_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
   });
@@ -398,7 +398,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
     compare_row row{&entry, {}, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
-    row.placed = cli::place_reduced(entry, {g, model, c, !sf.no_cache}, coarse);
+    row.placed = cli::place_reduced(entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
     if (p.ok()) row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
@@ -471,12 +471,12 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << c.device_count() << " devices";
   if (c.device_count() > 0 && c.capacity(0) != unlimited_memory) std::cout << " of " << format_bytes(c.capacity(0));
   std::cout << ", " << to_string(c.comm()) << " transfers\n\n";
-  std::cout << std::left << std::setw(16) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
+  std::cout << std::left << std::setw(20) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
             << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(14)
             << "bytes moved" << "  peak memory per device\n";
   for (const auto& row : rows) {
     const auto& p = row.placed.placement;
-    std::cout << std::left << std::setw(16) << row.entry->name << std::right << std::setw(12)
+    std::cout << std::left << std::setw(20) << row.entry->name << std::right << std::setw(12)
               << fixed(p.placement_time * 1e3, 2);
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
@@ -588,7 +588,7 @@ int main(int argc, char** argv) {
   try {
     if (*list) {
       for (const auto& entry : placers())
-        std::cout << std::left << std::setw(16) << entry.name << entry.description
+        std::cout << std::left << std::setw(21) << entry.name << entry.description
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }

@@ -21,6 +21,7 @@
 #include <gantry/schedule/schedule.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <span>
@@ -117,6 +118,9 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
       p.temporary = std::max(p.temporary, g[v].temporary);
       p.flops += g[v].flops;
     }
+    if (!std::isfinite(p.compute))
+      throw invalid_input("coarsen: the compute time of cluster '" + p.name + "' (" + std::to_string(mem.size()) +
+                          " vertices) is not finite: its members' times are too large to add up in a double");
     c.add_vertex(std::move(p));
   }
   // Outputs: a member whose output leaves the cluster keeps it as before, counted once whatever
@@ -148,7 +152,12 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
     if (kinds.empty()) continue;
     for (auto& [kind, total] : kinds)
       for (const vertex_id v : out.members[i]) total += g.compute_on(v, kind);
-    for (const auto& [kind, total] : kinds) c.set_compute(static_cast<vertex_id>(i), kind, total);
+    for (const auto& [kind, total] : kinds) {
+      if (!std::isfinite(total))
+        throw invalid_input("coarsen: the '" + kind + "' compute time of cluster '" + c[static_cast<vertex_id>(i)].name +
+                            "' is not finite: its members' times are too large to add up in a double");
+      c.set_compute(static_cast<vertex_id>(i), kind, total);
+    }
   }
 
   // Colocation groups: clusters sharing an original group become one coarse group.
@@ -198,15 +207,15 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
 // A placement of the original graph from one of the coarse graph: every member goes where its
 // cluster went; the order expands each coarse vertex into its members (a topological order of the
 // original when the coarse order is one of the coarse graph). A failed coarse placement expands to a
-// failed placement with the same status and message.
+// failed placement with the same outcome, its vertex the first member of the coarse vertex named.
 [[nodiscard]] inline placement expand(const coarsening& c, const placement& coarse) {
   const std::size_t k = c.members.size();
   if (coarse.device.size() != k)
     throw invalid_input("expand: the placement has " + std::to_string(coarse.device.size()) + " entries for " +
                         std::to_string(k) + " coarse vertices");
   placement p;
-  p.outcome.code = coarse.outcome.code;
-  p.outcome.message = coarse.outcome.message;
+  p.outcome = coarse.outcome;  // a coarse vertex it names becomes its first member
+  if (p.outcome.vertex != no_vertex && p.outcome.vertex < k) p.outcome.vertex = c.members[p.outcome.vertex].front();
   p.placement_time = coarse.placement_time;
   p.device.resize(c.coarse_of.size(), no_device);
   for (std::size_t v = 0; v < c.coarse_of.size(); ++v) p.device[v] = coarse.device[c.coarse_of[v]];

@@ -8,11 +8,14 @@
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/colocation.hpp>
+#include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/celeritas.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/m_topo.hpp>
+#include <gantry/place/order_place.hpp>
 #include <gantry/place/peft.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/schedule.hpp>
@@ -33,6 +36,10 @@ struct placer_request {
   const graph_model& model;
   const cluster& devices;
   bool cache_transfers = true;  // send a tensor once per device (false: once per consumer)
+  // Kernighan fusion (celeritas): the DP's window R and cluster memory M (empty: a quarter of the
+  // smallest device's memory).
+  std::size_t window = 200;
+  std::optional<byte_count> cluster_memory{};
 };
 
 struct placer_result {
@@ -115,9 +122,48 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
     sct_entry("sct", "SCT: ETF that keeps favorite children (from an LP relaxation) on their parent's device", false);
     sct_entry("m-sct", "Baechi's m-SCT: SCT within device memory, excluding devices that ran out of it", true);
 #endif
+    const auto order_place_run = [](const placer_request& r, list_options o) {
+      return order_place(r.g, r.model, r.devices, std::move(o));
+    };
+    const auto adjusting_run = [](const placer_request& r, list_options o) {
+      o.best_effort = true;
+      return adjusting_placement(r.g, r.model, r.devices, std::move(o));
+    };
+    add("order-place", "Celeritas's Order-Place: CPD-TOPO order fills one device to its memory, then the next", true,
+        order_place_run);
+    add("adjusting-placement",
+        "Celeritas's Adjusting Placement: CPD-TOPO order, stays on the previous device unless another starts "
+        "earlier by more than the largest outgoing transfer; best effort when memory runs out",
+        true, adjusting_run);
+    out.push_back({"celeritas",
+                   "Celeritas: CPD-TOPO, Kernighan fusion (window, cluster memory), Adjusting Placement of the "
+                   "clusters; best effort when memory runs out",
+                   true, [](const placer_request& r) {
+                     auto result = celeritas(r.g, r.devices,
+                                             {.window = r.window, .cluster_memory = r.cluster_memory,
+                                              .cache_transfers = r.cache_transfers});
+                     return placer_result{std::move(result.placement), std::nullopt, {}};
+                   }});
     return out;
   }();
   return all;
+}
+
+// Runs `entry` on the Kernighan-fused graph of r.g (CPD-TOPO cut with r.window and r.cluster_memory,
+// fusion/kernighan.hpp) and expands its placement to r.g. The placer's own schedule is of the
+// coarse graph and is dropped; a failure that placed nothing expands to no device for every vertex.
+[[nodiscard]] inline placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r) {
+  const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
+  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices, {.window = r.window, .cluster_memory = cap});
+  const graph& coarse = fused.coarsening.coarse;
+  const graph_model coarse_model(coarse, r.devices);
+  placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory});
+  if (placed.placement.device.size() != coarse.vertex_count()) {
+    placed.placement.device.assign(r.g.vertex_count(), no_device);
+    placed.placement.order.clear();
+    return {std::move(placed.placement), std::nullopt};
+  }
+  return {expand(fused.coarsening, placed.placement), std::nullopt};
 }
 
 [[nodiscard]] inline const placer_entry* find_placer(std::string_view name) {

@@ -157,8 +157,7 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   if (!out.favorites.ok()) {
     out.outcome = out.favorites.outcome;
     out.outcome.message = name + ": " + out.outcome.message;
-    out.scheduled.placement.status = out.outcome.code;
-    out.scheduled.placement.message = out.outcome.message;
+    out.scheduled.placement.outcome = out.outcome;
     return out;
   }
   const bool exclude = options.list.respect_memory && options.exclude_full_devices;
@@ -176,9 +175,7 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   }
   out.scheduled = scheduler.result();
   out.favorite_placements = scheduler.policy().favorite_placements();
-  out.outcome.code = out.scheduled.placement.status;
-  out.outcome.message = out.scheduled.placement.message;
-  out.outcome.vertex = scheduler.failed_vertex();
+  out.outcome = out.scheduled.placement.outcome;
   return out;
 }
 }  // namespace detail

@@ -1,0 +1,227 @@
+// Celeritas's placers: Adjusting Placement worked by hand on a 6-vertex graph, Order-Place filling
+// devices in order, best effort when memory runs out, and the whole pipeline (CPD-TOPO, Kernighan
+// fusion, Adjusting Placement, expansion) checked by validate() on seeded random graphs.
+#include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/celeritas.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/order_place.hpp>
+#include <gantry/place/placers.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <doctest/doctest.h>
+
+#include "support.hpp"
+
+#include <vector>
+
+using namespace gantry;
+
+namespace {
+
+// Two devices, links of 1 byte per second and no latency: an edge of N bytes takes N seconds.
+//
+//        v0 (2)
+//      1/     \1
+//    v1 (3)   v2 (3)
+//      1\    3/    \4
+//       v3 (1)    v4 (1)
+//         2\      /1
+//           v5 (1)
+//
+// Levels with these costs: t = 0 3 3 9 10 12, b = 13 8 10 4 3 1, so the paths through the vertices
+// are 13 11 13 13 13 13 and CPD-TOPO is v0 v2 v4 v1 v3 v5.
+struct hand_case {
+  graph g;
+  cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 0, .bandwidth = 1});
+  hand_case() {
+    const double compute[] = {2, 3, 3, 1, 1, 1};
+    for (int v = 0; v < 6; ++v) g.add_vertex("v" + std::to_string(v), compute[v]);
+    g.add_edge(0, 1, 1);
+    g.add_edge(0, 2, 1);
+    g.add_edge(1, 3, 1);
+    g.add_edge(2, 3, 3);
+    g.add_edge(2, 4, 4);
+    g.add_edge(3, 5, 2);
+    g.add_edge(4, 5, 1);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CPD-TOPO of the hand case is v0 v2 v4 v1 v3 v5") {
+  const hand_case h;
+  const graph_model model(h.g, h.devices);
+  CHECK(cpd_topo_order(h.g, model, h.devices) == std::vector<vertex_id>{0, 2, 4, 1, 3, 5});
+}
+
+TEST_CASE("Adjusting Placement worked by hand: v1 moves (3 s earlier > 1 s back), v3 stays (1 s earlier <= 2 s back)") {
+  // v0: no previous vertex, both devices start at 0: d0 [0,2].
+  // v2: est d0 2, d1 3: d0 [2,5].   v4: est d0 5, d1 5+4 = 9: d0 [5,6].
+  // v1: previous on d0; est d0 6, d1 2+1 = 3; 6-3 = 3 > back_cost c(v1,v3) = 1: d1 [3,6].
+  // v3: previous on d1; est d1 max(6, 5+3) = 8, d0 max(6, 6+1) = 7; 8-7 = 1 <= c(v3,v5) = 2: stays, d1 [8,9].
+  // v5: previous on d1; est d1 max(9, 6+1) = 9, d0 max(6, 9+2) = 11; a sink has back_cost 0: d1 [9,10].
+  const hand_case h;
+  const graph_model model(h.g, h.devices);
+  const auto r = adjusting_placement(h.g, model, h.devices);
+  REQUIRE(r.ok());
+  CHECK(r.placement.device == std::vector<device_id>{0, 1, 0, 1, 0, 1});
+  CHECK(r.schedule.start == std::vector<seconds>{0, 3, 2, 8, 5, 9});
+  CHECK(r.schedule.finish == std::vector<seconds>{2, 6, 5, 9, 6, 10});
+  CHECK(r.schedule.makespan == 10);
+  CHECK(validate(r.schedule, h.g, model, h.devices).ok());
+  // ETF takes the earliest start everywhere: v3 on d0 at 7 and v5 after it at 8, makespan 9.
+  const auto earliest = etf(h.g, model, h.devices);
+  REQUIRE(earliest.ok());
+  CHECK(earliest.schedule.makespan == 9);
+  // The work-conserving replay of the placement in its order gives the same times.
+  const auto replay = simulate(h.g, model, h.devices, std::span<const device_id>(r.placement.device),
+                               {.policy = ready_policy::strict_order, .priority = r.placement.order});
+  REQUIRE(replay.ok());
+  CHECK(replay.schedule.start == r.schedule.start);
+}
+
+TEST_CASE("Adjusting Placement inserts a vertex into an idle gap of its device") {
+  // Walk P Q R S on two devices, 1 byte per second, no latency.
+  // P (1 s): d0 [0,1].  Q (5 s): est d0 1, d1 0; 1 > back_cost 0 (its edge to R is 0 bytes): d1 [0,5].
+  // R (1 s): previous on d1; est d1 max(5, 1+10) = 11, d0 max(1, 5+0) = 5; 6 > 0: d0 [5,6], so d0
+  // idles over [1,5].  S (1 s): previous on d0; est d0 1 (the gap), d1 5: stays, d0 [1,2].
+  graph g;
+  g.add_vertex("P", 1.0);
+  g.add_vertex("Q", 5.0);
+  g.add_vertex("R", 1.0);
+  g.add_vertex("S", 1.0);
+  g.add_edge(0, 2, 10);
+  g.add_edge(1, 2, 0);
+  g.add_edge(0, 3, 0);
+  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 0, .bandwidth = 1});
+  const graph_model model(g, devices);
+  const auto r = adjusting_placement(g, model, devices, {}, {0, 1, 2, 3});
+  REQUIRE(r.ok());
+  CHECK(r.placement.device == std::vector<device_id>{0, 1, 0, 0});
+  CHECK(r.schedule.start == std::vector<seconds>{0, 0, 5, 1});
+  CHECK(r.schedule.makespan == 6);
+  CHECK(validate(r.schedule, g, model, devices).ok());
+  CHECK_THROWS_AS((void)adjusting_placement(g, model, devices, {}, {0, 1, 2}), invalid_input);
+}
+
+TEST_CASE("Order-Place fills device 0, then device 1, and fails naming the vertex when all are full") {
+  graph g;
+  for (int v = 0; v < 5; ++v) g.add_vertex({.name = "w" + std::to_string(v), .compute = 1.0, .persistent = 10});
+  for (vertex_id v = 0; v + 1 < 5; ++v) g.add_edge(v, v + 1, 0);
+  const cluster three = cluster::uniform(3, 25, {.latency = 0, .bandwidth = 1});
+  const graph_model model(g, three);
+  const auto r = order_place(g, model, three, {.respect_memory = true});
+  REQUIRE(r.ok());
+  CHECK(r.placement.device == std::vector<device_id>{0, 0, 1, 1, 2});
+  CHECK(validate(r.schedule, g, model, three).ok());
+  const cluster two = cluster::uniform(2, 25, {.latency = 0, .bandwidth = 1});
+  const graph_model small(g, two);
+  const auto full = order_place(g, small, two, {.respect_memory = true});
+  CHECK(full.placement.outcome.code == status::out_of_memory);
+  CHECK(full.placement.device[4] == no_device);
+  CHECK(full.placement.outcome.message.find("'w4'") != std::string::npos);
+  // Without memory every vertex stays on device 0.
+  const auto free = order_place(g, model, three);
+  REQUIRE(free.ok());
+  CHECK(free.placement.device == std::vector<device_id>(5, 0));
+}
+
+TEST_CASE("Adjusting Placement with best effort places everything and reports the first vertex over capacity") {
+  graph g;
+  g.add_vertex({.name = "small", .compute = 1.0, .persistent = 10});
+  g.add_vertex({.name = "huge", .compute = 1.0, .persistent = 100});
+  g.add_vertex({.name = "after", .compute = 1.0, .persistent = 10});
+  g.add_edge(0, 1, 0);
+  g.add_edge(1, 2, 0);
+  const cluster devices = cluster::uniform(2, 50, {.latency = 0, .bandwidth = 1});
+  const graph_model model(g, devices);
+  const auto strict = adjusting_placement(g, model, devices, {.respect_memory = true});
+  CHECK(strict.placement.outcome.code == status::out_of_memory);
+  const auto r = adjusting_placement(g, model, devices, {.respect_memory = true, .best_effort = true});
+  CHECK(r.placement.outcome.code == status::over_capacity);
+  CHECK(r.placement.outcome.message.find("'huge'") != std::string::npos);
+  for (const device_id d : r.placement.device) CHECK(d != no_device);
+  // "huge" goes to the device with the most free memory: d1 (d0 holds "small").
+  CHECK(r.placement.device[1] == 1);
+
+  // The same through celeritas: the outcome names the original vertex and the device it went to.
+  const auto c = celeritas(g, devices, {.window = 1});
+  CHECK(c.outcome.code == status::over_capacity);
+  CHECK(c.outcome.vertex == 1);
+  CHECK(c.outcome.device == 1);
+  CHECK(c.outcome.needed == 100);
+  CHECK(c.placement.outcome.code == status::over_capacity);
+  for (const device_id d : c.placement.device) CHECK(d != no_device);
+}
+
+TEST_CASE("celeritas with a window of 1 places the hand case as Adjusting Placement does") {
+  const hand_case h;
+  const auto c = celeritas(h.g, h.devices, {.window = 1});
+  REQUIRE(c.ok());
+  CHECK(c.fusion.coarsening.coarse.vertex_count() == 6);
+  CHECK(c.placement.device == std::vector<device_id>{0, 1, 0, 1, 0, 1});
+  // A window of 6 and no memory cap: the DP puts the whole graph in one cluster (nothing is cut).
+  const auto one = celeritas(h.g, h.devices, {.window = 6});
+  REQUIRE(one.ok());
+  CHECK(one.fusion.segments.cost == 0);
+  CHECK(one.placement.device == std::vector<device_id>(6, 0));
+}
+
+TEST_CASE("celeritas on seeded random graphs: complete placements that expand and replay validly") {
+  std::size_t placed = 0, over = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    for (const bool limited : {false, true}) {
+      const auto c = test::make_random_case(seed, seed % 2 ? comm_mode::parallel : comm_mode::sequential, limited,
+                                            {.seed_factor = 31, .max_vertices = 60, .groups = seed % 3 == 0});
+      const graph_model model(c.g, c.devices);
+      CAPTURE(seed);
+      CAPTURE(limited);
+      const auto r = celeritas(c.g, c.devices, {.window = 1 + seed % 8});
+      REQUIRE(r.placement.device.size() == c.g.vertex_count());
+      for (const device_id d : r.placement.device) CHECK(d < c.devices.device_count());
+      CHECK(r.placement.order.size() == c.g.vertex_count());
+      if (!r.ok()) {
+        CHECK(limited);
+        CHECK(r.outcome.code == status::over_capacity);
+        CHECK(r.outcome.vertex < c.g.vertex_count());
+        CHECK(r.outcome.device < c.devices.device_count());
+        ++over;
+        continue;
+      }
+      ++placed;
+      CHECK(r.coarse.ok());
+      const auto run = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
+                                {.priority = r.placement.order});
+      if (!run.ok()) {
+        CHECK(limited);  // the coarse graph does not see memory held inside a cluster
+        continue;
+      }
+      const auto report = validate(run.schedule, c.g, model, c.devices, {.group = colocation_groups(c.g)});
+      CHECK_MESSAGE(report.ok(), report.to_string());
+    }
+  }
+  MESSAGE("celeritas: " << placed << " placed, " << over << " over capacity");
+  CHECK(placed > 40);
+}
+
+TEST_CASE("any registry placer runs on the Kernighan-fused graph and its placement expands to the original") {
+  const hand_case h;
+  const graph_model model(h.g, h.devices);
+  const placer_entry* m_etf_entry = find_placer("m-etf");
+  REQUIRE(m_etf_entry != nullptr);
+  // Window 6, no memory cap: one cluster, so every vertex goes where m-ETF puts it, device 0.
+  const auto whole = place_kernighan_fused(*m_etf_entry, {h.g, model, h.devices, true, 6, unlimited_memory});
+  REQUIRE(whole.placement.ok());
+  CHECK(whole.placement.device == std::vector<device_id>(6, 0));
+  CHECK(!whole.own_schedule);
+  // Window 1: the coarse graph is the graph itself, in CPD-TOPO numbering.
+  const auto alone = place_kernighan_fused(*m_etf_entry, {h.g, model, h.devices, true, 1, unlimited_memory});
+  REQUIRE(alone.placement.ok());
+  CHECK(alone.placement.order.size() == 6);
+  const auto run = simulate(h.g, model, h.devices, std::span<const device_id>(alone.placement.device),
+                            {.priority = alone.placement.order});
+  REQUIRE(run.ok());
+  CHECK(validate(run.schedule, h.g, model, h.devices).ok());
+  CHECK(run.schedule.makespan == doctest::Approx(etf(h.g, model, h.devices).schedule.makespan));
+}
