@@ -87,6 +87,19 @@ expect 2 "failed.json: /status: the placement failed (out_of_memory" "$gantry" s
 awk '/"order": \[/{print; getline; print "    \"input\""; skip=1; next} skip && /\]/{skip=0} !skip' placement.json >short.json
 expect 2 "short.json: /order: lists 1 of the graph's" "$gantry" simulate -g "$tiny" -p short.json
 
+# compare prints a lower bound and each placer's ratio to it; the exact placer is refused above its
+# vertex limit when asked for by name, and its time limit must be a duration.
+"$gantry" compare -g "$tiny" --devices 2 --algorithms m-etf,exact >compare.txt 2>stderr.txt ||
+  { echo "FAIL: compare with exact:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+for pattern in "lower bound" "vs bound" "m-etf" "exact"; do
+  grep -qF -- "$pattern" compare.txt || { echo "FAIL: compare's output lacks '$pattern':" >&2; cat compare.txt >&2; failures=$((failures + 1)); }
+done
+"$gantry" compare -g "$tiny" --devices 2 --algorithms exact --format json >compare.json 2>stderr.txt ||
+  { echo "FAIL: compare --format json with exact" >&2; failures=$((failures + 1)); }
+grep -qF '"bound_ratio": 1.0' compare.json || { echo "FAIL: the exact row is not at its own bound:" >&2; cat compare.json >&2; failures=$((failures + 1)); }
+expect 2 "--exact-time-limit: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --exact-time-limit soon
+expect 2 "the exact placer takes at most 30" "$gantry" compare -g "$source_dir/examples/graphs/inception_v3.json.gz" --devices 2 --algorithms exact
+
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 

@@ -394,6 +394,13 @@ template <adapted_graph G, placement_model M, device_set D>
     for (edge_id e = 0; e < edges; ++e)
       horizon += *std::max_element(pr.transfer.begin() + e * pr.m * pr.m, pr.transfer.begin() + (e + 1) * pr.m * pr.m);
   }
+  if (!std::isfinite(horizon)) {
+    r.outcome = {.code = status::infeasible,
+                 .message = "the compute and transfer times add up to more than a double holds; no finite schedule exists"};
+    r.placement.status = status::infeasible;
+    r.placement.message = r.outcome.message;
+    return r;
+  }
   if (horizon <= 0) {  // nothing takes time: any fitting placement is optimal
     if (start.device.empty()) {
       start.device.assign(pr.n, 0);
