@@ -5,10 +5,10 @@
 #                                      with libFuzzer, for the readers' fuzz targets
 set -euo pipefail
 
-packages=(g++ cmake make libboost-graph-dev libeigen3-dev libglpk-dev librange-v3-dev doctest-dev
+packages=(g++ cmake make libboost-graph-dev libglpk-dev doctest-dev
           nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev)
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev)
+  packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev pkg-config)
 fi
 
 missing=()

@@ -1,7 +1,9 @@
-// Everything in gantry that needs neither GLPK nor CUDA, in pipeline order:
-// graph -> models -> orders -> placers and pipelines -> schedules -> simulator -> I/O. The LP-based
-// header (pipeline/lp_allocation.hpp, the exact non-contiguous allocation) is included on its own
-// and needs the gantry::lp target.
+// Everything in gantry that does not need GLPK, in pipeline order:
+// graph -> models -> orders -> bounds -> placers and pipelines -> schedules -> simulator -> I/O
+// (link gantry::gantry). gantry/algorithms.hpp is the same without the readers and writers, far
+// cheaper to compile (gantry::core). The LP-based headers (place/exact.hpp, the exact placer;
+// pipeline/lp_allocation.hpp, the exact non-contiguous allocation) are included on their own and
+// need the gantry::lp target.
 #pragma once
 
 #include <gantry/core/random.hpp>
@@ -21,12 +23,17 @@
 #include <gantry/order/levels.hpp>
 #include <gantry/order/topological.hpp>
 
+#include <gantry/bounds/lower_bound.hpp>
+
 #include <gantry/place/colocation.hpp>
+#include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/m_topo.hpp>
+#include <gantry/place/peft.hpp>
+#include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
 
 #include <gantry/pipeline/chain.hpp>
