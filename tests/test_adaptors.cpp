@@ -163,7 +163,7 @@ array_model user_model(const user_net& net, const std::vector<byte_count>& edge_
   return array_model(c, compute, edge_bytes, persistent, output, temporary);
 }
 
-struct outcome {
+struct run_outcome {
   std::vector<vertex_id> kahn, dfs, cpd;
   levels lv;
   placement topo;
@@ -171,8 +171,8 @@ struct outcome {
 };
 
 template <class G, class M>
-outcome run_all(const G& g, const M& model, const cluster& c) {
-  outcome o;
+run_outcome run_all(const G& g, const M& model, const cluster& c) {
+  run_outcome o;
   o.kahn = kahn_order(g);
   o.dfs = dfs_topo_order(g);
   o.cpd = cpd_topo_order(g, model, c);
@@ -187,7 +187,7 @@ outcome run_all(const G& g, const M& model, const cluster& c) {
   return o;
 }
 
-void check_same(const outcome& a, const outcome& b) {
+void check_same(const run_outcome& a, const run_outcome& b) {
   CHECK(a.kahn == b.kahn);
   CHECK(a.dfs == b.dfs);
   CHECK(a.cpd == b.cpd);
@@ -214,7 +214,7 @@ TEST_CASE("every graph representation gives the same orders, placement and simul
       const std::string mode = to_string(comm);
       CAPTURE(mode);
       const cluster c = cluster::uniform(4, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e8}, comm);
-      const outcome own = run_all(r.own, graph_model(r.own, c), c);
+      const run_outcome own = run_all(r.own, graph_model(r.own, c), c);
       // A csr_graph is read in place; the model still comes from the gantry::graph (same ids).
       check_same(own, run_all(r.csr, graph_model(r.own, c), c));
       check_same(own, run_all(r.boost_vec, boost_model(r.boost_vec, get(boost::vertex_index, r.boost_vec), c), c));
@@ -239,8 +239,34 @@ TEST_CASE("vertex_values and edge_values read Boost property maps in gantry's nu
   }
   const auto names = vertex_values(r.boost_vec, get(&node::name, r.boost_vec));
   for (vertex_id v = 0; v < names.size(); ++v) CHECK(names[v] == r.own[v].name);
-  // Boost vertices are named by index in messages.
-  CHECK(vertex_name(r.boost_vec, 3) == "#3");
+  // Boost vertices are named in messages by their bundled `name`.
+  CHECK(vertex_name(r.boost_vec, 3) == r.own[3].name);
+  CHECK(vertex_name(r.boost_list, 3) == r.own[3].name);
+}
+
+TEST_CASE("a Boost graph with listS vertices and no index map works in iteration order") {
+  static_assert(adapted_graph<list_graph>);
+  const representations r(6);
+  const csr_graph s = snapshot(r.boost_list);
+  REQUIRE(s.vertex_count() == r.own.vertex_count());
+  REQUIRE(s.edge_count() == r.own.edge_count());
+  for (edge_id e = 0; e < s.edge_count(); ++e) {
+    CHECK(s.source(e) == r.own.source(e));
+    CHECK(s.target(e) == r.own.target(e));
+  }
+  const auto compute = vertex_values(r.boost_list, get(&node::compute, r.boost_list));
+  for (vertex_id v = 0; v < compute.size(); ++v) CHECK(compute[v] == r.own[v].compute);
+  // A cycle is reported with the vertices' names.
+  list_graph cyclic;
+  const auto a = add_vertex(node{.name = "attention"}, cyclic);
+  const auto b = add_vertex(node{.name = "softmax"}, cyclic);
+  add_edge(a, b, wire{}, cyclic);
+  add_edge(b, a, wire{}, cyclic);
+  CHECK_THROWS_WITH_AS((void)snapshot_dag(cyclic), doctest::Contains("softmax -> attention"), not_a_dag);
+  // Without names, vertices are numbered.
+  boost::adjacency_list<boost::setS, boost::listS, boost::directedS> plain(3);
+  CHECK(vertex_name(plain, 2) == "#2");
+  CHECK(snapshot(plain).vertex_count() == 3);
 }
 
 TEST_CASE("an adaptor with its own edge ids: the snapshot numbers edges by those ids") {
