@@ -100,6 +100,19 @@ grep -qF '"bound_ratio": 1.0' compare.json || { echo "FAIL: the exact row is not
 expect 2 "--exact-time-limit: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --exact-time-limit soon
 expect 2 "the exact placer takes at most 30" "$gantry" compare -g "$source_dir/examples/graphs/inception_v3.json.gz" --devices 2 --algorithms exact
 
+# --bandwidth unlimited; simulate --format json, with units and full-precision numbers.
+"$gantry" place -g "$tiny" --devices 2 --bandwidth unlimited -o unlimited.json >/dev/null 2>stderr.txt ||
+  { echo "FAIL: --bandwidth unlimited:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+"$gantry" simulate -g "$tiny" -p placement.json --format json --validate >simulate.json 2>stderr.txt ||
+  { echo "FAIL: simulate --format json:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 - simulate.json <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["units"] == {"time": "seconds", "memory": "bytes"}, d
+assert d["valid"] is True and len(d["devices"]) == 2, d
+assert isinstance(d["makespan"], float) and d["makespan"] > 0, d
+PY
+
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 

@@ -118,7 +118,8 @@ struct cluster_flags {
         ->check(whole_number_in<std::size_t>(1, max_devices));
     app.add_option("--memory,-m", memory, "memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
         ->capture_default_str();
-    app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s")->capture_default_str();
+    app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s, or 'unlimited'")
+        ->capture_default_str();
     app.add_option("--latency", latency, "link latency, e.g. 10us")->capture_default_str();
     app.add_option("--comm", comm, "transfers: parallel (any number at once), sequential (one per device), duplex")
         ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
@@ -136,7 +137,9 @@ struct cluster_flags {
       }
     };
     const byte_count capacity = memory == "unlimited" ? unlimited_memory : option("--memory", parse_bytes, memory);
-    const link_model link{option("--latency", parse_duration, latency), option("--bandwidth", parse_bandwidth, bandwidth)};
+    const link_model link{option("--latency", parse_duration, latency),
+                          bandwidth == "unlimited" ? std::numeric_limits<double>::infinity()
+                                                   : option("--bandwidth", parse_bandwidth, bandwidth)};
     const comm_mode mode = comm == "sequential" ? comm_mode::sequential
                            : comm == "duplex"   ? comm_mode::duplex
                                                 : comm_mode::parallel;
@@ -237,6 +240,23 @@ void print_schedule_summary(const schedule& s, const cluster& c) {
   }
 }
 
+// The same summary as JSON, with every number at full precision; times in seconds, sizes in bytes.
+nlohmann::ordered_json schedule_summary_json(const schedule& s, const cluster& c) {
+  nlohmann::ordered_json out;
+  out["units"] = {{"time", "seconds"}, {"memory", "bytes"}};
+  out["makespan"] = s.makespan;
+  out["bytes_moved"] = s.bytes_moved;
+  out["transfers"] = s.transfers.size();
+  out["devices"] = nlohmann::ordered_json::array();
+  for (device_id d = 0; d < c.device_count(); ++d)
+    out["devices"].push_back({{"name", c[d].name},
+                              {"busy", s.busy[d]},
+                              {"peak_memory", s.peak_memory[d]},
+                              {"capacity", c.capacity(d) == unlimited_memory ? nlohmann::ordered_json(nullptr)
+                                                                             : nlohmann::ordered_json(c.capacity(d))}});
+  return out;
+}
+
 // The fastest single device that can hold the whole run, simulated: the reference every placement
 // should beat. Devices are tried in order (at most 16; one of each kind, speed and capacity) and
 // the first of equal makespans wins.
@@ -331,7 +351,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
 
 int run_simulate(const std::string& graph_path, const std::string& placement_path, const cluster_flags& cf,
                  const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed, bool check,
-                 const output_flags& of, const read_limits& limits) {
+                 const output_flags& of, const std::string& format, const read_limits& limits) {
   if ((runs > 0) != (cv > 0))
     throw invalid_input(runs > 0 ? "--runs " + std::to_string(runs) + " needs --cv C > 0 (the spread of the drawn durations)"
                                  : "--cv needs --runs N > 0 (the number of runs with drawn durations)");
@@ -353,11 +373,19 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
   atomic_file_group outputs;
   of.stage(outputs, g, c, p, sim.schedule);
   outputs.commit();
-  print_schedule_summary(sim.schedule, c);
+  const bool json = format == "json";
+  nlohmann::ordered_json document;
+  if (json) document = schedule_summary_json(sim.schedule, c);
+  else print_schedule_summary(sim.schedule, c);
   if (check) {
     const auto report = validate(sim.schedule, g, model, c);
-    std::cout << "validate      " << (report.ok() ? "ok" : report.to_string()) << "\n";
-    if (!report.ok()) return exit_failed;
+    if (json) document["valid"] = report.ok();
+    if (json && !report.ok()) document["violations"] = report.to_string();
+    if (!json) std::cout << "validate      " << (report.ok() ? "ok" : report.to_string()) << "\n";
+    if (!report.ok()) {
+      if (json) std::cout << document.dump(2) << "\n";
+      return exit_failed;
+    }
   }
   if (runs > 0 && cv > 0) {
     options.cv = cv;
@@ -365,12 +393,20 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
     const auto dist = simulate_runs(g, model, c, std::span<const device_id>(p.device), runs, options);
     for (const seconds x : {dist.mean, dist.p50, dist.p95, dist.min, dist.max})
       require_finite(x, graph_path, "a makespan of the runs with drawn durations");
+    if (json) {
+      document["runs"] = {{"count", runs}, {"cv", cv},        {"seed", seed},         {"mean", dist.mean},
+                          {"stddev", dist.stddev}, {"p50", dist.p50}, {"p95", dist.p95}, {"min", dist.min},
+                          {"max", dist.max},      {"out_of_memory", dist.failed}};
+      std::cout << document.dump(2) << "\n";
+      return 0;
+    }
     std::cout << runs << " runs, cv " << cv << ": mean " << format_seconds(dist.mean) << ", p50 "
               << format_seconds(dist.p50) << ", p95 " << format_seconds(dist.p95) << ", min "
               << format_seconds(dist.min) << ", max " << format_seconds(dist.max);
     if (dist.failed > 0) std::cout << ", " << dist.failed << " runs out of memory";
     std::cout << "\n";
   }
+  if (json) std::cout << document.dump(2) << "\n";
   return 0;
 }
 
@@ -484,6 +520,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     out["edges"] = g.edge_count();
     out["devices"] = c.device_count();
     out["communication"] = to_string(c.comm());
+    out["units"] = {{"time", "seconds"}, {"memory", "bytes"}};
     out["cluster"] = describe_devices(c);
     out["baseline"] = baseline ? baseline_device + " alone with unlimited memory (the fastest device)"
                                : std::string("none: no device runs the graph alone");
@@ -622,6 +659,9 @@ int main(int argc, char** argv) {
       ->check(whole_number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
       ->capture_default_str();
   sim->add_flag("--validate", check, "check the simulated schedule with validate()");
+  sim->add_option("--format", format, "table or json (every number at full precision, times in seconds, sizes in bytes)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   of.add_to(*sim);
   inputs.add_to(*sim);
 
@@ -654,7 +694,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, ef, inputs.make());
-    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, inputs.make());
+    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, format, inputs.make());
     if (*compare) return run_compare(graph_path, cf, sf, only, format, ef, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
