@@ -97,6 +97,11 @@ done
 "$gantry" compare -g "$tiny" --devices 2 --algorithms exact --format json >compare.json 2>stderr.txt ||
   { echo "FAIL: compare --format json with exact" >&2; failures=$((failures + 1)); }
 grep -qF '"bound_ratio": 1.0' compare.json || { echo "FAIL: the exact row is not at its own bound:" >&2; cat compare.json >&2; failures=$((failures + 1)); }
+"$gantry" compare -g "$tiny" --devices 2 --algorithms m-etf,single-device --svg compare.svg >/dev/null 2>stderr.txt ||
+  { echo "FAIL: compare --svg:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+for pattern in "<svg" "m-etf" "single-device" "lower bound" "stroke-dasharray"; do
+  grep -qF -- "$pattern" compare.svg || { echo "FAIL: compare.svg lacks '$pattern'" >&2; failures=$((failures + 1)); }
+done
 expect 2 "--exact-time-limit: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --exact-time-limit soon
 expect 2 "the exact placer takes at most 30" "$gantry" compare -g "$source_dir/examples/graphs/inception_v3.json.gz" --devices 2 --algorithms exact
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gantry/bounds/lower_bound.hpp>
+#include <gantry/io/markup.hpp>
 #include <gantry/io/units.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/placers.hpp>
@@ -143,6 +144,68 @@ struct compare_bound {
   text += " (";
   for (std::size_t i = 0; i < others.size(); ++i) text += (i == 0 ? "" : ", ") + others[i];
   return text + ")";
+}
+
+// One row of the comparison chart: a placer and its replayed makespan, or why it has none.
+struct chart_row {
+  std::string name;
+  std::optional<seconds> makespan;
+  std::string failure;  // when there is no makespan
+};
+
+// `gantry compare --svg`: one horizontal bar per placer, as long as its replayed makespan, with its
+// time and ratio to the lower bound written beside it, and the lower bound as a dashed line
+// across all bars, so that the comparison reads at a glance.
+[[nodiscard]] inline std::string compare_svg(const std::string& title, const std::vector<chart_row>& rows,
+                                             const compare_bound& bound) {
+  using detail::svg_coordinate;
+  using detail::xml_escape;
+  constexpr double label_width = 150, bar_area = 480, row_height = 24, top = 56, right_margin = 190;
+  double longest = bound.value;
+  for (const auto& row : rows)
+    if (row.makespan) longest = std::max(longest, *row.makespan);
+  const double scale = longest > 0 ? bar_area / longest : 0.0;
+  const double width = label_width + bar_area + right_margin;
+  const double height = top + row_height * static_cast<double>(rows.size()) + 40;
+  const auto x_of = [&](seconds t) { return svg_coordinate(label_width + t * scale); };
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg_coordinate(width) + "\" height=\"" +
+                    svg_coordinate(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  out += "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + xml_escape(title) + "</text>\n";
+  out += "<text x=\"10\" y=\"38\">replayed makespan per placer; dashed line: " + xml_escape(describe_bound(bound)) +
+         "</text>\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const double y = top + row_height * static_cast<double>(i);
+    out += "<text x=\"" + svg_coordinate(label_width - 8) + "\" y=\"" + svg_coordinate(y + 15) +
+           "\" text-anchor=\"end\">" + xml_escape(row.name) + "</text>\n";
+    if (!row.makespan) {
+      out += "<text x=\"" + svg_coordinate(label_width + 4) + "\" y=\"" + svg_coordinate(y + 15) +
+             "\" fill=\"#b00\">" + xml_escape(row.failure) + "</text>\n";
+      continue;
+    }
+    const bool optimal = bound.value > 0 && *row.makespan <= bound.value * (1 + 1e-9);
+    out += "<rect x=\"" + svg_coordinate(label_width) + "\" y=\"" + svg_coordinate(y + 3) + "\" width=\"" +
+           svg_coordinate(*row.makespan * scale) + "\" height=\"" + svg_coordinate(row_height - 6) + "\" fill=\"" +
+           (optimal ? "#2a9d4b" : "#4a78b5") + "\"><title>" + xml_escape(row.name + ": " + format_seconds(*row.makespan)) +
+           "</title></rect>\n";
+    out += "<text x=\"" + svg_coordinate(label_width + *row.makespan * scale + 6) + "\" y=\"" + svg_coordinate(y + 15) +
+           "\">" + xml_escape(format_seconds(*row.makespan) + "  " + ratio_to_bound(*row.makespan, bound)) + "</text>\n";
+  }
+  const double bottom = top + row_height * static_cast<double>(rows.size());
+  if (bound.value > 0) {
+    out += "<line x1=\"" + x_of(bound.value) + "\" y1=\"" + svg_coordinate(top - 4) + "\" x2=\"" + x_of(bound.value) +
+           "\" y2=\"" + svg_coordinate(bottom + 4) + "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>\n";
+    out += "<text x=\"" + x_of(bound.value) + "\" y=\"" + svg_coordinate(bottom + 18) +
+           "\" text-anchor=\"middle\" fill=\"#d62728\">lower bound " + xml_escape(format_seconds(bound.value)) +
+           "</text>\n";
+  }
+  // The time axis: 0 and the longest bar.
+  out += "<line x1=\"" + x_of(0) + "\" y1=\"" + svg_coordinate(bottom + 4) + "\" x2=\"" + x_of(longest) + "\" y2=\"" +
+         svg_coordinate(bottom + 4) + "\" stroke=\"#444\"/>\n";
+  out += "<text x=\"" + x_of(0) + "\" y=\"" + svg_coordinate(bottom + 18) + "\" text-anchor=\"middle\">0</text>\n";
+  out += "</svg>\n";
+  return out;
 }
 
 }  // namespace gantry::cli

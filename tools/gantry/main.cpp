@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -455,7 +456,7 @@ struct compare_row {
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
                 const std::vector<std::string>& only, const std::string& format, const cli::exact_flags& ef,
-                const read_limits& limits) {
+                const std::string& svg_path, const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -509,6 +510,23 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   // The fastest device that can hold the whole run within its memory, if any.
   const auto alone = best_single_device(g, model, c, sf);
   const auto bound = cli::make_compare_bound(g, model, c, exact_ran);
+  if (!svg_path.empty()) {
+    std::vector<cli::chart_row> chart;
+    for (const auto& row : rows) {
+      cli::chart_row bar{row.entry->name, std::nullopt, {}};
+      if (!row.placed.placement.ok()) bar.failure = std::string("failed: ") + to_string(row.placed.placement.status);
+      else if (!row.simulated->ok()) bar.failure = std::string("does not run: ") + to_string(row.simulated->status);
+      else bar.makespan = row.simulated->schedule.makespan;
+      chart.push_back(std::move(bar));
+    }
+    atomic_file_group outputs;
+    stage_output(outputs, svg_path, [&] {
+      return cli::compare_svg(std::filesystem::path(graph_path).filename().string() + " on " + describe_devices(c) + ", " +
+                                  to_string(c.comm()) + " transfers",
+                              chart, bound);
+    });
+    outputs.commit();
+  }
   const auto slower_than_alone = [&](const compare_row& row) {
     return alone && row.simulated && row.simulated->ok() &&
            row.simulated->schedule.makespan > alone->simulated.schedule.makespan;
@@ -619,7 +637,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gantry 0.1.0");
 
-  std::string graph_path, algorithm = "m-topo", fallback = "none", out, placement_path, format = "table";
+  std::string graph_path, algorithm = "m-topo", fallback = "none", out, placement_path, format = "table", compare_svg_path;
   std::size_t runs = 0;
   double cv = 0;
   std::uint64_t seed = 1;
@@ -672,6 +690,7 @@ int main(int argc, char** argv) {
   sf.add_to(*compare);
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
   compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  compare->add_option("--svg", compare_svg_path, "write a bar chart: one bar per placer's makespan, and the lower bound");
   ef.add_to(*compare);
   inputs.add_to(*compare);
 
@@ -695,7 +714,7 @@ int main(int argc, char** argv) {
     }
     if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, ef, inputs.make());
     if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, format, inputs.make());
-    if (*compare) return run_compare(graph_path, cf, sf, only, format, ef, inputs.make());
+    if (*compare) return run_compare(graph_path, cf, sf, only, format, ef, compare_svg_path, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";
