@@ -125,7 +125,7 @@ template <adapted_graph G>
       std::stable_sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) {
         const auto& x = s.transfers[a];
         const auto& y = s.transfers[b];
-        return std::tie(here(x), peer(x), x.start) < std::tie(here(y), peer(y), y.start);
+        return std::make_tuple(here(x), peer(x), x.start) < std::make_tuple(here(y), peer(y), y.start);
       });
       for (std::size_t first = 0; first < list.size();) {
         const auto& head = s.transfers[list[first]];
