@@ -43,11 +43,13 @@ namespace gantry {
   } cleanup{&stream};
 
   // Inflate straight into `out`, sized first by the last member's ISIZE trailer (the inflated size
-  // modulo 2^32: a hint, never trusted beyond the limit) and doubled when full.
+  // modulo 2^32: a hint, never trusted beyond what deflate can produce, 1032 bytes per input byte,
+  // nor beyond the limit, so a small file with a lying trailer costs little) and doubled when full.
   std::size_t hint = bytes.size() * 4;
   if (bytes.size() >= 18) {
     const auto* tail = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
-    hint = std::max<std::size_t>(hint, tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::size_t{tail[3]} << 24));
+    const std::size_t trailer = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::size_t{tail[3]} << 24);
+    hint = std::max(hint, std::min(trailer, bytes.size() * 1032));
   }
   out.resize(std::min(hint, max_inflated_bytes) + 1);
   std::size_t used = 0;
