@@ -36,4 +36,9 @@ inline void print_target(const char* name, double measured, double limit) {
   std::printf("TARGET %s measured=%.4g limit=%.4g %s\n", name, measured, limit, measured <= limit ? "ok" : "FAIL");
 }
 
+// A throughput target is met when measured >= limit; its name should say so ("..._at_least").
+inline void print_target_at_least(const char* name, double measured, double limit) {
+  std::printf("TARGET %s measured=%.4g limit=%.4g %s\n", name, measured, limit, measured >= limit ? "ok" : "FAIL");
+}
+
 }  // namespace bench

@@ -7,11 +7,11 @@
 #                                      (found at configure time; the build never needs it)
 set -euo pipefail
 
-packages=(g++ cmake make libboost-graph-dev libeigen3-dev libglpk-dev librange-v3-dev doctest-dev
+packages=(g++ cmake make libboost-graph-dev libglpk-dev doctest-dev
           nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev)
 for arg in "$@"; do
   case "$arg" in
-    --tests) packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev) ;;
+    --tests) packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev pkg-config) ;;
     --clp) packages+=(coinor-libclp-dev) ;;
     *) echo "unknown option: $arg (use --tests and/or --clp)" >&2; exit 2 ;;
   esac

@@ -26,4 +26,12 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S tests/install -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$consumer" -j"$jobs" >/dev/null
 "$consumer/consumer"
-echo "install test passed: find_package(gantry) from a separate project"
+"$consumer/consumer_core"
+# Without CMake: the pkg-config file's flags are all a core consumer needs.
+if command -v pkg-config >/dev/null; then
+  flags=$(PKG_CONFIG_PATH="$prefix/share/pkgconfig" pkg-config --cflags gantry)
+  # shellcheck disable=SC2086
+  g++ $flags tests/install/consumer_core.cpp -o "$consumer/consumer_core_pc"
+  "$consumer/consumer_core_pc"
+fi
+echo "install test passed: find_package(gantry) and pkg-config from a separate project"

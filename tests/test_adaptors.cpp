@@ -239,8 +239,34 @@ TEST_CASE("vertex_values and edge_values read Boost property maps in gantry's nu
   }
   const auto names = vertex_values(r.boost_vec, get(&node::name, r.boost_vec));
   for (vertex_id v = 0; v < names.size(); ++v) CHECK(names[v] == r.own[v].name);
-  // Boost vertices are named by index in messages.
-  CHECK(vertex_name(r.boost_vec, 3) == "#3");
+  // Boost vertices are named in messages by their bundled `name`.
+  CHECK(vertex_name(r.boost_vec, 3) == r.own[3].name);
+  CHECK(vertex_name(r.boost_list, 3) == r.own[3].name);
+}
+
+TEST_CASE("a Boost graph with listS vertices and no index map works in iteration order") {
+  static_assert(adapted_graph<list_graph>);
+  const representations r(6);
+  const csr_graph s = snapshot(r.boost_list);
+  REQUIRE(s.vertex_count() == r.own.vertex_count());
+  REQUIRE(s.edge_count() == r.own.edge_count());
+  for (edge_id e = 0; e < s.edge_count(); ++e) {
+    CHECK(s.source(e) == r.own.source(e));
+    CHECK(s.target(e) == r.own.target(e));
+  }
+  const auto compute = vertex_values(r.boost_list, get(&node::compute, r.boost_list));
+  for (vertex_id v = 0; v < compute.size(); ++v) CHECK(compute[v] == r.own[v].compute);
+  // A cycle is reported with the vertices' names.
+  list_graph cyclic;
+  const auto a = add_vertex(node{.name = "attention"}, cyclic);
+  const auto b = add_vertex(node{.name = "softmax"}, cyclic);
+  add_edge(a, b, wire{}, cyclic);
+  add_edge(b, a, wire{}, cyclic);
+  CHECK_THROWS_WITH_AS((void)snapshot_dag(cyclic), doctest::Contains("softmax -> attention"), not_a_dag);
+  // Without names, vertices are numbered.
+  boost::adjacency_list<boost::setS, boost::listS, boost::directedS> plain(3);
+  CHECK(vertex_name(plain, 2) == "#2");
+  CHECK(snapshot(plain).vertex_count() == 3);
 }
 
 TEST_CASE("an adaptor with its own edge ids: the snapshot numbers edges by those ids") {

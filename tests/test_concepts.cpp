@@ -1,6 +1,7 @@
 // Compile-time checks in the LEMON style: minimal archetypes that satisfy exactly one concept each
 // (adapted_graph, cost_model, memory_model, device_set), every algorithm instantiated with them,
 // and types missing one function rejected by the concept and by the algorithms' constraints.
+#include <gantry/bounds/lower_bound.hpp>
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/graph/boost.hpp>
 #include <gantry/graph/snapshot.hpp>
@@ -127,6 +128,10 @@ concept simulate_accepts = requires(const G& g, const M& m, const D& d, std::spa
 };
 template <class G, class M, class D>
 concept validate_accepts = requires(const schedule& s, const G& g, const M& m, const D& d) { validate(s, g, m, d); };
+// The makespan lower bound needs only a cost model.
+template <class G, class M, class D>
+concept bound_accepts = requires(const G& g, const M& m, const D& d) { makespan_lower_bound(g, m, d); };
+
 // Every list scheduler: the policies on one engine.
 template <class G, class M, class D>
 concept list_schedulers_accept = requires(const G& g, const M& m, const D& d) {
@@ -146,6 +151,7 @@ static_assert(single_device_accepts<dag, devices>);
 static_assert(simulate_accepts<dag, both, devices>);
 static_assert(validate_accepts<dag, both, devices>);
 static_assert(list_schedulers_accept<dag, both, devices>);
+static_assert(bound_accepts<dag, cost, devices>);
 
 // ...and refuses a type that is one function short.
 static_assert(!orders_accept<edgeless>);
@@ -163,6 +169,8 @@ static_assert(!validate_accepts<edgeless, both, devices>);
 static_assert(!list_schedulers_accept<dag, cost, devices>);
 static_assert(!list_schedulers_accept<dag, both, devices_without_comm>);
 static_assert(!list_schedulers_accept<edgeless, both, devices>);
+static_assert(!bound_accepts<dag, memory, devices>);
+static_assert(!bound_accepts<dag, cost, devices_without_comm>);
 
 // Instantiate every body, not only the declarations.
 [[maybe_unused]] constexpr auto* kahn = &kahn_order<dag>;
@@ -180,6 +188,7 @@ static_assert(!list_schedulers_accept<edgeless, both, devices>);
 [[maybe_unused]] constexpr auto* heft_body = &heft<dag, both, devices>;
 [[maybe_unused]] constexpr auto* cpop_body = &cpop<dag, both, devices>;
 [[maybe_unused]] constexpr auto* peft_body = &peft<dag, both, devices>;
+[[maybe_unused]] constexpr auto* bound_body = &makespan_lower_bound<dag, cost, devices>;
 
 }  // namespace archetype
 
@@ -195,6 +204,11 @@ TEST_CASE("algorithms run on the archetypes") {
   CHECK(cpd_topo_order(g, archetype::cost{}, d) == std::vector<vertex_id>{0, 1, 2});
   // Every vertex 1 s, every edge 0.5 s: critical path 1 + 0.5 + 1 + 0.5 + 1.
   CHECK(compute_levels(g, archetype::cost{}, d).critical_path == doctest::Approx(4.0));
+  // The bound: the path without transfers, 3 s; the work, 3 s over two devices.
+  const auto bound = makespan_lower_bound(g, archetype::cost{}, d);
+  CHECK(bound.critical_path == doctest::Approx(3.0));
+  CHECK(bound.work == doctest::Approx(1.5));
+  CHECK(bound.value == doctest::Approx(3.0));
   // 6 bytes per vertex, cap 18 / 2 + 6 = 15: two vertices on d0, one on d1.
   const placement p = m_topo(g, archetype::memory{}, d);
   REQUIRE(p.ok());

@@ -122,6 +122,25 @@ TEST_CASE("gzip round-trips empty, small, large and incompressible data") {
   CHECK_THROWS_AS((void)gzip_compress("x", 42), invalid_input);
 }
 
+TEST_CASE("gzip: the inflated-size limit is exact, and the size trailer is only a hint") {
+  const std::string data(100000, 'z');
+  const std::string packed = gzip_compress(data);
+  CHECK(gzip_decompress(packed, "limit.gz", data.size()) == data);
+  CHECK_THROWS_WITH_AS((void)gzip_decompress(packed, "limit.gz", data.size() - 1),
+                       doctest::Contains("limit.gz: the gzip data inflates to more than"), parse_error);
+  // A trailer that claims 4 bytes or 4 GiB: the data still inflates (and the length check fails),
+  // and the claim is not believed beyond what deflate can produce from the input.
+  for (const unsigned char top : {0x00, 0xff}) {
+    std::string lying = packed;
+    lying[lying.size() - 4] = static_cast<char>(top == 0 ? 4 : 0xff);
+    for (std::size_t i = lying.size() - 3; i < lying.size(); ++i) lying[i] = static_cast<char>(top);
+    CHECK_THROWS_WITH_AS((void)gzip_decompress(lying, "isize.gz"), "isize.gz: invalid gzip data: incorrect length check",
+                         parse_error);
+  }
+  // Members of very different sizes: the first member's output outgrows the last one's trailer.
+  CHECK(gzip_decompress(gzip_compress(data) + gzip_compress("end")) == data + "end");
+}
+
 TEST_CASE("corrupt gzip data is a parse_error naming its source") {
   CHECK_THROWS_WITH_AS((void)gzip_decompress("", "empty.gz"),
                        "empty.gz: invalid gzip data: the data ends early (truncated after 0 compressed bytes)", parse_error);

@@ -442,3 +442,114 @@ TEST_CASE("the writer names the vertex whose name is not UTF-8") {
   CHECK_THROWS_WITH_AS((void)graph_to_json(g), doctest::Contains("name of vertex 1 is not valid UTF-8 (byte 0xFF at offset 3"),
                        invalid_input);
 }
+
+// The fast reader and writer against the checked ones (graph_from_json on a parsed tree, and
+// document_text of graph_to_json): the same graph and the same document, on the shipped graphs, on
+// random graphs and on documents that exercise every field, units, nulls, comments and keys the
+// fast path leaves to the checked reader.
+namespace {
+graph_file checked_read(const std::string& text) { return graph_from_json(detail::parse_json_text(text, "t"), "t"); }
+std::string checked_write(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
+  return detail::document_text(graph_to_json(g, metadata), "graph_to_json");
+}
+// The same JSON values and the same layout: lines of the same count, numbers perhaps written with
+// fewer digits (the fast writer takes the shortest that read back exactly; nlohmann's Grisu2
+// sometimes one more).
+bool same_document(const std::string& fast, const std::string& checked) {
+  return nlohmann::json::parse(fast) == nlohmann::json::parse(checked) &&
+         std::count(fast.begin(), fast.end(), '\n') == std::count(checked.begin(), checked.end(), '\n');
+}
+}  // namespace
+
+TEST_CASE("fast graph writing gives the checked writer's document") {
+  const graph g = every_field_graph();
+  CHECK(graph_to_json_text(g) == checked_write(g));
+  const nlohmann::json metadata = {{"model", "m"}, {"sizes", {{"a", 1.5}, {"b", {1, 2}}}}};
+  CHECK(graph_to_json_text(g, metadata) == checked_write(g, metadata));
+  CHECK(graph_to_json_text(graph{}) == checked_write(graph{}));
+  graph numbers;
+  // Every notation nlohmann's writer uses: fixed with ".0", fixed, "0.000...", and exponents.
+  for (const double x : {0.0, 1.0, 2.5, 100.0, 1e15, 1e16, 1.5e17, 1e-4, 1.2345e-5, 1e-300, 1.0 / 3.0, 123456.789,
+                         4.9e-324, 1.7976931348623157e308, 0.1, 0.30000000000000004})
+    numbers.add_vertex(vertex_properties{.name = "v" + std::to_string(numbers.vertex_count()), .compute = x, .flops = x});
+  numbers.add_vertex(vertex_properties{.name = "negative zero flops", .flops = -0.0});
+  CHECK(graph_to_json_text(numbers) == checked_write(numbers));
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    graph r = random_layered_dag({.vertices = 200, .layers = 8, .mean_out_degree = 2.0, .min_compute = 1e-6,
+                                  .max_compute = 1e-1, .min_bytes = 1, .max_bytes = 1 << 30, .seed = seed});
+    r.set_compute(3, "gpu", 1e-7 * static_cast<double>(seed));
+    CHECK(same_document(graph_to_json_text(r), checked_write(r)));
+    require_same_graph(read_graph_json(graph_to_json_text(r)), r);
+  }
+  for (const char* name : {"inception_v3", "resnet50", "gpt2", "gnmt"}) {
+    CAPTURE(name);
+    const auto file = read_graph_file(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/" + name + ".json.gz");
+    CHECK(same_document(graph_to_json_text(file.graph, file.metadata), checked_write(file.graph, file.metadata)));
+  }
+  // Values the file cannot hold still fail with the checked writer's message.
+  graph bad;
+  bad.add_vertex(vertex_properties{.name = "a", .op = "\xff"});
+  CHECK_THROWS_WITH_AS((void)graph_to_json_text(bad), doctest::Contains("UTF-8"), invalid_input);
+}
+
+TEST_CASE("fast graph reading gives the checked reader's graph") {
+  const auto same = [](const std::string& text, bool fast) {
+    CAPTURE(text.substr(0, 200));
+    CHECK(detail::fast_graph_reader(text, 256).read().has_value() == fast);
+    const graph_file checked = checked_read(text);
+    const graph_file read = parse_graph_file(text, "t");
+    require_same_graph(read.graph, checked.graph);
+    CHECK(read.metadata == checked.metadata);
+    for (vertex_id v = 0; v < read.graph.vertex_count(); ++v) CHECK(read.graph.kind_times(v) == checked.graph.kind_times(v));
+  };
+  for (const char* name : {"inception_v3", "resnet50", "gpt2", "gnmt"}) {
+    CAPTURE(name);
+    same(read_text_file(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/" + name + ".json.gz"), true);
+  }
+  same(read_text_file(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/tiny.json"), true);
+  graph plain = every_field_graph();
+  plain[0].name = "input";
+  plain[2].name = "relu1";
+  same(graph_to_json_text(plain, {{"note", "µs and \"quotes\" in metadata are fine"}}), true);
+  // Names with escapes or non-ASCII bytes: read by the checked reader.
+  same(graph_to_json_text(every_field_graph()), false);
+  // Hand-written forms: comments, units, nulls, per-kind times given out of order, unknown keys
+  // (nested), and integers written as whole floats.
+  same(R"(// a comment
+    {"version": 1, "format": "gantry.graph", /* inline */ "extra": {"deep": [1, {"x": null}, true, false, -1.5e3]},
+     "vertices": [
+       {"name": "a", "compute": "1.5ms", "persistent": "2KiB", "output": 1e3, "temporary": 4096.0, "group": null, "op": null},
+       {"name": "b", "compute": {"zpu": 2, "default": 1, "gpu": "3us", "npu": null}, "forward": "a", "flops": 7, "note": "x"},
+       {"name": "c"}
+     ],
+     "edges": [{"from": "a", "to": "b", "bytes": null, "weight": [1]}, {"to": "c", "from": "b", "bytes": "1MiB"}]})",
+       true);
+  same(R"({"format":"gantry.graph","version":1,"metadata":null,"vertices":[],"edges":null})", true);
+  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","name":"b"}]})", false);       // a key twice
+  same(R"({"format":"gantry.graph","version":1,"edges":[],"vertices":[{"name":"a"}]})", false);      // edges first
+  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","bytes":"caf\u00e9"}]})", false);  // an escape
+  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"-0","persistent":-0}]})", false);
+  // Errors are the checked reader's, whichever path met them.
+  for (const std::string bad : {R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","compute":-1}]})",
+                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"},{"name":"a"}]})",
+                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"z"}]})",
+                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}]} trailing)",
+                                R"({"format":"gantry.graph","version":2,"vertices":[]})",
+                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","persistent":18446744073709551616}]})"}) {
+    CAPTURE(bad);
+    CHECK(!detail::fast_graph_reader(bad, 256).read().has_value());
+    std::string checked, read;
+    try {
+      (void)checked_read(bad);
+    } catch (const parse_error& e) {
+      checked = e.what();
+    }
+    try {
+      (void)parse_graph_file(bad, "t");
+    } catch (const parse_error& e) {
+      read = e.what();
+    }
+    CHECK(!read.empty());
+    CHECK(read == checked);
+  }
+}

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -274,9 +275,19 @@ TEST_CASE("Chrome trace: overlapping transfers go to separate threads, so no thr
   for (auto& [key, intervals] : threads) {
     std::sort(intervals.begin(), intervals.end());
     for (std::size_t i = 1; i < intervals.size(); ++i) CHECK(intervals[i].first >= intervals[i - 1].second - 1e-6);
-    send_threads += key.second > (std::uint64_t{1} << 24) && key.second < (std::uint64_t{1} << 25);
+    send_threads += key.second > (std::uint64_t{1} << 44) && key.second < (std::uint64_t{1} << 45);
   }
-  CHECK(send_threads > 3);  // transfers overlapped and were spread out
+  CHECK(send_threads > 6);  // transfers overlapped and were spread out
+  // Transfers are grouped by link: every send thread is named after the device it sends to, and
+  // a device has no more send thread groups than peers.
+  std::map<std::uint64_t, std::set<std::string>> send_groups;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      const std::string name = e["args"]["name"];
+      if (name.starts_with("send to ")) send_groups[e["pid"]].insert(name.substr(0, name.find(" (")));
+    }
+  REQUIRE(send_groups.size() == 3);
+  for (const auto& [pid, groups] : send_groups) CHECK(groups.size() <= 2);
 }
 
 TEST_CASE("SVG Gantt: well-formed, names escaped in tooltips, rows per device and transfers, a time axis") {

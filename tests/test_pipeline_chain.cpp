@@ -119,4 +119,10 @@ TEST_CASE("The SVG shows every operation, wrapped ones in two pieces, with names
   CHECK(svg.find("c&amp;d") != std::string::npos);
   CHECK(svg.find("processor 1") != std::string::npos);
   CHECK(svg.find("1F1B*") != std::string::npos);
+  // A time axis with units, a legend and the stages each row runs.
+  CHECK(svg.find("time within one period") != std::string::npos);
+  CHECK(svg.find(">3.00 s</text>") != std::string::npos);
+  CHECK(svg.find("forward (F)") != std::string::npos);
+  CHECK(svg.find("backward (B)") != std::string::npos);
+  CHECK(svg.find("stage 0 &apos;a&lt;b&apos;") != std::string::npos);
 }

@@ -594,6 +594,21 @@ def device_description(device):
     return f"cpu: {model} ({torch.get_num_threads()} threads)"
 
 
+def command_arguments(arguments):
+    """The command line for the metadata, with the output file by its name only: a graph file must
+    not record where on the exporting machine it was written."""
+    out = []
+    after_output = False
+    for argument in arguments:
+        if after_output:
+            argument = os.path.basename(argument)
+        elif argument.startswith("--output="):
+            argument = "--output=" + os.path.basename(argument[len("--output="):])
+        after_output = argument == "--output"
+        out.append(argument)
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True,
@@ -651,7 +666,7 @@ def main(argv=None):
 
     vertices, edges = build_graph(gm, param_names, buffer_names, recorder, backward_starts,
                                   interpreter.times, args.keep_views)
-    command = "tools/export_torch.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "tools/export_torch.py " + " ".join(command_arguments(argv if argv is not None else sys.argv[1:]))
     document = {
         "format": "gantry.graph",
         "version": 1,

@@ -1,7 +1,9 @@
-// Everything in gantry that needs neither GLPK nor CUDA, in pipeline order:
-// graph -> models -> orders -> placers and pipelines -> schedules -> simulator -> I/O. The LP-based
-// header (pipeline/lp_allocation.hpp, the exact non-contiguous allocation) is included on its own
-// and needs the gantry::lp target.
+// Everything in gantry that does not need GLPK, in pipeline order:
+// graph -> models -> orders -> bounds -> placers and pipelines -> schedules -> simulator -> I/O
+// (link gantry::gantry). gantry/algorithms.hpp is the same without the readers and writers, far
+// cheaper to compile (gantry::core). The LP-based headers (place/exact.hpp, the exact placer;
+// pipeline/lp_allocation.hpp, the exact non-contiguous allocation) are included on their own and
+// need the gantry::lp target.
 #pragma once
 
 #include <gantry/core/random.hpp>
@@ -9,6 +11,8 @@
 
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/graph/boost.hpp>
+#include <gantry/graph/coarsen.hpp>
+#include <gantry/graph/fusion.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/generate/random_dag.hpp>
@@ -17,20 +21,27 @@
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/link_fit.hpp>
 #include <gantry/model/model.hpp>
+#include <gantry/model/topology.hpp>
 
 #include <gantry/order/levels.hpp>
 #include <gantry/order/topological.hpp>
+
+#include <gantry/bounds/lower_bound.hpp>
+
 #include <gantry/fusion/kernighan.hpp>
 
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/celeritas.hpp>
 #include <gantry/place/colocation.hpp>
+#include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/place/order_place.hpp>
+#include <gantry/place/peft.hpp>
+#include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
 
 #include <gantry/pipeline/chain.hpp>

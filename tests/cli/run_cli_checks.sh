@@ -95,6 +95,37 @@ expect 2 "failed.json: /status: the placement failed (out_of_memory" "$gantry" s
 awk '/"order": \[/{print; getline; print "    \"input\""; skip=1; next} skip && /\]/{skip=0} !skip' placement.json >short.json
 expect 2 "short.json: /order: lists 1 of the graph's" "$gantry" simulate -g "$tiny" -p short.json
 
+# compare prints a lower bound and each placer's ratio to it; the exact placer is refused above its
+# vertex limit when asked for by name, and its time limit must be a duration.
+"$gantry" compare -g "$tiny" --devices 2 --algorithms m-etf,exact >compare.txt 2>stderr.txt ||
+  { echo "FAIL: compare with exact:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+for pattern in "lower bound" "vs bound" "m-etf" "exact"; do
+  grep -qF -- "$pattern" compare.txt || { echo "FAIL: compare's output lacks '$pattern':" >&2; cat compare.txt >&2; failures=$((failures + 1)); }
+done
+"$gantry" compare -g "$tiny" --devices 2 --algorithms exact --format json >compare.json 2>stderr.txt ||
+  { echo "FAIL: compare --format json with exact" >&2; failures=$((failures + 1)); }
+grep -qF '"bound_ratio": 1.0' compare.json || { echo "FAIL: the exact row is not at its own bound:" >&2; cat compare.json >&2; failures=$((failures + 1)); }
+"$gantry" compare -g "$tiny" --devices 2 --algorithms m-etf,single-device --svg compare.svg >/dev/null 2>stderr.txt ||
+  { echo "FAIL: compare --svg:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+for pattern in "<svg" "m-etf" "single-device" "lower bound" "stroke-dasharray"; do
+  grep -qF -- "$pattern" compare.svg || { echo "FAIL: compare.svg lacks '$pattern'" >&2; failures=$((failures + 1)); }
+done
+expect 2 "--exact-time-limit: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --exact-time-limit soon
+expect 2 "the exact placer takes at most 30" "$gantry" compare -g "$source_dir/examples/graphs/inception_v3.json.gz" --devices 2 --algorithms exact
+
+# --bandwidth unlimited; simulate --format json, with units and full-precision numbers.
+"$gantry" place -g "$tiny" --devices 2 --bandwidth unlimited -o unlimited.json >/dev/null 2>stderr.txt ||
+  { echo "FAIL: --bandwidth unlimited:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+"$gantry" simulate -g "$tiny" -p placement.json --format json --validate >simulate.json 2>stderr.txt ||
+  { echo "FAIL: simulate --format json:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 - simulate.json <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["units"] == {"time": "seconds", "memory": "bytes"}, d
+assert d["valid"] is True and len(d["devices"]) == 2, d
+assert isinstance(d["makespan"], float) and d["makespan"] > 0, d
+PY
+
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 

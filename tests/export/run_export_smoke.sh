@@ -37,6 +37,9 @@ assert document["format"] == "gantry.graph" and document["version"] == 1, "wrong
 metadata = document["metadata"]
 for key in ("model", "batch_size", "device", "torch_version", "created", "command", "timing"):
     assert key in metadata, "metadata lacks " + key
+# The command names the output file, not where the exporting machine keeps it.
+assert "--output small_cnn.json" in metadata["command"], metadata["command"]
+assert "/" not in metadata["command"].split("--output", 1)[1], metadata["command"]
 vertices = document["vertices"]
 names = {v["name"] for v in vertices}
 assert len(names) == len(vertices), "vertex names are not unique"

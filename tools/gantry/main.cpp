@@ -6,6 +6,7 @@
 // A command's output files appear together, only when it succeeds; SIGINT, SIGTERM and SIGHUP
 // remove the temporary files of writes in progress.
 
+#include "bounds_report.hpp"
 #include "fuse_option.hpp"
 #include "registry.hpp"
 
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -118,7 +120,8 @@ struct cluster_flags {
         ->check(whole_number_in<std::size_t>(1, max_devices));
     app.add_option("--memory,-m", memory, "memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
         ->capture_default_str();
-    app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s")->capture_default_str();
+    app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s, or 'unlimited'")
+        ->capture_default_str();
     app.add_option("--latency", latency, "link latency, e.g. 10us")->capture_default_str();
     app.add_option("--comm", comm, "transfers: parallel (any number at once), sequential (one per device), duplex")
         ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
@@ -136,7 +139,9 @@ struct cluster_flags {
       }
     };
     const byte_count capacity = memory == "unlimited" ? unlimited_memory : option("--memory", parse_bytes, memory);
-    const link_model link{option("--latency", parse_duration, latency), option("--bandwidth", parse_bandwidth, bandwidth)};
+    const link_model link{option("--latency", parse_duration, latency),
+                          bandwidth == "unlimited" ? std::numeric_limits<double>::infinity()
+                                                   : option("--bandwidth", parse_bandwidth, bandwidth)};
     const comm_mode mode = comm == "sequential" ? comm_mode::sequential
                            : comm == "duplex"   ? comm_mode::duplex
                                                 : comm_mode::parallel;
@@ -237,6 +242,23 @@ void print_schedule_summary(const schedule& s, const cluster& c) {
   }
 }
 
+// The same summary as JSON, with every number at full precision; times in seconds, sizes in bytes.
+nlohmann::ordered_json schedule_summary_json(const schedule& s, const cluster& c) {
+  nlohmann::ordered_json out;
+  out["units"] = {{"time", "seconds"}, {"memory", "bytes"}};
+  out["makespan"] = s.makespan;
+  out["bytes_moved"] = s.bytes_moved;
+  out["transfers"] = s.transfers.size();
+  out["devices"] = nlohmann::ordered_json::array();
+  for (device_id d = 0; d < c.device_count(); ++d)
+    out["devices"].push_back({{"name", c[d].name},
+                              {"busy", s.busy[d]},
+                              {"peak_memory", s.peak_memory[d]},
+                              {"capacity", c.capacity(d) == unlimited_memory ? nlohmann::ordered_json(nullptr)
+                                                                             : nlohmann::ordered_json(c.capacity(d))}});
+  return out;
+}
+
 // The fastest single device that can hold the whole run, simulated: the reference every placement
 // should beat. Devices are tried in order (at most 16; one of each kind, speed and capacity) and
 // the first of equal makespans wins.
@@ -266,12 +288,15 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
 
 int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
               const std::string& algorithm, const std::string& fallback, const std::string& out,
-              const output_flags& of, const cli::fuse_flags& ff, const read_limits& limits) {
+              const output_flags& of, const cli::fuse_flags& ff, const cli::exact_flags& ef,
+              const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
   const graph_model model(g, c);
-  const auto* entry = find_placer(algorithm);
+  const auto proof = std::make_shared<cli::exact_proof>();
+  const auto all = cli::tool_placers(algorithm == "exact" ? ef.milliseconds() : 1, proof);
+  const auto* entry = cli::find_tool_placer(all, algorithm);
   if (entry == nullptr) throw invalid_input("unknown algorithm '" + algorithm + "'; `gantry algorithms` lists them");
   const bool show = progress_wanted(g);
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
@@ -309,6 +334,12 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
+  if (algorithm == "exact")
+    std::cout << "proven bound  " << format_seconds(proof->bound)
+              << (proof->optimal ? " (the schedule is optimal)"
+                                 : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
+                                                             : " (the schedule may be longer than the optimum)")
+              << "\n";
   if (!sim.ok()) {
     std::cerr << "gantry place: the placement does not run: " << sim.outcome.message << " (no output files written)\n";
     return exit_failed;
@@ -329,7 +360,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
 
 int run_simulate(const std::string& graph_path, const std::string& placement_path, const cluster_flags& cf,
                  const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed, bool check,
-                 const output_flags& of, const read_limits& limits) {
+                 const output_flags& of, const std::string& format, const read_limits& limits) {
   if ((runs > 0) != (cv > 0))
     throw invalid_input(runs > 0 ? "--runs " + std::to_string(runs) + " needs --cv C > 0 (the spread of the drawn durations)"
                                  : "--cv needs --runs N > 0 (the number of runs with drawn durations)");
@@ -351,11 +382,19 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
   atomic_file_group outputs;
   of.stage(outputs, g, c, p, sim.schedule);
   outputs.commit();
-  print_schedule_summary(sim.schedule, c);
+  const bool json = format == "json";
+  nlohmann::ordered_json document;
+  if (json) document = schedule_summary_json(sim.schedule, c);
+  else print_schedule_summary(sim.schedule, c);
   if (check) {
     const auto report = validate(sim.schedule, g, model, c);
-    std::cout << "validate      " << (report.ok() ? "ok" : report.to_string()) << "\n";
-    if (!report.ok()) return exit_failed;
+    if (json) document["valid"] = report.ok();
+    if (json && !report.ok()) document["violations"] = report.to_string();
+    if (!json) std::cout << "validate      " << (report.ok() ? "ok" : report.to_string()) << "\n";
+    if (!report.ok()) {
+      if (json) std::cout << document.dump(2) << "\n";
+      return exit_failed;
+    }
   }
   if (runs > 0 && cv > 0) {
     options.cv = cv;
@@ -363,13 +402,58 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
     const auto dist = simulate_runs(g, model, c, std::span<const device_id>(p.device), runs, options);
     for (const seconds x : {dist.mean, dist.p50, dist.p95, dist.min, dist.max})
       require_finite(x, graph_path, "a makespan of the runs with drawn durations");
+    if (json) {
+      document["runs"] = {{"count", runs}, {"cv", cv},        {"seed", seed},         {"mean", dist.mean},
+                          {"stddev", dist.stddev}, {"p50", dist.p50}, {"p95", dist.p95}, {"min", dist.min},
+                          {"max", dist.max},      {"out_of_memory", dist.failed}};
+      std::cout << document.dump(2) << "\n";
+      return 0;
+    }
     std::cout << runs << " runs, cv " << cv << ": mean " << format_seconds(dist.mean) << ", p50 "
               << format_seconds(dist.p50) << ", p95 " << format_seconds(dist.p95) << ", min "
               << format_seconds(dist.min) << ", max " << format_seconds(dist.max);
     if (dist.failed > 0) std::cout << ", " << dist.failed << " runs out of memory";
     std::cout << "\n";
   }
+  if (json) std::cout << document.dump(2) << "\n";
   return 0;
+}
+
+// The devices in words, identical ones counted once: "4 devices of 8.00 GiB" or
+// "3 devices: gpu0 and gpu1 (gpu, 16.0 GiB), cpu (default, speed 0.25, unlimited memory)".
+std::string describe_devices(const cluster& c) {
+  const auto same = [&](device_id a, device_id b) {
+    return c[a].kind == c[b].kind && c[a].speed == c[b].speed && c[a].capacity == c[b].capacity;
+  };
+  const auto traits = [&](device_id d, bool with_kind) {
+    std::string text = with_kind ? c[d].kind : std::string();
+    const auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+    if (c[d].speed != 1.0) add("speed " + format_number_for_message(c[d].speed));
+    add(c.capacity(d) == unlimited_memory ? std::string("unlimited memory") : format_bytes(c.capacity(d)));
+    return text;
+  };
+  const std::size_t m = c.device_count();
+  std::string text = std::to_string(m) + (m == 1 ? " device" : " devices");
+  bool uniform = m > 0;
+  for (device_id d = 1; d < m && uniform; ++d) uniform = same(0, d);
+  if (uniform) return text + " of " + traits(0, c[0].kind != "default");
+  text += ":";
+  std::vector<bool> listed(m, false);
+  for (device_id d = 0; d < m; ++d) {
+    if (listed[d]) continue;
+    std::vector<std::string> names;
+    for (device_id e = d; e < m; ++e)
+      if (!listed[e] && same(d, e)) {
+        listed[e] = true;
+        names.push_back(c[e].name);
+      }
+    text += (d == 0 ? " " : "; ");
+    if (names.size() > 3) text += std::to_string(names.size()) + " like " + names.front();
+    else
+      for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    text += " (" + traits(d, true) + ")";
+  }
+  return text;
 }
 
 struct compare_row {
@@ -380,21 +464,29 @@ struct compare_row {
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
                 const std::vector<std::string>& only, const std::string& format, const cli::fuse_flags& ff,
-                const read_limits& limits) {
+                const cli::exact_flags& ef, const std::string& svg_path, const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
   const graph_model model(g, c);
   const bool show = progress_wanted(g);
   std::vector<compare_row> rows;
-  const auto& all = placers();
+  const auto proof = std::make_shared<cli::exact_proof>();
+  const auto all = cli::tool_placers(ef.milliseconds(), proof);
   for (const auto& name : only)
-    if (find_placer(name) == nullptr) throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
+    if (cli::find_tool_placer(all, name) == nullptr)
+      throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
+  const bool exact_too_large = g.vertex_count() > cli::exact_vertex_limit;
+  if (exact_too_large && std::find(only.begin(), only.end(), "exact") != only.end())
+    throw invalid_input("--algorithms exact: the graph has " + std::to_string(g.vertex_count()) +
+                        " vertices; the exact placer takes at most " + std::to_string(cli::exact_vertex_limit));
+  std::optional<cli::exact_proof> exact_ran;
   const auto coarse = ff.reduce(g);
   std::size_t index = 0;
   for (const auto& entry : all) {
     ++index;
     if (!only.empty() && std::find(only.begin(), only.end(), entry.name) == only.end()) continue;
+    if (entry.name == "exact" && exact_too_large) continue;
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
     compare_row row{&entry, {}, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
@@ -402,20 +494,23 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
     if (p.ok()) row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+    if (entry.name == "exact" && p.ok()) exact_ran = *proof;
     progress(show, " done\n");
     rows.push_back(std::move(row));
   }
-  // Speed-ups are over device 0 running the whole graph with unlimited memory, so that they exist
-  // even when one device cannot hold the run.
+  // Speed-ups are over the fastest device running the whole graph with unlimited memory, so that
+  // they exist even when one device cannot hold the run.
   std::optional<seconds> baseline;
+  std::string baseline_device;
   {
     std::vector<device> roomy = c.devices();
     for (auto& d : roomy) d.capacity = unlimited_memory;
     const cluster unlimited(std::move(roomy), c.default_link(), c.comm());
     const graph_model unlimited_model(g, unlimited);
-    const auto p = single_device(g, unlimited);
-    const auto sim = simulate(g, unlimited_model, unlimited, std::span<const device_id>(p.device), sf.make(p.order));
-    if (sim.ok()) baseline = sim.schedule.makespan;
+    if (const auto fastest = best_single_device(g, unlimited_model, unlimited, sf)) {
+      baseline = fastest->simulated.schedule.makespan;
+      baseline_device = c[fastest->device].name;
+    }
   }
   if (baseline) require_finite(*baseline, graph_path, "the baseline's simulated makespan");
   for (const auto& row : rows)
@@ -423,6 +518,24 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
       require_finite(row.simulated->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
   // The fastest device that can hold the whole run within its memory, if any.
   const auto alone = best_single_device(g, model, c, sf);
+  const auto bound = cli::make_compare_bound(g, model, c, exact_ran);
+  if (!svg_path.empty()) {
+    std::vector<cli::chart_row> chart;
+    for (const auto& row : rows) {
+      cli::chart_row bar{row.entry->name, std::nullopt, {}};
+      if (!row.placed.placement.ok()) bar.failure = std::string("failed: ") + to_string(row.placed.placement.outcome.code);
+      else if (!row.simulated->ok()) bar.failure = std::string("does not run: ") + to_string(row.simulated->outcome.code);
+      else bar.makespan = row.simulated->schedule.makespan;
+      chart.push_back(std::move(bar));
+    }
+    atomic_file_group outputs;
+    stage_output(outputs, svg_path, [&] {
+      return cli::compare_svg(std::filesystem::path(graph_path).filename().string() + " on " + describe_devices(c) + ", " +
+                                  to_string(c.comm()) + " transfers",
+                              chart, bound);
+    });
+    outputs.commit();
+  }
   const auto slower_than_alone = [&](const compare_row& row) {
     return alone && row.simulated && row.simulated->ok() &&
            row.simulated->schedule.makespan > alone->simulated.schedule.makespan;
@@ -434,7 +547,16 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     out["edges"] = g.edge_count();
     out["devices"] = c.device_count();
     out["communication"] = to_string(c.comm());
-    out["baseline"] = "device 0 alone with unlimited memory";
+    out["units"] = {{"time", "seconds"}, {"memory", "bytes"}};
+    out["cluster"] = describe_devices(c);
+    out["baseline"] = baseline ? baseline_device + " alone with unlimited memory (the fastest device)"
+                               : std::string("none: no device runs the graph alone");
+    out["lower_bound"] = nlohmann::ordered_json{
+        {"value", bound.value}, {"binding", bound.source}, {"critical_path", bound.simple.critical_path},
+        {"work", bound.simple.work},
+        {"exact", bound.exact ? nlohmann::ordered_json{{"bound", bound.exact->bound}, {"optimal", bound.exact->optimal},
+                                                       {"time_limit_reached", bound.exact->time_limit_reached}}
+                              : nlohmann::ordered_json(nullptr)}};
     out["baseline_makespan"] = baseline ? nlohmann::ordered_json(*baseline) : nlohmann::ordered_json(nullptr);
     out["results"] = nlohmann::ordered_json::array();
     out["single_device"] = alone ? nlohmann::ordered_json{{"device", c[alone->device].name},
@@ -459,6 +581,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
         r["status"] = "ok";
         r["makespan"] = s.makespan;
         r["speedup"] = baseline ? nlohmann::ordered_json(*baseline / s.makespan) : nlohmann::ordered_json(nullptr);
+        r["bound_ratio"] = bound.value > 0 ? nlohmann::ordered_json(s.makespan / bound.value) : nlohmann::ordered_json(nullptr);
         r["slower_than_single_device"] = slower_than_alone(row);
         r["peak_memory"] = s.peak_memory;
         r["bytes_moved"] = s.bytes_moved;
@@ -468,12 +591,12 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << c.device_count() << " devices";
-  if (c.device_count() > 0 && c.capacity(0) != unlimited_memory) std::cout << " of " << format_bytes(c.capacity(0));
-  std::cout << ", " << to_string(c.comm()) << " transfers\n\n";
+  std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << describe_devices(c) << ", "
+            << to_string(c.comm()) << " transfers\n";
+  std::cout << cli::describe_bound(bound) << "\n\n";
   std::cout << std::left << std::setw(20) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
-            << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(14)
-            << "bytes moved" << "  peak memory per device\n";
+            << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(10)
+            << "vs bound" << std::setw(14) << "bytes moved" << "  peak memory per device\n";
   for (const auto& row : rows) {
     const auto& p = row.placed.placement;
     std::cout << std::left << std::setw(20) << row.entry->name << std::right << std::setw(12)
@@ -493,8 +616,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     const auto& s = row.simulated->schedule;
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
-              << (baseline ? fixed(*baseline / s.makespan, 2) + "x" : std::string("-")) << std::setw(14)
-              << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
+              << (baseline ? fixed(*baseline / s.makespan, 2) + "x" : std::string("-")) << std::setw(10)
+              << cli::ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
     for (std::size_t i = 0; i < notes.size(); ++i) std::cout << (i == 0 ? "  (" : ", ") << notes[i];
     std::cout << (notes.empty() ? "" : ")") << "\n";
   }
@@ -506,7 +629,9 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
             << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "") << ")";
   if (alone)
     std::cout << "; " << c[alone->device].name << " alone runs it in " << format_seconds(alone->simulated.schedule.makespan);
-  std::cout << "\nspeed-up is over one device with unlimited memory; peak memory is % of capacity\n";
+  std::cout << "\nspeed-up is over " << (baseline ? baseline_device : std::string("one device"))
+            << " alone with unlimited memory; \"vs bound\" is the replayed makespan over the lower bound (1.000x: optimal)"
+            << "; peak memory is % of capacity\n";
   return 0;
 }
 
@@ -521,7 +646,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gantry 0.1.0");
 
-  std::string graph_path, algorithm = "m-topo", fallback = "none", out, placement_path, format = "table";
+  std::string graph_path, algorithm = "m-topo", fallback = "none", out, placement_path, format = "table", compare_svg_path;
   std::size_t runs = 0;
   double cv = 0;
   std::uint64_t seed = 1;
@@ -532,6 +657,7 @@ int main(int argc, char** argv) {
   output_flags of;
   input_flags inputs;
   cli::fuse_flags ff;
+  cli::exact_flags ef;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
   place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
@@ -546,6 +672,7 @@ int main(int argc, char** argv) {
   sf.add_to(*place);
   ff.add_to(*place);
   of.add_to(*place);
+  ef.add_to(*place);
   inputs.add_to(*place);
 
   auto* sim = app.add_subcommand("simulate", "simulate a placement written by `gantry place`");
@@ -561,6 +688,9 @@ int main(int argc, char** argv) {
       ->check(whole_number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
       ->capture_default_str();
   sim->add_flag("--validate", check, "check the simulated schedule with validate()");
+  sim->add_option("--format", format, "table or json (every number at full precision, times in seconds, sizes in bytes)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   of.add_to(*sim);
   inputs.add_to(*sim);
 
@@ -572,6 +702,8 @@ int main(int argc, char** argv) {
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
   ff.add_to(*compare);
   compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  compare->add_option("--svg", compare_svg_path, "write a bar chart: one bar per placer's makespan, and the lower bound");
+  ef.add_to(*compare);
   inputs.add_to(*compare);
 
   auto* list = app.add_subcommand("algorithms", "list the placers");
@@ -587,14 +719,14 @@ int main(int argc, char** argv) {
   }
   try {
     if (*list) {
-      for (const auto& entry : placers())
+      for (const auto& entry : cli::tool_placers(1, nullptr))
         std::cout << std::left << std::setw(21) << entry.name << entry.description
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
-    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, ff, inputs.make());
-    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, inputs.make());
-    if (*compare) return run_compare(graph_path, cf, sf, only, format, ff, inputs.make());
+    if (*place) return run_place(graph_path, cf, sf, algorithm, fallback, out, of, ff, ef, inputs.make());
+    if (*sim) return run_simulate(graph_path, placement_path, cf, sf, runs, cv, seed, check, of, format, inputs.make());
+    if (*compare) return run_compare(graph_path, cf, sf, only, format, ff, ef, compare_svg_path, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";

@@ -1,9 +1,12 @@
-// Boost.Graph bridge. Any Boost graph that models VertexListGraph + IncidenceGraph and has an
-// interior vertex_index property (adjacency_list<vecS, vecS, ...> has one for free) is an
-// adapted_graph as it is; for other vertex containers (listS, setS) wrap the graph with an index
-// map: gantry::indexed(g, index_map). Property maps become the dense per-vertex and per-edge
-// vectors that gantry's models take via vertex_values() and edge_values(). Messages name Boost
-// vertices by index ("#3").
+// Boost.Graph bridge. Any Boost graph that models VertexListGraph + IncidenceGraph is an
+// adapted_graph as it is. Vertex i is the vertex of index i when vertex descriptors are integers
+// (adjacency_list<vecS, ...>), else the i-th vertex that vertices(g) lists (listS, setS);
+// gantry::indexed(g, index_map) gives any other numbering (an interior vertex_index of a listS
+// graph, say).
+// Edge e is the e-th edge listed by source vertex, then out-edge order. Property maps become the
+// dense per-vertex and per-edge vectors that gantry's models take via vertex_values() and
+// edge_values(), in the same numbering. Messages name a Boost vertex by its bundled property's
+// `name` member when it has one, else by index ("#3").
 #pragma once
 
 #include <gantry/graph/adaptor.hpp>
@@ -12,6 +15,8 @@
 #include <boost/graph/properties.hpp>
 #include <boost/property_map/property_map.hpp>
 
+#include <map>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -38,10 +43,62 @@ concept boost_incidence_graph = boost_graph_members<G> && requires(const G& g, t
   { out_edges(v, g) };
   { target(e, g) };
 };
+// Integer vertex descriptors (vecS, compressed_sparse_row_graph) come with a vertex_index map;
+// asking other graphs for one is a hard error inside Boost, not a substitution failure, so the
+// descriptor's type is checked first.
 template <class G>
-concept boost_indexed_graph = boost_incidence_graph<G> && requires(const G& g) {
-  { get(boost::vertex_index, g) };
+concept boost_indexed_graph = boost_incidence_graph<G> &&
+                              std::is_integral_v<typename boost::graph_traits<G>::vertex_descriptor> &&
+                              requires(const G& g) {
+                                { get(boost::vertex_index, g) };
+                              };
+// A Boost graph without a vertex index (listS or setS vertices): numbered in iteration order.
+template <class G>
+concept boost_unindexed_graph = boost_incidence_graph<G> && !boost_indexed_graph<G>;
+
+// The iteration-order index of every vertex of an unindexed graph, as a property map.
+template <class G>
+class iteration_index {
+ public:
+  using descriptor = typename boost::graph_traits<G>::vertex_descriptor;
+  explicit iteration_index(const G& g) {
+    std::size_t i = 0;
+    for (auto [vi, vend] = vertices(g); vi != vend; ++vi) index_.emplace(*vi, i++);
+  }
+  friend std::size_t get(const iteration_index& map, descriptor v) { return map.index_.at(v); }
+
+ private:
+  std::map<descriptor, std::size_t> index_;
 };
+
+// The i-th vertex in gantry's numbering, for messages (O(i) for unindexed graphs).
+template <class G>
+auto boost_vertex_at(const G& g, std::size_t i) {
+  auto [vi, vend] = vertices(g);
+  if constexpr (boost_indexed_graph<G>) {
+    for (; vi != vend; ++vi)
+      if (static_cast<std::size_t>(get(boost::vertex_index, g, *vi)) == i) return *vi;
+    return *vertices(g).first;
+  } else {
+    for (std::size_t k = 0; k < i && vi != vend; ++k) ++vi;
+    return *vi;
+  }
+}
+
+// A vertex's name for messages: the bundled property's `name`, else "#i". (Asking a graph for a
+// vertex_name property it lacks is a hard error inside Boost, so only bundles are read.)
+template <class G>
+std::string boost_vertex_name(const G& g, std::size_t i) {
+  if (i >= num_vertices(g)) return "#" + std::to_string(i);
+  const auto v = boost_vertex_at(g, i);
+  if constexpr (requires { g[v].name; }) {
+    std::ostringstream out;
+    out << g[v].name;
+    return out.str();
+  } else {
+    return "#" + std::to_string(i);
+  }
+}
 }  // namespace detail
 
 // A Boost graph viewed through an explicit vertex index map (values in [0, num_vertices)).
@@ -72,6 +129,17 @@ struct graph_adaptor<G> {
   static void for_each_edge(const G& g, F&& f) {
     detail::boost_for_each_edge(g, get(boost::vertex_index, g), f);
   }
+  static std::string vertex_name(const G& g, std::size_t v) { return detail::boost_vertex_name(g, v); }
+};
+
+template <detail::boost_unindexed_graph G>
+struct graph_adaptor<G> {
+  static std::size_t vertex_count(const G& g) { return num_vertices(g); }
+  template <class F>
+  static void for_each_edge(const G& g, F&& f) {
+    detail::boost_for_each_edge(g, detail::iteration_index<G>(g), f);
+  }
+  static std::string vertex_name(const G& g, std::size_t v) { return detail::boost_vertex_name(g, v); }
 };
 
 template <class G, class IndexMap>
@@ -93,7 +161,8 @@ template <class G, class IndexMap, class PropertyMap>
 }
 template <class G, class PropertyMap>
 [[nodiscard]] auto vertex_values(const G& g, const PropertyMap& map) {
-  return vertex_values(g, get(boost::vertex_index, g), map);
+  if constexpr (detail::boost_indexed_graph<G>) return vertex_values(g, get(boost::vertex_index, g), map);
+  else return vertex_values(g, detail::iteration_index<G>(g), map);
 }
 
 // Reads an edge property map into a vector indexed by gantry's edge id (the order in which the

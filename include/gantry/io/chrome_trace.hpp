@@ -1,8 +1,9 @@
 // A schedule as Chrome trace event JSON, viewable in Perfetto (ui.perfetto.dev) and
-// chrome://tracing: one process per device, with a "compute" thread and "send" and "receive"
-// threads for its transfers; each vertex and transfer is an "X" (complete) event, times in
-// microseconds. Overlapping events (parallel transfers) are spread over extra numbered threads,
-// since a viewer draws one thread's events as a stack and partial overlaps would be misdrawn.
+// chrome://tracing: one process per device, with a "compute" thread and, per link, a "send to X"
+// thread on the sender and a "receive from Y" thread on the receiver; each vertex and transfer is
+// an "X" (complete) event, times in microseconds. Overlapping events (parallel transfers on one
+// link) are spread over extra numbered threads of that link, since a viewer draws one thread's
+// events as a stack and partial overlaps would be misdrawn.
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -19,6 +20,7 @@
 #include <functional>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -53,10 +55,11 @@ inline std::vector<std::uint32_t> assign_lanes(const std::vector<std::pair<doubl
   return lane;
 }
 
-// Thread ids within a device's process: compute lanes from 1, send lanes from 2^24 + 1, receive
-// lanes from 2^25 + 1.
-inline std::uint64_t trace_thread(int kind, std::uint32_t lane) {
-  return 1 + (static_cast<std::uint64_t>(kind) << 24) + lane;
+// Thread ids within a device's process: compute lanes from 1; the lanes of the link to or from
+// device `peer` from 2^44 + peer·2^20 + 1 (sends) and 2^45 + peer·2^20 + 1 (receives). Ids stay
+// below 2^53, so JSON readers hold them exactly.
+inline std::uint64_t trace_thread(int kind, std::uint32_t lane, std::uint64_t peer = 0) {
+  return 1 + (static_cast<std::uint64_t>(kind) << 44) + (peer << 20) + lane;
 }
 
 }  // namespace detail
@@ -112,35 +115,47 @@ template <adapted_graph G>
   }
 
   if (options.transfers && !s.transfers.empty()) {
-    // kind 1: on the sender's "send" threads; kind 2: on the receiver's "receive" threads.
+    // kind 1: on the sender's "send to <peer>" threads; kind 2: on the receiver's "receive from
+    // <peer>" threads. One group of threads per link, so a device shows one track per peer.
     for (int kind = 1; kind <= 2; ++kind) {
-      std::vector<std::vector<std::uint32_t>> by_device(m);
-      for (std::uint32_t i = 0; i < s.transfers.size(); ++i)
-        by_device[kind == 1 ? s.transfers[i].from : s.transfers[i].to].push_back(i);
-      for (device_id d = 0; d < m; ++d) {
-        auto& list = by_device[d];
-        if (list.empty()) continue;
-        std::stable_sort(list.begin(), list.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return s.transfers[a].start < s.transfers[b].start; });
+      std::vector<std::uint32_t> list(s.transfers.size());
+      for (std::uint32_t i = 0; i < list.size(); ++i) list[i] = i;
+      const auto here = [&](const transfer& t) { return kind == 1 ? t.from : t.to; };
+      const auto peer = [&](const transfer& t) { return kind == 1 ? t.to : t.from; };
+      std::stable_sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const auto& x = s.transfers[a];
+        const auto& y = s.transfers[b];
+        return std::make_tuple(here(x), peer(x), x.start) < std::make_tuple(here(y), peer(y), y.start);
+      });
+      for (std::size_t first = 0; first < list.size();) {
+        const auto& head = s.transfers[list[first]];
+        const device_id d = here(head), other_device = peer(head);
+        std::size_t last = first;
+        while (last < list.size() && here(s.transfers[list[last]]) == d && peer(s.transfers[list[last]]) == other_device)
+          ++last;
         intervals.clear();
-        for (const auto i : list) intervals.emplace_back(s.transfers[i].start, s.transfers[i].finish);
+        for (std::size_t k = first; k < last; ++k) intervals.emplace_back(s.transfers[list[k]].start, s.transfers[list[k]].finish);
         const auto lanes = detail::assign_lanes(intervals);
         std::uint32_t lane_count = 0;
-        for (std::size_t k = 0; k < list.size(); ++k) {
+        const std::string other = device_name(other_device);
+        for (std::size_t k = first; k < last; ++k) {
           const auto& t = s.transfers[list[k]];
-          lane_count = std::max(lane_count, lanes[k] + 1);
-          const std::string other = device_name(kind == 1 ? t.to : t.from);
+          const std::uint32_t lane = lanes[k - first];
+          lane_count = std::max(lane_count, lane + 1);
           nlohmann::json args = {{"tensor", vertex_name(g, t.tensor)}, {"bytes", t.bytes}, {"from", device_name(t.from)},
                                  {"to", device_name(t.to)}, {"start_s", t.start}, {"finish_s", t.finish}};
           if (t.edge != no_edge) args["edge"] = t.edge;
           events.push_back({{"ph", "X"}, {"cat", kind == 1 ? "send" : "receive"},
                             {"name", vertex_name(g, t.tensor) + (kind == 1 ? " to " : " from ") + other},
-                            {"pid", pid(d)}, {"tid", detail::trace_thread(kind, lanes[k])}, {"ts", micro(t.start)},
-                            {"dur", micro(std::max(0.0, t.finish - t.start))}, {"args", std::move(args)}});
+                            {"pid", pid(d)}, {"tid", detail::trace_thread(kind, lane, other_device)},
+                            {"ts", micro(t.start)}, {"dur", micro(std::max(0.0, t.finish - t.start))},
+                            {"args", std::move(args)}});
         }
-        const std::string base = kind == 1 ? "send" : "receive";
+        const std::string base = (kind == 1 ? "send to " : "receive from ") + other;
         for (std::uint32_t lane = 0; lane < lane_count; ++lane)
-          thread_name(d, detail::trace_thread(kind, lane), lane == 0 ? base : base + " " + std::to_string(lane + 1));
+          thread_name(d, detail::trace_thread(kind, lane, other_device),
+                      lane == 0 ? base : base + " (" + std::to_string(lane + 1) + ")");
+        first = last;
       }
     }
   }

@@ -42,9 +42,19 @@ namespace gantry {
     ~end_stream() { inflateEnd(s); }
   } cleanup{&stream};
 
-  constexpr std::size_t max_chunk = std::size_t{1} << 30;  // avail_in is 32 bits
+  // Inflate straight into `out`, sized first by the last member's ISIZE trailer (the inflated size
+  // modulo 2^32: a hint, never trusted beyond what deflate can produce, 1032 bytes per input byte,
+  // nor beyond the limit, so a small file with a lying trailer costs little) and doubled when full.
+  std::size_t hint = bytes.size() * 4;
+  if (bytes.size() >= 18) {
+    const auto* tail = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
+    const std::size_t trailer = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::size_t{tail[3]} << 24);
+    hint = std::max(hint, std::min(trailer, bytes.size() * 1032));
+  }
+  out.resize(std::min(hint, max_inflated_bytes) + 1);
+  std::size_t used = 0;
+  constexpr std::size_t max_chunk = std::size_t{1} << 30;  // avail_in and avail_out are 32 bits
   std::size_t consumed = 0;
-  char buffer[1 << 16];
   bool finished = false;
   while (true) {
     if (stream.avail_in == 0 && consumed < bytes.size()) {
@@ -53,16 +63,25 @@ namespace gantry {
       stream.avail_in = static_cast<uInt>(chunk);
       consumed += chunk;
     }
-    stream.next_out = reinterpret_cast<Bytef*>(buffer);
-    stream.avail_out = sizeof buffer;
+    if (used == out.size()) {
+      if (used > max_inflated_bytes)
+        throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
+                          format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
+                          " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
+                          "(--max-inflated-size in the gantry tool) if the file is genuine");
+      // One byte beyond the limit tells a file of exactly the limit from a larger one.
+      out.resize(std::min(out.size() * 2, max_inflated_bytes + 1));
+    }
+    const std::size_t room = std::min(max_chunk, out.size() - used);
+    stream.next_out = reinterpret_cast<Bytef*>(out.data() + used);
+    stream.avail_out = static_cast<uInt>(room);
     const int result = inflate(&stream, Z_NO_FLUSH);
-    const std::size_t produced = sizeof buffer - stream.avail_out;
-    if (produced > max_inflated_bytes - out.size())
+    used += room - stream.avail_out;
+    if (used > max_inflated_bytes)
       throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
                         format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
                         " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
                         "(--max-inflated-size in the gantry tool) if the file is genuine");
-    out.append(buffer, produced);
     if (result == Z_STREAM_END) {
       const std::size_t remaining = stream.avail_in + (bytes.size() - consumed);
       const std::string_view rest = bytes.substr(bytes.size() - remaining);
@@ -73,10 +92,11 @@ namespace gantry {
       if (inflateReset(&stream) != Z_OK) return fail("zlib could not be reset for the next member");
       continue;
     }
-    if (result == Z_BUF_ERROR && stream.avail_in == 0 && consumed == bytes.size()) break;
+    if (result == Z_BUF_ERROR && stream.avail_in == 0 && consumed == bytes.size() && stream.avail_out > 0) break;
     if (result != Z_OK && result != Z_BUF_ERROR)
       return fail(stream.msg != nullptr ? std::string(stream.msg) : "inflate failed (code " + std::to_string(result) + ")");
   }
+  out.resize(used);
   if (!finished)
     return fail("the data ends early (truncated after " + std::to_string(bytes.size()) + " compressed bytes)");
   return out;

@@ -9,11 +9,15 @@
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/io/gzip.hpp>
+#include <gantry/io/json_scan.hpp>
 #include <gantry/io/json_support.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,6 +62,230 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
   });
   return found;
 }
+
+// The fast path of parse_graph_file(): one pass over the text, no JSON tree. It reads documents
+// whose names, groups, ops and keys are plain ASCII without escapes, with each key at most once
+// per object and "vertices" before "edges"; for anything else, valid or not, it returns nothing
+// and the checked reader (graph_from_json) reads the document and names any problem. On the
+// documents it reads, the result equals the checked reader's.
+class fast_graph_reader {
+ public:
+  fast_graph_reader(std::string_view text, std::size_t max_nesting) : in_(text, max_nesting) {}
+
+  [[nodiscard]] std::optional<graph_file> read() {
+    graph_file file;
+    // Room for every vertex and edge at once, so that the arrays are not grown and copied while
+    // reading: each is an object, so the count of '{' bounds both (pages never written cost nothing).
+    const auto objects = static_cast<std::size_t>(std::count(in_.text().begin(), in_.text().end(), '{'));
+    file.graph.reserve(objects, objects);
+    by_name_.reserve(objects / 2);
+    if (!document(file)) return std::nullopt;
+    return file;
+  }
+
+ private:
+  bool document(graph_file& file) {
+    if (!in_.take('{')) return false;
+    bool format = false, version = false, metadata = false, vertices = false, edges = false;
+    if (in_.next() == '}') return false;  // the header is missing: the checked reader says so
+    do {
+      std::string_view key;
+      if (!in_.plain_string(key) || !in_.take(':')) return false;
+      if (key == "format") {
+        std::string_view value;
+        if (format || !in_.plain_string(value) || value != graph_format_name) return false;
+        format = true;
+      } else if (key == "version") {
+        std::string_view token;
+        bool integral = false;
+        if (version || !in_.number(token, integral) || token != "1") return false;
+        version = true;
+      } else if (key == "metadata") {
+        if (metadata) return false;
+        metadata = true;
+        if (in_.null()) continue;
+        if (in_.next() != '{') return false;
+        const std::size_t begin = in_.position();
+        if (!in_.skip(/*loose=*/true, 1)) return false;
+        try {
+          file.metadata = nlohmann::json::parse(in_.text().substr(begin, in_.position() - begin), nullptr, true, true);
+        } catch (const nlohmann::json::exception&) {
+          return false;
+        }
+      } else if (key == "vertices") {
+        if (vertices || !vertex_list(file.graph)) return false;
+        vertices = true;
+      } else if (key == "edges") {
+        if (edges || !vertices) return false;
+        edges = true;
+        if (!in_.null() && !edge_list(file.graph)) return false;
+      } else if (!in_.skip(false, 1)) {
+        return false;
+      }
+    } while (in_.take(','));
+    if (!in_.take('}') || !in_.at_end() || !format || !version || !vertices) return false;
+    graph& g = file.graph;
+    for (const auto& [backward, name] : forwards_) {
+      const auto it = by_name_.find(name);
+      if (it == by_name_.end() || it->second == backward) return false;
+      g.set_forward(backward, it->second);
+    }
+    return !find_byte_overflow(g) && snapshot(g).find_cycle().empty();
+  }
+
+  // A time: a number of seconds >= 0 or a duration string.
+  bool time(seconds& out) {
+    if (in_.next() == '"') {
+      std::string_view text;
+      if (!in_.plain_string(text)) return false;
+      try {
+        out = parse_duration(text);
+      } catch (const invalid_input&) {
+        return false;
+      }
+      return true;
+    }
+    return in_.real(out) && out >= 0;
+  }
+  bool bytes(byte_count& out) {
+    if (in_.next() == '"') {
+      std::string_view text;
+      if (!in_.plain_string(text)) return false;
+      try {
+        out = parse_bytes(text);
+      } catch (const invalid_input&) {
+        return false;
+      }
+      return true;
+    }
+    return in_.whole(out);
+  }
+  bool text(std::string& out) {
+    std::string_view value;
+    if (!in_.plain_string(value)) return false;
+    out.assign(value);
+    return true;
+  }
+
+  bool vertex_list(graph& g) {
+    if (!in_.take('[')) return false;
+    if (in_.take(']')) return true;
+    std::vector<std::pair<std::string_view, seconds>> kinds;
+    do {
+      if (!in_.take('{')) return false;
+      vertex_properties p;
+      std::string_view name;
+      kinds.clear();
+      unsigned seen = 0;
+      if (in_.next() != '}') {
+        do {
+          std::string_view key;
+          if (!in_.plain_string(key) || !in_.take(':')) return false;
+          static constexpr std::string_view keys[] = {"name",  "compute", "persistent", "output", "temporary",
+                                                      "group", "op",      "flops",      "forward"};
+          const auto index = static_cast<unsigned>(std::find(std::begin(keys), std::end(keys), key) - std::begin(keys));
+          if (index == std::size(keys)) {
+            if (!in_.skip(false, 3)) return false;
+            continue;
+          }
+          if ((seen >> index) & 1u) return false;  // a key twice: the checked reader decides
+          seen |= 1u << index;
+          if (in_.null()) continue;  // a null counts as absent
+          bool ok = true;
+          switch (index) {
+            case 0: ok = in_.plain_string(name) && !name.empty(); break;
+            case 1: ok = in_.next() == '{' ? compute_object(p, kinds) : time(p.compute); break;
+            case 2: ok = bytes(p.persistent); break;
+            case 3: ok = bytes(p.output); break;
+            case 4: ok = bytes(p.temporary); break;
+            case 5: ok = text(p.group); break;
+            case 6: ok = text(p.op); break;
+            case 7: ok = in_.real(p.flops) && p.flops >= 0; break;
+            default: {
+              std::string_view forward;
+              ok = in_.plain_string(forward) && !forward.empty();
+              if (ok) forwards_.emplace_back(static_cast<vertex_id>(g.vertex_count()), forward);
+            }
+          }
+          if (!ok) return false;
+        } while (in_.take(','));
+      }
+      if (!in_.take('}') || name.empty()) return false;
+      const auto v = static_cast<vertex_id>(g.vertex_count());
+      if (!by_name_.try_emplace(name, v).second) return false;
+      p.name.assign(name);
+      g.add_vertex(std::move(p));
+      // The checked reader sets kinds in the order of its object's keys: sorted.
+      std::sort(kinds.begin(), kinds.end());
+      for (const auto& [kind, t] : kinds) g.set_compute(v, kind, t);
+    } while (in_.take(','));
+    return in_.take(']');
+  }
+
+  bool compute_object(vertex_properties& p, std::vector<std::pair<std::string_view, seconds>>& kinds) {
+    if (!in_.take('{') || in_.next() == '}') return false;
+    bool has_default = false;
+    do {
+      std::string_view kind;
+      if (!in_.plain_string(kind) || !in_.take(':')) return false;
+      for (const auto& [other, t] : kinds)
+        if (other == kind) return false;
+      if (kind == "default" && has_default) return false;
+      if (in_.null()) {
+        if (kind == "default") return false;
+        continue;
+      }
+      seconds t = 0;
+      if (!time(t)) return false;
+      if (kind == "default") {
+        has_default = true;
+        p.compute = t;
+      } else {
+        kinds.emplace_back(kind, t);
+      }
+    } while (in_.take(','));
+    return in_.take('}') && has_default;
+  }
+
+  bool edge_list(graph& g) {
+    if (!in_.take('[')) return false;
+    if (in_.take(']')) return true;
+    do {
+      if (!in_.take('{')) return false;
+      vertex_id ends[2] = {no_vertex, no_vertex};
+      byte_count size = 0;
+      bool has_bytes = false, null_bytes = false;
+      if (in_.next() != '}') {
+        do {
+          std::string_view key;
+          if (!in_.plain_string(key) || !in_.take(':')) return false;
+          if (key == "from" || key == "to") {
+            vertex_id& end = ends[key == "to"];
+            std::string_view name;
+            if (end != no_vertex || !in_.plain_string(name)) return false;
+            const auto it = by_name_.find(name);
+            if (it == by_name_.end()) return false;
+            end = it->second;
+          } else if (key == "bytes") {
+            if (has_bytes || null_bytes) return false;
+            if (in_.null()) null_bytes = true;
+            else if (!bytes(size)) return false;
+            else has_bytes = true;
+          } else if (!in_.skip(false, 3)) {
+            return false;
+          }
+        } while (in_.take(','));
+      }
+      if (!in_.take('}') || ends[0] == no_vertex || ends[1] == no_vertex) return false;
+      g.add_edge(ends[0], ends[1], size);
+    } while (in_.take(','));
+    return in_.take(']');
+  }
+
+  json_scan in_;
+  std::unordered_map<std::string_view, vertex_id> by_name_;
+  std::vector<std::pair<vertex_id, std::string_view>> forwards_;
+};
 
 }  // namespace detail
 
@@ -151,8 +379,15 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
 }
 
 // Parses "gantry.graph" JSON text. `source_name` (a file name) prefixes every message.
+// Well-formed documents take a fast path without a JSON tree; anything it does not read goes
+// through the checked reader, so every error message is the same either way.
 [[nodiscard]] inline graph_file parse_graph_file(std::string_view text, std::string_view source_name = "<string>",
                                                 const read_limits& limits = {}) {
+  try {
+    if (auto fast = detail::fast_graph_reader(text, limits.max_nesting).read()) return std::move(*fast);
+  } catch (const invalid_input&) {
+    // A value the graph refuses: the checked reader names it.
+  }
   return graph_from_json(detail::parse_json_text(text, source_name, limits.max_nesting), source_name);
 }
 
@@ -172,10 +407,10 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
   return read_graph_file(path, limits).graph;
 }
 
-// The "gantry.graph" document of g. Vertex names must be non-empty, unique and valid UTF-8 (the
-// file refers to vertices by name); throws invalid_input otherwise. Fields with default values
-// (zero bytes, no group) are left out; compute and edge bytes are always written.
-[[nodiscard]] inline nlohmann::ordered_json graph_to_json(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
+namespace detail {
+// What a graph file needs of g before it is written: vertex names non-empty, unique and valid
+// UTF-8 (the file refers to vertices by name), metadata an object. Throws invalid_input.
+inline void check_graph_for_writing(const graph& g, const nlohmann::json& metadata) {
   if (!metadata.is_object() && !metadata.is_null())
     throw invalid_input("graph_to_json: metadata must be a JSON object, got " + detail::describe_json(metadata));
   std::unordered_map<std::string_view, vertex_id> seen;
@@ -191,6 +426,97 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
       throw invalid_input("graph_to_json: vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
                           " are both named '" + name + "' (names in a graph file must be unique)");
   }
+}
+
+// JSON text of a string as nlohmann's dump writes it (escapes for quote, backslash and control
+// characters, other bytes as they are); the caller has checked that it is valid UTF-8.
+inline void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[(c >> 4) & 0xf];
+          out += hex[c & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+// A finite double in the notation of nlohmann's dump: fixed for decimal exponents from -4 to 15
+// ("0.0", "2.0", "0.0012"), else "1.5e-07"; with the shortest digits that read back exactly
+// (nlohmann's Grisu2 occasionally writes one digit more).
+inline void append_json_number(std::string& out, double x) {
+  char digits[32];
+  if (std::signbit(x)) {
+    out += '-';
+    x = -x;
+  }
+  if (x == 0) {
+    out += "0.0";
+    return;
+  }
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, x, std::chars_format::scientific);
+  (void)error;
+  const std::string_view text(digits, static_cast<std::size_t>(end - digits));
+  const std::size_t e_at = text.find('e');
+  std::string mantissa;
+  mantissa += text[0];
+  if (e_at > 1) mantissa.append(text.substr(2, e_at - 2));
+  int exponent = 0;
+  std::from_chars(text.data() + e_at + 1 + (text[e_at + 1] == '+' ? 1 : 0), text.data() + text.size(), exponent);
+  const int k = static_cast<int>(mantissa.size()), n = exponent + 1;
+  if (k <= n && n <= 15) {
+    out += mantissa;
+    out.append(static_cast<std::size_t>(n - k), '0');
+    out += ".0";
+  } else if (0 < n && n <= 15) {
+    out.append(mantissa, 0, static_cast<std::size_t>(n));
+    out += '.';
+    out.append(mantissa, static_cast<std::size_t>(n));
+  } else if (-4 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += mantissa;
+  } else {
+    out += mantissa[0];
+    if (k > 1) {
+      out += '.';
+      out.append(mantissa, 1);
+    }
+    const int e = n - 1;
+    out += e < 0 ? "e-" : "e+";
+    const int magnitude = e < 0 ? -e : e;
+    if (magnitude < 10) out += '0';
+    out += std::to_string(magnitude);
+  }
+}
+
+inline void append_json_unsigned(std::string& out, std::uint64_t x) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, x);
+  (void)error;
+  out.append(digits, end);
+}
+}  // namespace detail
+
+// The "gantry.graph" document of g. Vertex names must be non-empty, unique and valid UTF-8 (the
+// file refers to vertices by name); throws invalid_input otherwise. Fields with default values
+// (zero bytes, no group) are left out; compute and edge bytes are always written.
+[[nodiscard]] inline nlohmann::ordered_json graph_to_json(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
+  detail::check_graph_for_writing(g, metadata);
 
   nlohmann::ordered_json document;
   document["format"] = graph_format_name;
@@ -223,9 +549,85 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
   return document;
 }
 
-// The "gantry.graph" JSON text of g, one vertex and one edge per line.
+// The "gantry.graph" JSON text of g, one vertex and one edge per line: the document and layout of
+// detail::document_text(graph_to_json(g)), written directly instead of through a JSON tree.
 [[nodiscard]] inline std::string graph_to_json_text(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
-  return detail::document_text(graph_to_json(g, metadata), "graph_to_json");
+  detail::check_graph_for_writing(g, metadata);
+  for (vertex_id v = 0; v < g.vertex_count(); ++v)
+    if (!detail::utf8_problem(g[v].group).empty() || !detail::utf8_problem(g[v].op).empty() ||
+        !std::isfinite(g[v].flops))
+      return detail::document_text(graph_to_json(g, metadata), "graph_to_json");  // throws, naming the value
+  std::string out;
+  out.reserve(64 + 120 * g.vertex_count() + 80 * g.edge_count());
+  out += "{\n  \"format\": \"gantry.graph\",\n  \"version\": 1,\n  \"metadata\": ";
+  out += detail::dump_json(metadata.is_null() ? nlohmann::ordered_json::object() : nlohmann::ordered_json(metadata),
+                           "graph_to_json");
+  out += ",\n  \"vertices\": ";
+  out += g.vertex_count() == 0 ? "[]" : "[\n    ";
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+    const auto& p = g[v];
+    if (v > 0) out += ",\n    ";
+    out += "{\"name\":";
+    detail::append_json_string(out, p.name);
+    out += ",\"compute\":";
+    const auto kinds = g.kind_count() == 0 ? decltype(g.kind_times(v)){} : g.kind_times(v);
+    if (kinds.empty()) {
+      detail::append_json_number(out, p.compute);
+    } else {
+      out += "{\"default\":";
+      detail::append_json_number(out, p.compute);
+      for (const auto& [kind, time] : kinds) {
+        if (!detail::utf8_problem(kind).empty())
+          return detail::document_text(graph_to_json(g, metadata), "graph_to_json");  // throws, naming the kind
+        out += ',';
+        detail::append_json_string(out, kind);
+        out += ':';
+        detail::append_json_number(out, time);
+      }
+      out += '}';
+    }
+    const auto field = [&](const char* key, byte_count x) {
+      if (x == 0) return;
+      out += key;
+      detail::append_json_unsigned(out, x);
+    };
+    field(",\"persistent\":", p.persistent);
+    field(",\"output\":", p.output);
+    field(",\"temporary\":", p.temporary);
+    if (!p.group.empty()) {
+      out += ",\"group\":";
+      detail::append_json_string(out, p.group);
+    }
+    if (const vertex_id f = g.forward_of(v); f != no_vertex) {
+      out += ",\"forward\":";
+      detail::append_json_string(out, g[f].name);
+    }
+    if (!p.op.empty()) {
+      out += ",\"op\":";
+      detail::append_json_string(out, p.op);
+    }
+    if (p.flops != 0) {
+      out += ",\"flops\":";
+      detail::append_json_number(out, p.flops);
+    }
+    out += '}';
+  }
+  if (g.vertex_count() > 0) out += "\n  ]";
+  out += ",\n  \"edges\": ";
+  out += g.edge_count() == 0 ? "[]" : "[\n    ";
+  for (edge_id e = 0; e < g.edge_count(); ++e) {
+    if (e > 0) out += ",\n    ";
+    out += "{\"from\":";
+    detail::append_json_string(out, g[g.source(e)].name);
+    out += ",\"to\":";
+    detail::append_json_string(out, g[g.target(e)].name);
+    out += ",\"bytes\":";
+    detail::append_json_unsigned(out, g.bytes(e));
+    out += '}';
+  }
+  if (g.edge_count() > 0) out += "\n  ]";
+  out += "\n}\n";
+  return out;
 }
 
 // Writes g to `path` atomically, gzip-compressed when the path ends in ".gz".

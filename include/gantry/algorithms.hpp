@@ -1,0 +1,60 @@
+// Every algorithm, without the readers and writers: graphs, models, orders, placers, pipelines,
+// schedules, the simulator and validate(). Needs only C++20 (link gantry::core); costs a fraction
+// of gantry/gantry.hpp to compile. Add gantry/io/io.hpp for files (gantry::io),
+// gantry/graph/boost.hpp to adapt Boost graphs, gantry/model/link_fit.hpp to fit links, and the
+// GLPK headers (place/exact.hpp, pipeline/lp_allocation.hpp; gantry::lp) as needed.
+#pragma once
+
+#include <gantry/core/random.hpp>
+#include <gantry/core/types.hpp>
+
+#include <gantry/graph/adaptor.hpp>
+#include <gantry/graph/coarsen.hpp>
+#include <gantry/graph/fusion.hpp>
+#include <gantry/graph/graph.hpp>
+#include <gantry/graph/snapshot.hpp>
+#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/doppler.hpp>
+
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/model/topology.hpp>
+
+#include <gantry/order/levels.hpp>
+#include <gantry/order/topological.hpp>
+
+#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/fusion/kernighan.hpp>
+
+#include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/celeritas.hpp>
+#include <gantry/place/colocation.hpp>
+#include <gantry/place/cpop.hpp>
+#include <gantry/place/critical_path.hpp>
+#include <gantry/place/etf.hpp>
+#include <gantry/place/heft.hpp>
+#include <gantry/place/list_scheduler.hpp>
+#include <gantry/place/m_topo.hpp>
+#include <gantry/place/order_place.hpp>
+#include <gantry/place/peft.hpp>
+#include <gantry/place/placers.hpp>
+#include <gantry/place/single_device.hpp>
+
+#include <gantry/pipeline/chain.hpp>
+#include <gantry/pipeline/gpipe.hpp>
+#include <gantry/pipeline/k_periodic.hpp>
+#include <gantry/pipeline/non_contiguous.hpp>
+#include <gantry/pipeline/one_f_one_b.hpp>
+#include <gantry/pipeline/one_f_one_b_star.hpp>
+#include <gantry/pipeline/partition.hpp>
+#include <gantry/pipeline/pattern.hpp>
+#include <gantry/pipeline/plan.hpp>
+#include <gantry/pipeline/svg.hpp>
+#include <gantry/pipeline/unroll.hpp>
+
+#include <gantry/schedule/memory_profile.hpp>
+#include <gantry/schedule/memory_timeline.hpp>
+#include <gantry/schedule/schedule.hpp>
+#include <gantry/schedule/validate.hpp>
+
+#include <gantry/sim/simulator.hpp>
