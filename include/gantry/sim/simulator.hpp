@@ -2,8 +2,10 @@
 // §4.2's execution simulator; DOPPLER §2-3, Algorithm 1). Devices run one vertex at a time; a
 // tensor (a producer's edges of equal bytes) moves over a link once its producer is done and a
 // channel is free, and is cached on the receiving device; memory is allocated and freed as the run
-// goes (rules in schedule/schedule.hpp) and running out is an answer naming device, time and vertex. Durations may be drawn around the
-// model's values (seeded lognormal) to turn a makespan into a distribution.
+// goes (rules in schedule/schedule.hpp); a start that does not fit waits for memory while others go
+// ahead, and running out (nothing can go on) is an outcome naming device, time, vertex and bytes.
+// Resources transfers share come from the cluster's topology (model/topology.hpp). Durations may be
+// drawn around the model's values (seeded lognormal) to turn a makespan into a distribution.
 // O((n + e) log n + t log t) for t transfers in parallel mode.
 #pragma once
 
