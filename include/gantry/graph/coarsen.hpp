@@ -18,6 +18,7 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
+#include <gantry/order/topological.hpp>
 #include <gantry/schedule/schedule.hpp>
 
 #include <algorithm>
@@ -35,8 +36,8 @@ namespace gantry {
 struct coarsening {
   graph coarse;                     // one vertex per cluster, numbered 0..k-1
   std::vector<vertex_id> coarse_of; // per original vertex: its coarse vertex
-  // Per coarse vertex, its members in the original graph's topological order (Kahn's, smallest
-  // id first), so expanding a coarse order gives a topological order of the original.
+  // Per coarse vertex, its members in the original graph's topological order (Kahn's), so
+  // expanding a coarse order gives a topological order of the original.
   std::vector<std::vector<vertex_id>> members;
 };
 
@@ -61,30 +62,8 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
     k = std::max<std::size_t>(k, std::size_t{c} + 1);
   }
 
-  // Kahn's order of the original (smallest id first) orders each cluster's members.
-  std::vector<std::uint32_t> indegree(n, 0);
-  for (edge_id e = 0; e < g.edge_count(); ++e) ++indegree[g.target(e)];
-  std::vector<vertex_id> order;
-  order.reserve(n);
-  {
-    std::vector<vertex_id> heap;
-    for (vertex_id v = 0; v < n; ++v)
-      if (indegree[v] == 0) heap.push_back(v);
-    std::make_heap(heap.begin(), heap.end(), std::greater<>{});
-    while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
-      const vertex_id u = heap.back();
-      heap.pop_back();
-      order.push_back(u);
-      g.for_each_out_edge(u, [&](edge_id e) {
-        if (--indegree[g.target(e)] == 0) {
-          heap.push_back(g.target(e));
-          std::push_heap(heap.begin(), heap.end(), std::greater<>{});
-        }
-      });
-    }
-    if (order.size() != n) throw not_a_dag("coarsen: the graph has a cycle");
-  }
+  // Kahn's order of the original orders each cluster's members (throws not_a_dag for a cycle).
+  const std::vector<vertex_id> order = kahn_order(g);
 
   coarsening out;
   out.coarse_of.assign(cluster_of.begin(), cluster_of.end());
@@ -179,27 +158,10 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
   }
 
   // The coarse graph must be acyclic.
-  {
-    std::vector<std::uint32_t> in(k, 0);
-    for (edge_id e = 0; e < c.edge_count(); ++e) ++in[c.target(e)];
-    std::vector<vertex_id> stack;
-    for (vertex_id v = 0; v < k; ++v)
-      if (in[v] == 0) stack.push_back(v);
-    std::size_t seen = 0;
-    while (!stack.empty()) {
-      const vertex_id u = stack.back();
-      stack.pop_back();
-      ++seen;
-      c.for_each_out_edge(u, [&](edge_id e) {
-        if (--in[c.target(e)] == 0) stack.push_back(c.target(e));
-      });
-    }
-    if (seen != k) {
-      std::string on;
-      for (vertex_id v = 0, listed = 0; v < k && listed < 8; ++v)
-        if (in[v] != 0) on += (listed++ ? ", " : "") + std::to_string(v) + " ('" + c[v].name + "')";
-      throw invalid_input("coarsen: the clusters make a cycle; clusters on or after it: " + on);
-    }
+  try {
+    (void)kahn_order(c);
+  } catch (const not_a_dag& e) {
+    throw invalid_input(std::string("coarsen: the clusters make a cycle; ") + e.what());
   }
   return out;
 }
