@@ -1,14 +1,21 @@
 // The list-scheduling engine on seeded random DAGs: every algorithm's schedule is valid, memory-aware
 // runs stay within capacity, m-ETF with unlimited memory is ETF, and the simulator reproduces each
 // schedule exactly when it runs the placement in placement order.
+#include <gantry/core/random.hpp>
 #include <gantry/generate/random_dag.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
+#include <gantry/schedule/idle_gaps.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
+
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
 
 #include "support.hpp"
 
@@ -211,4 +218,48 @@ TEST_CASE("any adapted graph: a CSR snapshot with an array model") {
   CHECK(validate(r.schedule, csr, model, devices).ok());
   const graph_model same(g, devices);
   CHECK(r.schedule.start == etf(g, same, devices).schedule.start);
+}
+
+TEST_CASE("idle_gaps: earliest starts equal a walk over every gap, on hand and random cases") {
+  detail::idle_gaps gaps;
+  CHECK(gaps.earliest_start(3, 2) == 3);  // [0, ∞) idle
+  gaps.occupy(2, 5);                       // idle: [0, 2) [5, ∞)
+  gaps.occupy(6, 9);                       // idle: [0, 2) [5, 6) [9, ∞)
+  CHECK(gaps.size() == 3);
+  CHECK(gaps.earliest_start(0, 2) == 0);
+  CHECK(gaps.earliest_start(0.5, 2) == 9);  // [0.5, 2.5) overlaps [2, 5); [5, 6) is too short
+  CHECK(gaps.earliest_start(1, 1) == 1);
+  CHECK(gaps.earliest_start(1.5, 1) == 5);
+  CHECK(gaps.earliest_start(5.5, 0.5) == 5.5);
+  CHECK(gaps.earliest_start(3, 0) == 5);    // a zero-length vertex waits for idle time too
+  gaps.occupy(0, 2);                        // the first gap is gone
+  CHECK(gaps.size() == 2);
+  CHECK(gaps.earliest_start(0, 1) == 5);
+
+  // Against a map of gaps walked in order, the engine's former rule, over random occupations.
+  detail::portable_random random(12345);
+  for (int round = 0; round < 50; ++round) {
+    detail::idle_gaps tree;
+    std::map<seconds, seconds> walk{{0.0, std::numeric_limits<seconds>::infinity()}};
+    for (int step = 0; step < 300; ++step) {
+      const seconds ready = std::floor(random.uniform(0, 200)) / 4, length = std::floor(random.uniform(0, 12)) / 8;
+      seconds expected = -1;
+      auto it = walk.upper_bound(ready);
+      if (it != walk.begin()) --it;
+      for (; it != walk.end(); ++it)
+        if (std::max(it->first, ready) + length <= it->second) {
+          expected = std::max(it->first, ready);
+          break;
+        }
+      const seconds found = tree.earliest_start(ready, length);
+      REQUIRE(found == expected);
+      tree.occupy(found, found + length);
+      auto hold = std::prev(walk.upper_bound(found));
+      const auto [gap_begin, gap_end] = *hold;
+      walk.erase(hold);
+      if (gap_begin < found) walk.emplace(gap_begin, found);
+      if (found + length < gap_end) walk.emplace(found + length, gap_end);
+      REQUIRE(tree.size() == walk.size());
+    }
+  }
 }

@@ -24,6 +24,7 @@
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/list_policy.hpp>
 #include <gantry/schedule/memory_profile.hpp>
+#include <gantry/schedule/idle_gaps.hpp>
 #include <gantry/schedule/memory_timeline.hpp>
 #include <gantry/schedule/schedule.hpp>
 
@@ -31,7 +32,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -157,7 +157,10 @@ class list_scheduler {
     for (device_id d = 0; d < m_; ++d) free_[d] = devices_.capacity(d);
     dynamic_ = options_.respect_memory && options_.accounting == memory_accounting::dynamic;
     timeline_.resize(dynamic_ ? m_ : 0);
-    for (auto& timeline : timeline_) timeline.clear();
+    for (auto& timeline : timeline_) {
+      timeline.clear();
+      timeline.reserve(4 * n_ / m_ + 16);  // about three changes per vertex and some per transfer
+    }
     persistent_held_.assign(dynamic_ ? m_ : 0, 0);
     consumers_left_.resize(dynamic_ ? n_ : 0);
     for (vertex_id v = 0; v < consumers_left_.size(); ++v) consumers_left_[v] = static_cast<std::uint32_t>(g.out_degree(v));
@@ -166,9 +169,13 @@ class list_scheduler {
     channel_free_.assign(topology_.resource_count(), 0);
     transfers_.clear();
     transfer_next_.clear();
+    // At most one transfer per edge: reserving spares the copies of growing (pages are touched only
+    // as transfers are recorded).
+    transfers_.reserve(g.edge_count());
+    transfer_next_.reserve(g.edge_count());
     first_transfer_.assign(n_, no_transfer);
-    gaps_.assign(inserts ? m_ : 0, {});
-    for (auto& gaps : gaps_) gaps.emplace(0.0, std::numeric_limits<seconds>::infinity());
+    gaps_.resize(inserts ? m_ : 0);
+    for (auto& gaps : gaps_) gaps.reset();
     stamp_.assign(n_, 0);
     stamp_now_ = 0;
     inputs_of_ = no_vertex;
@@ -421,28 +428,41 @@ class list_scheduler {
 
   // The placement so far (no_device for vertices not placed) and, when every vertex is placed, the
   // schedule with its summary.
-  [[nodiscard]] list_schedule_result result() const {
+  [[nodiscard]] list_schedule_result result() const& { return make_result(*this); }
+  // The same, moving the schedule's vectors out of the engine (which is left to be reset or dropped).
+  [[nodiscard]] list_schedule_result result() && { return make_result(*this); }
+
+ private:
+  // Copies the schedule's vectors out of a const engine, moves them out of a non-const one.
+  template <class Self>
+  static list_schedule_result make_result(Self& self) {
+    const list_scheduler& me = self;
     list_schedule_result out;
-    out.forward_only = forward_gate_;
+    out.forward_only = me.forward_gate_;
     auto& p = out.placement;
-    p.outcome = outcome_;
-    p.device = device_of_;
-    for (vertex_id v = 0; v < n_; ++v)
-      if (device_of_[v] != no_device) p.order.push_back(v);
+    p.outcome = me.outcome_;
+    p.device = me.device_of_;
+    for (vertex_id v = 0; v < me.n_; ++v)
+      if (me.device_of_[v] != no_device) p.order.push_back(v);
     std::sort(p.order.begin(), p.order.end(), [&](vertex_id a, vertex_id b) {
-      return std::tie(start_[a], finish_[a], step_of_[a]) < std::tie(start_[b], finish_[b], step_of_[b]);
+      return std::tie(me.start_[a], me.finish_[a], me.step_of_[a]) < std::tie(me.start_[b], me.finish_[b], me.step_of_[b]);
     });
-    if (failed() || placed_count_ != n_) return out;
+    if (me.failed() || me.placed_count_ != me.n_) return out;
     auto& s = out.schedule;
-    s.device = device_of_;
-    s.start = start_;
-    s.finish = finish_;
-    s.transfers = transfers_;
-    summarize(s, *view_, model_, m_);
+    s.device = me.device_of_;
+    if constexpr (std::is_const_v<Self>) {
+      s.start = me.start_;
+      s.finish = me.finish_;
+      s.transfers = me.transfers_;
+    } else {
+      s.start = std::move(self.start_);
+      s.finish = std::move(self.finish_);
+      s.transfers = std::move(self.transfers_);
+    }
+    summarize(s, *me.view_, me.model_, me.m_);
     return out;
   }
 
- private:
   static constexpr std::uint32_t no_transfer = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t no_slot = std::numeric_limits<std::uint32_t>::max();
   static constexpr bool inserts = detail::policy_inserts<Policy>();
@@ -835,27 +855,14 @@ class list_scheduler {
     if constexpr (!inserts) {
       return std::max(available_[d], ready);
     } else {
-      const auto& gaps = gaps_[d];
-      auto it = gaps.upper_bound(ready);
-      if (it != gaps.begin()) --it;
-      for (; it != gaps.end(); ++it) {
-        const seconds begin = std::max(it->first, ready);
-        if (begin + length <= it->second) return begin;
-      }
-      return std::max(available_[d], ready);  // unreachable: the last gap is unbounded
+      return gaps_[d].earliest_start(ready, length);
     }
   }
 
   void occupy(device_id d, seconds begin, seconds end) {
     available_[d] = std::max(available_[d], end);
     if constexpr (inserts) {
-      auto& gaps = gaps_[d];
-      auto it = gaps.upper_bound(begin);
-      --it;  // the gap holding [begin, end)
-      const seconds gap_begin = it->first, gap_end = it->second;
-      gaps.erase(it);
-      if (gap_begin < begin) gaps.emplace(gap_begin, begin);
-      if (end < gap_end) gaps.emplace(end, gap_end);
+      gaps_[d].occupy(begin, end);
     }
   }
 
@@ -1032,7 +1039,7 @@ class list_scheduler {
   mutable std::vector<seconds> channel_free_;  // restored by every query that probes it
   std::vector<transfer> transfers_;
   std::vector<std::uint32_t> transfer_next_, first_transfer_;  // copies per tensor
-  std::vector<std::map<seconds, seconds>> gaps_;              // idle intervals per device (insertion)
+  std::vector<detail::idle_gaps> gaps_;                       // idle intervals per device (insertion)
 
   // Scratch of the const queries: they leave no trace in the state.
   mutable std::vector<std::uint32_t> stamp_;
@@ -1078,7 +1085,9 @@ template <adapted_graph G, placement_model M, device_set D, class Policy>
 [[nodiscard]] list_schedule_result list_schedule(const G& graph, const M& model, const D& devices, Policy policy,
                                                  list_options options = {}) {
   list_scheduler<G, M, D, Policy> scheduler(graph, model, devices, std::move(policy), std::move(options));
-  return scheduler.run();
+  while (scheduler.step()) {
+  }
+  return std::move(scheduler).result();
 }
 
 }  // namespace gantry

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -102,6 +103,88 @@ inline void sort_memory_events(memory_event* events, std::size_t n, std::vector<
   }
   if (from != events) std::copy(from, from + n, events);
 }
+
+// The memory a schedule holds, by the rules in schedule/schedule.hpp: per device, the persistent
+// bytes held the whole step and the allocation and free events of everything else, sorted by
+// memory_event_key (frees before allocations at one time). The one place the rules become numbers:
+// peak memory, validate()'s memory check and the memory curves of traces all read these events.
+struct schedule_memory {
+  std::vector<byte_count> base;          // per device
+  std::vector<std::size_t> first;        // device d's events are events[first[d], first[d + 1])
+  std::unique_ptr<memory_event[]> events;  // first.back() of them (not zeroed before they are written)
+  [[nodiscard]] static bool is_allocation(const memory_event& e) noexcept { return (e.key & 1) != 0; }
+  [[nodiscard]] static seconds time_of(const memory_event& e) noexcept {
+    const std::uint64_t bits = e.key >> 1;
+    seconds time;
+    std::memcpy(&time, &bits, sizeof time);
+    return time;
+  }
+};
+
+// Requires a schedule whose device, start and finish vectors cover every vertex and whose device
+// ids are below device_count (validate() checks that first). O(n + e + t) plus sorting each
+// device's events.
+template <class M>
+[[nodiscard]] schedule_memory memory_events(const csr_graph& g, const schedule& s, const M& model,
+                                            std::size_t device_count) {
+  const auto serving = serving_transfers(g, s, model);
+  const std::size_t n = g.vertex_count();
+  // When each output and each received copy is last needed.
+  std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
+  std::vector<seconds> transfer_end(s.transfers.size());
+  for (std::size_t i = 0; i < s.transfers.size(); ++i) transfer_end[i] = s.transfers[i].finish;
+  for (edge_id e = 0; e < g.edge_count(); ++e) {
+    const auto u = g.source(e), v = g.target(e);
+    if (s.device[u] == s.device[v]) output_end[u] = std::max(output_end[u], s.finish[v]);
+    else if (serving[e] != no_transfer) transfer_end[serving[e]] = std::max(transfer_end[serving[e]], s.finish[v]);
+  }
+  for (const auto& t : s.transfers)
+    if (t.tensor < n && t.from == s.device[t.tensor]) output_end[t.tensor] = std::max(output_end[t.tensor], t.finish);
+
+  // Memory is held over half-open intervals [from, to): an empty interval holds nothing. A vertex's
+  // temporary and output bytes are allocated together, at its start. Two passes: count each
+  // device's events, then write them into its bucket.
+  schedule_memory out;
+  out.base.assign(device_count, 0);
+  out.first.assign(device_count + 1, 0);
+  const auto vertex_holds = [&](vertex_id v, auto&& emit) {
+    const seconds start = s.start[v];
+    const byte_count temporary = start < s.finish[v] ? model.temporary_bytes(v) : 0;
+    const byte_count output = start < output_end[v] ? model.output_bytes(v) : 0;
+    if (temporary + output == 0) return;
+    emit(memory_event_key(start, true), temporary + output);
+    if (temporary != 0) emit(memory_event_key(s.finish[v], false), temporary);
+    if (output != 0) emit(memory_event_key(output_end[v], false), output);
+  };
+  for (vertex_id v = 0; v < n; ++v) {
+    const auto d = s.device[v];
+    out.base[d] += model.persistent_bytes(v);
+    vertex_holds(v, [&](std::uint64_t, byte_count) { ++out.first[d + 1]; });
+  }
+  for (std::size_t i = 0; i < s.transfers.size(); ++i) {
+    const auto& t = s.transfers[i];
+    if (t.to < device_count && t.bytes != 0 && t.start < transfer_end[i]) out.first[t.to + 1] += 2;
+  }
+  for (std::size_t d = 0; d < device_count; ++d) out.first[d + 1] += out.first[d];
+  out.events.reset(new memory_event[out.first[device_count]]);
+  {
+    std::vector<std::size_t> fill(out.first.begin(), out.first.end() - 1);
+    for (vertex_id v = 0; v < n; ++v) {
+      auto& at = fill[s.device[v]];
+      vertex_holds(v, [&](std::uint64_t key, byte_count bytes) { out.events[at++] = {key, bytes}; });
+    }
+    for (std::size_t i = 0; i < s.transfers.size(); ++i) {
+      const auto& t = s.transfers[i];
+      if (t.to >= device_count || t.bytes == 0 || !(t.start < transfer_end[i])) continue;
+      out.events[fill[t.to]++] = {memory_event_key(t.start, true), t.bytes};
+      out.events[fill[t.to]++] = {memory_event_key(transfer_end[i], false), t.bytes};
+    }
+  }
+  std::vector<memory_event> scratch;
+  for (std::size_t d = 0; d < device_count; ++d)
+    sort_memory_events(out.events.get() + out.first[d], out.first[d + 1] - out.first[d], scratch);
+  return out;
+}
 }  // namespace detail
 
 struct memory_profile {
@@ -109,88 +192,22 @@ struct memory_profile {
   std::vector<seconds> peak_time;     // per device: when the peak was first reached
 };
 
-// Requires a schedule whose device, start and finish vectors cover every vertex and whose device
-// ids are below device_count (validate() checks that first).
+// Peak memory per device of a finished schedule, and when it was first reached. Requires what
+// detail::memory_events() requires.
 template <memory_model M>
 [[nodiscard]] memory_profile compute_memory_profile(const csr_graph& g, const schedule& s, const M& model,
                                                     std::size_t device_count) {
-  const auto serving = detail::serving_transfers(g, s, model);
-  const std::size_t n = g.vertex_count();
-  using event = detail::memory_event;
-  // Events are bucketed by device (counting sort), then each bucket is sorted by key.
-  struct hold_interval {
-    seconds from, to;
-    byte_count bytes;
-    device_id device;
-  };
-  std::vector<hold_interval> holds;
-  holds.reserve(2 * n + s.transfers.size());
-  std::vector<byte_count> base(device_count, 0);
-  std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
-  std::vector<seconds> transfer_end(s.transfers.size());
-  for (std::size_t i = 0; i < s.transfers.size(); ++i) transfer_end[i] = s.transfers[i].finish;
-  for (edge_id e = 0; e < g.edge_count(); ++e) {
-    const auto u = g.source(e), v = g.target(e);
-    if (s.device[u] == s.device[v]) output_end[u] = std::max(output_end[u], s.finish[v]);
-    else if (serving[e] != detail::no_transfer)
-      transfer_end[serving[e]] = std::max(transfer_end[serving[e]], s.finish[v]);
-  }
-  for (const auto& t : s.transfers)
-    if (t.tensor < n && t.from == s.device[t.tensor]) output_end[t.tensor] = std::max(output_end[t.tensor], t.finish);
-  // Memory is held over half-open intervals [from, to): an empty interval holds nothing.
-  const auto hold = [&](seconds from, seconds to, byte_count bytes, device_id d) {
-    if (bytes != 0 && from < to) holds.push_back({from, to, bytes, d});
-  };
-  for (vertex_id v = 0; v < n; ++v) {
-    const auto d = s.device[v];
-    base[d] += model.persistent_bytes(v);
-    hold(s.start[v], s.finish[v], model.temporary_bytes(v), d);
-    hold(s.start[v], output_end[v], model.output_bytes(v), d);
-  }
-  for (std::size_t i = 0; i < s.transfers.size(); ++i) {
-    const auto& t = s.transfers[i];
-    if (t.to < device_count) hold(t.start, transfer_end[i], t.bytes, t.to);
-  }
-  // Holds that start together (a vertex's temporary and output) share one allocation event.
-  std::vector<std::size_t> first(device_count + 1, 0);
-  for (std::size_t i = 0; i < holds.size(); ++i) {
-    const bool shared = i > 0 && holds[i - 1].device == holds[i].device && holds[i - 1].from == holds[i].from;
-    first[holds[i].device + 1] += shared ? 1 : 2;
-  }
-  for (std::size_t d = 0; d < device_count; ++d) first[d + 1] += first[d];
-  std::vector<event> events(first[device_count]);
-  {
-    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
-    std::size_t run_alloc = 0;  // the allocation event of the current run of shared starts
-    for (std::size_t i = 0; i < holds.size(); ++i) {
-      const auto& h = holds[i];
-      if (i > 0 && holds[i - 1].device == h.device && holds[i - 1].from == h.from) {
-        events[run_alloc].bytes += h.bytes;
-      } else {
-        run_alloc = fill[h.device]++;
-        events[run_alloc] = {detail::memory_event_key(h.from, true), h.bytes};
-      }
-      events[fill[h.device]++] = {detail::memory_event_key(h.to, false), h.bytes};
-    }
-  }
-  holds = {};
-  memory_profile profile{base, std::vector<seconds>(device_count, 0)};
-  std::vector<event> scratch;
+  const auto memory = detail::memory_events(g, s, model, device_count);
+  memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
   for (std::size_t d = 0; d < device_count; ++d) {
-    const auto begin = events.begin() + static_cast<std::ptrdiff_t>(first[d]);
-    const auto end = events.begin() + static_cast<std::ptrdiff_t>(first[d + 1]);
-    detail::sort_memory_events(events.data() + first[d], first[d + 1] - first[d], scratch);
-    byte_count now = base[d];
-    for (auto it = begin; it != end; ++it) {
-      if (it->key & 1) {
-        now += it->bytes;
-        if (now > profile.peak[d]) {
-          profile.peak[d] = now;
-          std::uint64_t bits = it->key >> 1;
-          std::memcpy(&profile.peak_time[d], &bits, sizeof bits);
-        }
-      } else {
-        now -= it->bytes;
+    byte_count now = memory.base[d];
+    for (std::size_t i = memory.first[d]; i < memory.first[d + 1]; ++i) {
+      const auto& event = memory.events[i];
+      if (!detail::schedule_memory::is_allocation(event)) {
+        now -= event.bytes;
+      } else if ((now += event.bytes) > profile.peak[d]) {
+        profile.peak[d] = now;
+        profile.peak_time[d] = detail::schedule_memory::time_of(event);
       }
     }
   }

@@ -53,6 +53,8 @@ class memory_timeline {
     if (!built_) return allocated_;
     return root_ == nil ? 0 : std::max<std::int64_t>(0, nodes_[root_].best);
   }
+  // Room for about `changes` changes before the first range query, without regrowing.
+  void reserve(std::size_t changes) { if (!built_) log_.reserve(changes); }
   void clear() {
     nodes_.clear();
     log_.clear();
