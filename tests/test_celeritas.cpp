@@ -194,7 +194,7 @@ TEST_CASE("celeritas on seeded random graphs: complete placements that expand an
       const auto run = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
                                 {.priority = r.placement.order});
       if (!run.ok()) {
-        CHECK(limited);  // the coarse graph does not see memory held inside a cluster
+        CHECK(limited);  // the simulator may interleave clusters on one device otherwise than planned
         continue;
       }
       const auto report = validate(run.schedule, c.g, model, c.devices, {.group = colocation_groups(c.g)});

@@ -55,8 +55,10 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
           REQUIRE_MESSAGE(other.ok(), other.outcome.message);
         }
         // The work-conserving run waits for memory; it can still paint itself into a corner that
-        // the placer's order avoids (counted, and reported below). Placers of a coarse graph
-        // (celeritas) have no schedule of the original to replay: only this run judges them.
+        // the placer's order avoids (counted, and reported below: 2 of 2,959 m-HEFT placements,
+        // none for the others). Placers of a coarse graph (celeritas: 0 of 2,938 since coarse
+        // vertices count what their clusters hold inside) have no schedule of the original to
+        // replay: only this run judges them.
         const auto free_run = simulate(c.g, model, c.devices, where, {.priority = r.placement.order});
         if (!free_run.ok()) {
           CHECK(free_run.outcome.code == status::out_of_memory);

@@ -5,10 +5,13 @@
 // fusion"):
 //   - compute times add (per device kind too: a kind's time on a member without one is its
 //     device-independent time);
-//   - persistent bytes add; temporary bytes take the maximum (members run one after another);
-//   - a coarse vertex's output is the sum of its members' outputs that leave the cluster (outputs
-//     read only inside it are freed there); a tensor is a producer's edges of equal bytes
-//     (docs/format.md), sent once to each cluster that reads it;
+//   - persistent bytes add;
+//   - a coarse vertex's output is the sum of its members' outputs that leave the cluster; a tensor
+//     is a producer's edges of equal bytes (docs/format.md), sent once to each cluster that reads it;
+//   - its temporary bytes are the most its members hold besides that, running one after another in
+//     the order of `members`: a member's temporary bytes plus the outputs read only inside the
+//     cluster that are live then (from their producer's start to their last reader's finish), so a
+//     coarse placement that fits leaves room for what the cluster holds inside;
 //   - one coarse edge per pair of clusters, carrying the bytes of the distinct tensors between them;
 //   - colocation groups: clusters that hold members of one group form one coarse group (named
 //     after the smallest original group name among them); forward/backward pairs are not carried.
@@ -94,7 +97,6 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
     for (const vertex_id v : mem) {
       p.compute += g[v].compute;
       p.persistent = detail::saturating_add(p.persistent, g[v].persistent);
-      p.temporary = std::max(p.temporary, g[v].temporary);
       p.flops += g[v].flops;
     }
     if (!std::isfinite(p.compute))
@@ -112,6 +114,35 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
     for (const vertex_id u : producers) {
       auto& p = c[cluster_of[u]];
       p.output = detail::saturating_add(p.output, g[u].output);
+    }
+  }
+  // Temporaries: per cluster, a sweep over its members in order with the outputs read only inside
+  // it added at their producer and dropped after their last reader. O(n + e) in all.
+  {
+    std::vector<std::uint32_t> position(n);
+    for (const auto& mem : out.members)
+      for (std::uint32_t i = 0; i < mem.size(); ++i) position[mem[i]] = i;
+    std::vector<std::uint8_t> leaves(n, 0);
+    for (const auto& entry : leaving) leaves[std::get<3>(entry)] = 1;
+    std::vector<std::uint32_t> last(position);  // per vertex: its last reader's position, or its own
+    for (edge_id e = 0; e < g.edge_count(); ++e)
+      if (cluster_of[g.source(e)] == cluster_of[g.target(e)])
+        last[g.source(e)] = std::max(last[g.source(e)], position[g.target(e)]);
+    std::vector<byte_count> ends_after;  // per member position: internal outputs freed after it
+    for (std::size_t i = 0; i < k; ++i) {
+      const auto& mem = out.members[i];
+      ends_after.assign(mem.size(), 0);
+      byte_count live = 0, most = 0;
+      for (std::uint32_t at = 0; at < mem.size(); ++at) {
+        const vertex_id v = mem[at];
+        if (!leaves[v]) {
+          live = detail::saturating_add(live, g[v].output);
+          ends_after[last[v]] = detail::saturating_add(ends_after[last[v]], g[v].output);
+        }
+        most = std::max(most, detail::saturating_add(live, g[v].temporary));
+        live -= ends_after[at];
+      }
+      c[static_cast<vertex_id>(i)].temporary = most;
     }
   }
   // One edge per pair of clusters with the bytes of the distinct tensors between them.
