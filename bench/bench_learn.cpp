@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
     }
     gantry::learn::doppler_options options{.imitation_episodes = 50,
                                            .reinforce_episodes = std::numeric_limits<std::size_t>::max(),
+                                           .judge_cv = cv,
+                                           .judge_draws = draws,
+                                           .baseline_decay = 0.9,
                                            .seed = 1,
                                            .time_limit = budget};
     const auto learned = gantry::learn::doppler(g, model, gpus, options);

@@ -5,7 +5,8 @@
 //       simulator (sim/simulator.hpp), baseline = mean makespan of the earlier episodes, entropy bonus;
 //   III the same loop with the makespan from a callback (a real run); by default the simulator with
 //       lognormal-drawn durations, a fresh draw per episode.
-// The best placement seen (judged by the simulator with the model's durations) is kept, and greedy
+// The best placement seen (judged by the simulator, with the model's durations or the mean over
+// fixed draws) is kept, and greedy
 // decoding is tried every few episodes. doppler_trainer runs stage by stage or episode by episode;
 // doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
 // placement. An episode costs one list-scheduling run, O(steps · (ready + m) · parameters), and one
@@ -64,6 +65,15 @@ struct doppler_options {
   double temperature = 1.0;          // sampled decoding
   std::size_t greedy_every = 10;     // also decode greedily every this many RL episodes (0: never)
   double measured_cv = 0.1;          // stage III default: lognormal duration noise of the simulator
+  // How "best seen" is judged: the mean makespan of judge_draws simulations with durations drawn
+  // with judge_cv (seeds judge_seed, judge_seed + 1, ...: the same draws for every placement);
+  // judge_cv = 0 simulates the model's durations once.
+  double judge_cv = 0;
+  std::size_t judge_draws = 1;
+  std::uint64_t judge_seed = 0x5EED;
+  // REINFORCE baseline: 0 is the mean of all earlier episodes' makespans (DOPPLER §6); a decay in
+  // (0, 1) is an exponential moving average that follows an improving policy sooner.
+  double baseline_decay = 0;
   std::uint64_t seed = 1;
   double time_limit = std::numeric_limits<double>::infinity();  // seconds of training, over all stages
   list_options list{};               // the engine's options (memory, groups, ...)
@@ -102,6 +112,10 @@ class doppler_trainer {
       throw invalid_input("doppler: learning rates must be > 0");
     if (!(options_.measured_cv >= 0) || !std::isfinite(options_.measured_cv))
       throw invalid_input("doppler: measured_cv must be finite and >= 0");
+    if (!(options_.judge_cv >= 0) || !std::isfinite(options_.judge_cv) || options_.judge_draws == 0)
+      throw invalid_input("doppler: judge_cv must be finite and >= 0 and judge_draws > 0");
+    if (!(options_.baseline_decay >= 0 && options_.baseline_decay < 1))
+      throw invalid_input("doppler: baseline_decay must be in [0, 1)");
     if (weights) {
       weights_ = std::move(*weights);
     } else {
@@ -146,7 +160,10 @@ class doppler_trainer {
     for (const auto& step : trace.steps) accumulate(step, advantage * scale, options_.entropy_bonus * scale);
     step_optimizers(options_.reinforce_rate);
     ++reinforced_;
-    baseline_ += (reward_makespan - baseline_) / static_cast<double>(reinforced_);  // mean of all so far
+    if (options_.baseline_decay == 0 || reinforced_ == 1)
+      baseline_ += (reward_makespan - baseline_) / static_cast<double>(reinforced_);  // mean of all so far
+    else
+      baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
     if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0) consider(run_episode(decoding::greedy, nullptr));
     return record(measured ? learn_stage::measured : learn_stage::reinforce, run, reward_makespan, 0);
   }
@@ -193,9 +210,16 @@ class doppler_trainer {
   [[nodiscard]] std::optional<seconds> judge(const placement& p) const {
     simulate_options o = options_.simulation;
     o.priority = p.order;
-    const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
-    if (!sim.ok()) return std::nullopt;
-    return sim.schedule.makespan;
+    const std::size_t draws = options_.judge_cv > 0 ? options_.judge_draws : 1;
+    o.cv = options_.judge_cv;
+    seconds sum = 0;
+    for (std::size_t i = 0; i < draws; ++i) {
+      o.seed = options_.judge_seed + i;
+      const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
+      if (!sim.ok()) return std::nullopt;
+      sum += sim.schedule.makespan;
+    }
+    return sum / static_cast<double>(draws);
   }
 
   // The greedy placement's agreement with Critical Path, teacher-forced (for reports and tests).
