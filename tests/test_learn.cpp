@@ -197,3 +197,31 @@ TEST_CASE("weights: a round trip keeps every parameter; bad files are parse erro
   CHECK(load_weights(path) == w);
   CHECK_THROWS_AS((void)load_weights(dir.path / "missing.txt"), io_error);
 }
+
+TEST_CASE("weights trained on one graph fine-tune on another; bad options are invalid_input") {
+  const auto gpus = cluster::uniform(4, unlimited_memory, {.latency = 5e-6, .bandwidth = 12e9});
+  const graph source = chain_mm({.dimension = 1000, .blocks_per_side = 2, .inner_split = 1});
+  const graph_model source_model(source, gpus);
+  const auto trained = doppler(source, source_model, gpus, {.hidden = 8, .imitation_episodes = 10, .reinforce_episodes = 0});
+  REQUIRE(trained.ok());
+  const graph target = ffnn({.batch = 512, .hidden = 1024, .batch_split = 2, .hidden_split = 2});
+  const graph_model target_model(target, gpus);
+  const auto tuned = doppler(target, target_model, gpus,
+                             {.imitation_episodes = 0, .reinforce_episodes = 3, .judge_cv = 0.1, .judge_draws = 2,
+                              .baseline_decay = 0.5},
+                             trained.weights);
+  REQUIRE(tuned.ok());
+  CHECK(tuned.weights.select.hidden() == 8);  // the given weights, not a fresh network
+  CHECK_FALSE(tuned.weights == trained.weights);
+  const auto sim = simulate(target, target_model, gpus, std::span<const device_id>(tuned.placement.device),
+                            {.priority = tuned.placement.order});
+  REQUIRE(sim.ok());
+  CHECK(validate(sim.schedule, target, target_model, gpus).ok());
+  // The best is judged by the mean over two draws with cv 0.1, not by the model's durations.
+  CHECK(tuned.makespan != sim.schedule.makespan);
+
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.hidden = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.temperature = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.judge_draws = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.baseline_decay = 1.0}), invalid_input);
+}
