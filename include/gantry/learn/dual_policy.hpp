@@ -205,6 +205,8 @@ class doppler_policy {
       row[f + 6] = (start - now) / s;
       row[f + 7] = view.model().compute_time(v, d) / s;
       row[f + 8] = follows ? 1.0 : 0.0;
+      const auto capacity = static_cast<double>(view.devices().capacity(d));
+      row[f + 9] = capacity > 0 ? static_cast<double>(view.free_memory(d)) / capacity : 0.0;
       if (device_count_[d] > 0)
         row.tail(f) = device_features_.row(d) / static_cast<double>(device_count_[d]);
       else
