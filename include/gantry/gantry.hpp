@@ -35,6 +35,7 @@
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
+#include <gantry/place/enumerative.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/list_scheduler.hpp>

@@ -126,6 +126,26 @@ assert d["valid"] is True and len(d["devices"]) == 2, d
 assert isinstance(d["makespan"], float) and d["makespan"] > 0, d
 PY
 
+# gantry learn (built with Eigen): bad stages and bad weight files are refused without output;
+# a short run writes placement, weights and curve, and the weights load back for fine-tuning.
+if "$gantry" learn --help >/dev/null 2>&1; then
+  expect 2 "unknown stage 'nonsense'" "$gantry" learn -g "$tiny" --devices 2 --stages imitation,nonsense -o learned.json
+  absent learned.json
+  printf 'gantry-doppler-weights 1\nrounds 2\nselect 61 4\n0.5\nnot-a-number\n' >bad_weights.txt
+  expect 2 "bad_weights.txt:5: parameter 2 of select is not a finite number" \
+    "$gantry" learn -g "$tiny" --devices 2 --weights-in bad_weights.txt -o learned.json
+  absent learned.json
+  "$gantry" learn -g "$tiny" --devices 2 --imitation-episodes 3 --episodes 5 -o learned.json \
+    --weights-out weights.txt --curve curve.csv --curve-svg curve.svg >/dev/null 2>stderr.txt ||
+    { echo "FAIL: a short gantry learn failed:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  for f in learned.json weights.txt curve.csv curve.svg; do
+    [[ -s $f ]] || { echo "FAIL: gantry learn did not write $f" >&2; failures=$((failures + 1)); }
+  done
+  [[ $(wc -l <curve.csv) -eq 9 ]] || { echo "FAIL: curve.csv should have a header and 8 episodes" >&2; failures=$((failures + 1)); }
+  "$gantry" learn -g "$tiny" --devices 2 --stages reinforce --episodes 2 --weights-in weights.txt >/dev/null 2>stderr.txt ||
+    { echo "FAIL: gantry learn --weights-in:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+fi
+
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 

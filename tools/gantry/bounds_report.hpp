@@ -12,6 +12,10 @@
 #include <gantry/place/exact.hpp>
 #endif
 
+#if GANTRY_CLI_HAS_LEARN
+#include "learn_command.hpp"
+#endif
+
 #include <CLI/CLI.hpp>
 
 #include <climits>
@@ -81,6 +85,9 @@ struct exact_flags {
                    if (e.ok()) out.own_schedule = std::move(e.schedule);
                    return out;
                  }});
+#endif
+#if GANTRY_CLI_HAS_LEARN
+  all.push_back(doppler_placer_entry());
 #endif
   return all;
 }

@@ -2,6 +2,7 @@
 //   gantry place    --graph G.json --devices 4 --memory 8GiB --algorithm m-topo --out placement.json
 //   gantry simulate --graph G.json --placement placement.json [--runs 100 --cv 0.1]
 //   gantry compare  --graph G.json --devices 4 --memory 8GiB [--format json]
+//   gantry learn    --graph G.json --devices 4 --episodes 1000 --out placement.json (built with Eigen)
 // Exit status: 0 success, 1 an algorithm or simulation failed (e.g. out of memory), 2 bad input.
 // A command's output files appear together, only when it succeeds; SIGINT, SIGTERM and SIGHUP
 // remove the temporary files of writes in progress.
@@ -708,6 +709,9 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("algorithms", "list the placers");
   cli::register_extra_commands(app);
+#if GANTRY_CLI_HAS_LEARN
+  cli::register_learn_command(app, cf, graph_input, inputs);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/celeritas.hpp>
 #include <gantry/place/cpop.hpp>
+#include <gantry/place/enumerative.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
@@ -143,6 +144,15 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
                                              {.window = r.window, .cluster_memory = r.cluster_memory,
                                               .cache_transfers = r.cache_transfers});
                      return placer_result{std::move(result.placement), std::nullopt, {}};
+                   }});
+    out.push_back({"enumerative",
+                   "DOPPLER's EnumerativeOptimizer: meta-ops (from vertex names \"op[i,j]\") in topological order, "
+                   "each shard assignment tried, the one with the cheapest input transfers kept",
+                   false, [](const placer_request& r) {
+                     return placer_result{enumerative_optimizer(r.g, r.model, r.devices, doppler_meta_ops(r.g),
+                                                                {.cache_transfers = r.cache_transfers,
+                                                                 .group = colocation_groups(r.g)}),
+                                          std::nullopt, {}};
                    }});
     return out;
   }();

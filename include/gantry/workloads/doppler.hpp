@@ -15,6 +15,11 @@
 //    element; softmax 5 (max, subtract, exp, sum, divide); RMSNorm 4 (square, sum, scale,
 //    weight); SiLU 4 (negate-exp, add, divide, multiply); rotary embedding 3 (two multiplies, an add).
 //
+//  * Names say which meta-op (the shards of one original operation, DOPPLER Appendix A) a vertex
+//    belongs to: "<meta-op>[i,j,...]" is shard (i, j, ...) of <meta-op>; a name without a block
+//    index is a meta-op of one vertex. Vertices of op "sum" aggregate partial results: they are the
+//    reduce ops, every other vertex a shard op. doppler_meta_ops() reads these labels back.
+//
 // Appendix C gives node counts (112, 192, 215) for the graphs the paper's own sharding compiler
 // produced; that decomposition is not published, so the counts here are the ones derived below.
 #pragma once
@@ -25,6 +30,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -371,6 +377,35 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   }
   b.op("ffn.residual", "add", td, tokens * d, {residual1, reduce("ffn.sum", ffn_parts)});
   return b.take();
+}
+
+// Role of a vertex inside its meta-op (DOPPLER Appendix A): an expensive shard or a cheap reduction.
+enum class meta_op_role : std::uint8_t { shard, reduce };
+
+// Meta-op labels of a graph, per vertex.
+struct meta_op_labels {
+  std::vector<std::string> names;       // one per meta-op, in order of first appearance by vertex id
+  std::vector<std::uint32_t> meta_op;   // per vertex: index into names
+  std::vector<meta_op_role> role;       // per vertex
+};
+
+// Labels from the naming convention above: the meta-op is the name up to its '[' (the whole name
+// when it has none; an unnamed vertex is a meta-op of its own), and op "sum" marks a reduce op.
+// Works on any graph; a graph not made by these generators gets one meta-op per distinct prefix.
+[[nodiscard]] inline meta_op_labels doppler_meta_ops(const graph& g) {
+  meta_op_labels out;
+  out.meta_op.resize(g.vertex_count());
+  out.role.resize(g.vertex_count());
+  std::unordered_map<std::string, std::uint32_t> index;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+    const auto& name = g[v].name;
+    std::string key = name.empty() ? "#" + std::to_string(v) : name.substr(0, name.find('['));
+    const auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(out.names.size()));
+    if (inserted) out.names.push_back(std::move(key));
+    out.meta_op[v] = it->second;
+    out.role[v] = g[v].op == "sum" ? meta_op_role::reduce : meta_op_role::shard;
+  }
+  return out;
 }
 
 }  // namespace gantry

@@ -1,0 +1,349 @@
+// DOPPLER's three training stages (DOPPLER §6) for the dual policy (learn/dual_policy.hpp):
+//   I   imitation: cross-entropy of SEL and PLC against Critical Path's (vertex, device) choices,
+//       teacher-forced;
+//   II  REINFORCE: sampled episodes, reward = -makespan of the placement in the work-conserving
+//       simulator (sim/simulator.hpp), baseline = mean makespan of the earlier episodes, entropy bonus;
+//   III the same loop with the makespan from a callback (a real run); by default the simulator with
+//       lognormal-drawn durations, a fresh draw per episode.
+// The best placement seen (judged by the simulator, with the model's durations or the mean over
+// fixed draws) is kept, and greedy
+// decoding is tried every few episodes. doppler_trainer runs stage by stage or episode by episode;
+// doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
+// placement. An episode costs one list-scheduling run, O(steps · (ready + m) · parameters), and one
+// simulation.
+#pragma once
+
+#include <gantry/learn/dual_policy.hpp>
+#include <gantry/learn/features.hpp>
+#include <gantry/place/list_scheduler.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gantry::learn {
+
+enum class learn_stage { imitation, reinforce, measured };
+
+[[nodiscard]] constexpr const char* to_string(learn_stage s) noexcept {
+  switch (s) {
+    case learn_stage::imitation: return "imitation";
+    case learn_stage::reinforce: return "reinforce";
+    case learn_stage::measured: return "measured";
+  }
+  return "unknown";
+}
+
+// One point of the learning curve.
+struct learning_point {
+  std::size_t episode = 0;  // counted over all stages, from 1
+  learn_stage stage = learn_stage::imitation;
+  seconds makespan = 0;     // this episode's reward makespan (imitation: the teacher's placement)
+  seconds best = 0;         // best simulated makespan seen so far
+  seconds baseline = 0;     // the REINFORCE baseline after this episode (0 in imitation)
+  double agreement = 0;     // imitation: share of steps where the policy's argmax pair is the teacher's
+  double seconds_elapsed = 0;  // training time so far
+};
+
+// The makespan a stage-III episode measured for a placement (nullopt: the run failed).
+using measure_function = std::function<std::optional<seconds>(const placement&, std::size_t episode)>;
+
+struct doppler_options {
+  std::size_t hidden = 32;           // width of SEL's and PLC's hidden layer
+  unsigned encoder_rounds = 2;       // message-passing hops each way
+  std::size_t imitation_episodes = 20;
+  std::size_t reinforce_episodes = 200;
+  std::size_t measured_episodes = 0;
+  double imitation_rate = 1e-2;      // Adam step sizes
+  double reinforce_rate = 1e-3;
+  double entropy_bonus = 1e-2;       // DOPPLER §7: 1e-2
+  double temperature = 1.0;          // sampled decoding
+  std::size_t greedy_every = 10;     // also decode greedily every this many RL episodes (0: never)
+  double measured_cv = 0.1;          // stage III default: lognormal duration noise of the simulator
+  // How "best seen" is judged: the mean makespan of judge_draws simulations with durations drawn
+  // with judge_cv (seeds judge_seed, judge_seed + 1, ...: the same draws for every placement);
+  // judge_cv = 0 simulates the model's durations once.
+  double judge_cv = 0;
+  std::size_t judge_draws = 1;
+  std::uint64_t judge_seed = 0x5EED;
+  // REINFORCE baseline: 0 is the mean of all earlier episodes' makespans (DOPPLER §6); a decay in
+  // (0, 1) is an exponential moving average that follows an improving policy sooner.
+  double baseline_decay = 0;
+  std::uint64_t seed = 1;
+  double time_limit = std::numeric_limits<double>::infinity();  // seconds of training, over all stages
+  list_options list{};               // the engine's options (memory, groups, ...)
+  simulate_options simulation{};     // how a placement is judged; priority is set per placement
+  measure_function measure{};        // stage III's makespan; empty: the simulator with drawn durations
+  std::function<void(const learning_point&)> on_episode{};  // progress
+};
+
+struct doppler_result {
+  gantry::outcome outcome;      // ok, or why no placement was found (the engine's outcome)
+  gantry::placement placement;  // the best placement seen
+  seconds makespan = std::numeric_limits<seconds>::infinity();  // its simulated makespan
+  dual_policy weights;          // after the last episode
+  std::vector<learning_point> curve;
+  double agreement = 0;         // of the last imitation episode (0 when none ran)
+  std::size_t episodes = 0;
+  double training_seconds = 0;
+
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
+};
+
+// The trainer as a class: init() then imitate()/reinforce()/measured(), or episode_*() one at a
+// time; best() is the best placement seen. Holds references to its arguments.
+template <adapted_graph G, placement_model M, device_set D>
+class doppler_trainer {
+ public:
+  doppler_trainer(const G& graph, const M& model, const D& devices, doppler_options options = {},
+                  std::optional<dual_policy> weights = std::nullopt)
+      : graph_(graph), view_(graph), model_(model), devices_(devices), options_(std::move(options)),
+        random_(options_.seed) {
+    if (options_.hidden == 0) throw invalid_input("doppler: hidden must be > 0");
+    if (options_.encoder_rounds > 8) throw invalid_input("doppler: encoder_rounds must be at most 8");
+    if (!(options_.temperature > 0)) throw invalid_input("doppler: temperature must be > 0");
+    if (!(options_.entropy_bonus >= 0)) throw invalid_input("doppler: entropy_bonus must be >= 0");
+    if (!(options_.imitation_rate > 0) || !(options_.reinforce_rate > 0))
+      throw invalid_input("doppler: learning rates must be > 0");
+    if (!(options_.measured_cv >= 0) || !std::isfinite(options_.measured_cv))
+      throw invalid_input("doppler: measured_cv must be finite and >= 0");
+    if (!(options_.judge_cv >= 0) || !std::isfinite(options_.judge_cv) || options_.judge_draws == 0)
+      throw invalid_input("doppler: judge_cv must be finite and >= 0 and judge_draws > 0");
+    if (!(options_.baseline_decay >= 0 && options_.baseline_decay < 1))
+      throw invalid_input("doppler: baseline_decay must be in [0, 1)");
+    if (weights) {
+      weights_ = std::move(*weights);
+    } else {
+      weights_ = dual_policy(options_.hidden, options_.encoder_rounds);
+      weights_.initialize(options_.seed);
+    }
+    encoding_ = encode_graph(*view_, model_, devices_.device_count(), weights_.rounds);
+    select_optimizer_ = adam(weights_.select.size(), options_.imitation_rate);
+    place_optimizer_ = adam(weights_.place.size(), options_.imitation_rate);
+    started_ = std::chrono::steady_clock::now();
+  }
+
+  // Stage I: one teacher-forced episode and one Adam step on the mean cross-entropy.
+  learning_point episode_imitation() {
+    episode_trace trace;
+    const auto run = run_episode(decoding::teacher, &trace);
+    weights_.select.zero_gradient();
+    weights_.place.zero_gradient();
+    const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
+    for (const auto& step : trace.steps) accumulate(step, scale, 0.0);
+    step_optimizers(options_.imitation_rate);
+    learning_point point = record(learn_stage::imitation, run, run_makespan(run), trace.agreement());
+    last_agreement_ = trace.agreement();
+    return point;
+  }
+
+  // Stage II (measured = false) or III (true): one sampled episode and one REINFORCE step.
+  learning_point episode_reinforce(bool measured = false) {
+    episode_trace trace;
+    const auto run = run_episode(decoding::sampled, &trace);
+    std::optional<seconds> makespan;
+    if (run.ok()) makespan = measured ? measure(run.placement) : judge(run.placement);
+    consider(run);
+    // A failed run (memory) costs twice the baseline.
+    const seconds reward_makespan =
+        makespan ? *makespan : (reinforced_ > 0 ? 2 * baseline_ : 2 * encoding_.scale * devices_.device_count());
+    const seconds baseline = reinforced_ > 0 ? baseline_ : reward_makespan;
+    const double advantage = (baseline - reward_makespan) / (baseline > 0 ? baseline : 1.0);
+    weights_.select.zero_gradient();
+    weights_.place.zero_gradient();
+    const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
+    for (const auto& step : trace.steps) accumulate(step, advantage * scale, options_.entropy_bonus * scale);
+    step_optimizers(options_.reinforce_rate);
+    ++reinforced_;
+    if (options_.baseline_decay == 0 || reinforced_ == 1)
+      baseline_ += (reward_makespan - baseline_) / static_cast<double>(reinforced_);  // mean of all so far
+    else
+      baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
+    if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0) consider(run_episode(decoding::greedy, nullptr));
+    return record(measured ? learn_stage::measured : learn_stage::reinforce, run, reward_makespan, 0);
+  }
+
+  // Runs a stage for `episodes` episodes or until the time limit.
+  void imitate(std::size_t episodes) {
+    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) episode_imitation();
+  }
+  void reinforce(std::size_t episodes) {
+    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) episode_reinforce(false);
+  }
+  void measured(std::size_t episodes) {
+    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) episode_reinforce(true);
+  }
+
+  // Places with the current weights, greedily (counts toward the best seen).
+  list_schedule_result decode_greedy() {
+    auto run = run_episode(decoding::greedy, nullptr);
+    consider(run);
+    return run;
+  }
+  // Places with `samples` sampled episodes, keeping the best (counts toward the best seen).
+  void decode_sampled(std::size_t samples) {
+    for (std::size_t i = 0; i < samples; ++i) consider(run_episode(decoding::sampled, nullptr));
+  }
+
+  // --- queries ---
+  [[nodiscard]] const dual_policy& weights() const noexcept { return weights_; }
+  [[nodiscard]] dual_policy& weights() noexcept { return weights_; }
+  [[nodiscard]] const graph_encoding& encoding() const noexcept { return encoding_; }
+  [[nodiscard]] const std::vector<learning_point>& curve() const noexcept { return curve_; }
+  [[nodiscard]] seconds best_makespan() const noexcept { return best_makespan_; }
+  [[nodiscard]] const std::optional<placement>& best() const noexcept { return best_; }
+  [[nodiscard]] const gantry::outcome& last_outcome() const noexcept { return last_outcome_; }
+  [[nodiscard]] seconds baseline() const noexcept { return baseline_; }
+  [[nodiscard]] double agreement() const noexcept { return last_agreement_; }
+  [[nodiscard]] std::size_t episodes() const noexcept { return episodes_; }
+  [[nodiscard]] double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
+  [[nodiscard]] bool out_of_time() const { return elapsed() >= options_.time_limit; }
+
+  // Simulated makespan of a placement (the judge of "best"): nullopt when the run fails.
+  [[nodiscard]] std::optional<seconds> judge(const placement& p) const {
+    simulate_options o = options_.simulation;
+    o.priority = p.order;
+    const std::size_t draws = options_.judge_cv > 0 ? options_.judge_draws : 1;
+    o.cv = options_.judge_cv;
+    seconds sum = 0;
+    for (std::size_t i = 0; i < draws; ++i) {
+      o.seed = options_.judge_seed + i;
+      const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
+      if (!sim.ok()) return std::nullopt;
+      sum += sim.schedule.makespan;
+    }
+    return sum / static_cast<double>(draws);
+  }
+
+  // The greedy placement's agreement with Critical Path, teacher-forced (for reports and tests).
+  [[nodiscard]] double measure_agreement() {
+    episode_trace trace;
+    (void)run_episode(decoding::teacher, &trace, /*count=*/false);
+    return trace.agreement();
+  }
+
+  // Gathers the results.
+  [[nodiscard]] doppler_result result() const {
+    doppler_result out;
+    out.weights = weights_;
+    out.curve = curve_;
+    out.agreement = last_agreement_;
+    out.episodes = episodes_;
+    out.training_seconds = elapsed();
+    if (best_) {
+      out.placement = *best_;
+      out.makespan = best_makespan_;
+      out.outcome = best_->outcome;
+    } else {
+      out.outcome = last_outcome_.ok() ? gantry::outcome{.code = status::infeasible,
+                                                         .message = "doppler: no episode ran"}
+                                       : last_outcome_;
+      out.placement.outcome = out.outcome;
+    }
+    return out;
+  }
+
+ private:
+  list_schedule_result run_episode(decoding mode, episode_trace* trace, bool count = true) {
+    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature);
+    list_scheduler<G, M, D, doppler_policy> engine(graph_, model_, devices_, std::move(policy), options_.list);
+    auto out = engine.run();
+    if (count) ++episodes_;
+    if (!out.ok() && out.placement.outcome.code != status::over_capacity) last_outcome_ = out.placement.outcome;
+    return out;
+  }
+
+  void accumulate(const step_record& step, double weight, double entropy) {
+    const vector ps = softmax(weights_.select.forward(step.select_inputs), options_.temperature);
+    weights_.select.backward(step.select_inputs, choice_gradient(ps, step.select_choice, weight, entropy) /
+                                                     options_.temperature);
+    const vector pp = softmax(weights_.place.forward(step.place_inputs), options_.temperature);
+    weights_.place.backward(step.place_inputs, choice_gradient(pp, step.place_choice, weight, entropy) /
+                                                   options_.temperature);
+  }
+
+  void step_optimizers(double rate) {
+    select_optimizer_.set_rate(rate);
+    place_optimizer_.set_rate(rate);
+    select_optimizer_.step(weights_.select.parameters(), weights_.select.gradient());
+    place_optimizer_.step(weights_.place.parameters(), weights_.place.gradient());
+  }
+
+  [[nodiscard]] std::optional<seconds> measure(const placement& p) {
+    if (options_.measure) return options_.measure(p, episodes_);
+    simulate_options o = options_.simulation;
+    o.priority = p.order;
+    o.cv = options_.measured_cv;
+    o.seed = options_.seed * 0x9E3779B97F4A7C15ULL + episodes_;
+    const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
+    if (!sim.ok()) return std::nullopt;
+    return sim.schedule.makespan;
+  }
+
+  // Judges a finished run and keeps it when it beats the best.
+  std::optional<seconds> consider(const list_schedule_result& run) {
+    if (!run.ok()) return std::nullopt;
+    const auto makespan = judge(run.placement);
+    if (makespan && *makespan < best_makespan_) {
+      best_makespan_ = *makespan;
+      best_ = run.placement;
+    }
+    return makespan;
+  }
+  [[nodiscard]] seconds run_makespan(const list_schedule_result& run) {
+    const auto m = consider(run);
+    return m ? *m : std::numeric_limits<seconds>::infinity();
+  }
+
+  learning_point record(learn_stage stage, const list_schedule_result&, seconds makespan, double agreement) {
+    learning_point point{.episode = episodes_, .stage = stage, .makespan = makespan, .best = best_makespan_,
+                         .baseline = stage == learn_stage::imitation ? 0.0 : baseline_, .agreement = agreement,
+                         .seconds_elapsed = elapsed()};
+    curve_.push_back(point);
+    if (options_.on_episode) options_.on_episode(point);
+    return point;
+  }
+
+  const G& graph_;
+  detail::csr_view<G> view_;
+  const M& model_;
+  const D& devices_;
+  doppler_options options_;
+  detail::portable_random random_;
+  dual_policy weights_;
+  graph_encoding encoding_;
+  adam select_optimizer_, place_optimizer_;
+  std::chrono::steady_clock::time_point started_;
+  std::vector<learning_point> curve_;
+  std::optional<placement> best_;
+  seconds best_makespan_ = std::numeric_limits<seconds>::infinity();
+  gantry::outcome last_outcome_;
+  seconds baseline_ = 0;
+  std::size_t reinforced_ = 0, episodes_ = 0;
+  double last_agreement_ = 0;
+};
+
+// Trains the dual policy on one graph (stages I, II, III with the options' episode counts, or from
+// `weights` when given: fine-tuning), decodes greedily once more, and returns the best placement
+// seen. Throws invalid_input for bad options and not_a_dag for a cycle.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] doppler_result doppler(const G& graph, const M& model, const D& devices, doppler_options options = {},
+                                     std::optional<dual_policy> weights = std::nullopt) {
+  const std::size_t imitation = options.imitation_episodes, reinforce = options.reinforce_episodes,
+                    measured = options.measured_episodes;
+  doppler_trainer<G, M, D> trainer(graph, model, devices, std::move(options), std::move(weights));
+  trainer.imitate(imitation);
+  trainer.reinforce(reinforce);
+  trainer.measured(measured);
+  (void)trainer.decode_greedy();
+  return trainer.result();
+}
+
+}  // namespace gantry::learn

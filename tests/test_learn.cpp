@@ -1,0 +1,227 @@
+// The learned dual policy (learn/*): gradients against finite differences, imitation of Critical
+// Path, REINFORCE repairing a bad policy, determinism, and weight files.
+#include <gantry/learn/doppler.hpp>
+#include <gantry/place/critical_path.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/workloads/doppler.hpp>
+
+#include "support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+using namespace gantry;
+using namespace gantry::learn;
+
+namespace {
+
+// loss = -a log p_c - β H(p) for p = softmax(mlp(x)).
+double choice_loss(const mlp& net, const matrix& x, Eigen::Index chosen, double a, double beta) {
+  const vector p = softmax(net.forward(x));
+  const double entropy = -(p.array() * p.array().log()).sum();
+  return -a * std::log(p[chosen]) - beta * entropy;
+}
+
+// Two independent chains a0 -> .. -> a5 and b0 -> .. -> b5 of 1 s vertices, 1 KB edges.
+graph two_chains() {
+  graph g;
+  for (const char* prefix : {"a", "b"}) {
+    vertex_id previous = no_vertex;
+    for (int i = 0; i < 6; ++i) {
+      const auto v = g.add_vertex(std::string(prefix) + std::to_string(i), 1.0);
+      if (previous != no_vertex) g.add_edge(previous, v, 1000);
+      previous = v;
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("mlp: backpropagated gradients match central finite differences") {
+  detail::portable_random random(7);
+  mlp net(5, 4);
+  net.initialize(random);
+  matrix x(3, 5);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = random.uniform(-1, 1);
+  for (const double beta : {0.0, 0.3}) {
+    net.zero_gradient();
+    const vector p = softmax(net.forward(x));
+    net.backward(x, choice_gradient(p, 1, 0.7, beta));
+    const vector analytic = net.gradient();
+    const double h = 1e-6;
+    for (Eigen::Index i = 0; i < net.parameters().size(); ++i) {
+      const double keep = net.parameters()[i];
+      net.parameters()[i] = keep + h;
+      const double up = choice_loss(net, x, 1, 0.7, beta);
+      net.parameters()[i] = keep - h;
+      const double down = choice_loss(net, x, 1, 0.7, beta);
+      net.parameters()[i] = keep;
+      CHECK(analytic[i] == doctest::Approx((up - down) / (2 * h)).epsilon(1e-5).scale(1.0));
+    }
+  }
+}
+
+TEST_CASE("imitation reaches at least 95% agreement with Critical Path on a small graph") {
+  const graph g = chain_mm({.dimension = 2000, .blocks_per_side = 2, .inner_split = 1});
+  const auto gpus = cluster::uniform(4, unlimited_memory, {.latency = 5e-6, .bandwidth = 100e9});
+  const graph_model model(g, gpus);
+  doppler_trainer trainer(g, model, gpus, {.hidden = 16, .imitation_rate = 1e-2, .seed = 3});
+  const double before = trainer.measure_agreement();
+  trainer.imitate(40);
+  const double after = trainer.measure_agreement();
+  MESSAGE("agreement before " << before << ", after " << after);
+  CHECK(after >= 0.95);
+  CHECK(after > before);
+  // The imitation episodes place Critical Path's choices, so the best seen is at most its makespan.
+  const auto cp = critical_path_schedule(g, model, gpus);
+  REQUIRE(cp.ok());
+  const auto cp_sim = simulate(g, model, gpus, std::span<const device_id>(cp.placement.device),
+                               {.priority = cp.placement.order});
+  CHECK(trainer.best_makespan() <= cp_sim.schedule.makespan * (1 + 1e-12));
+  // Greedy decoding places every vertex; its schedule is valid.
+  const auto greedy = trainer.decode_greedy();
+  REQUIRE(greedy.ok());
+  CHECK(validate(greedy.schedule, g, model, gpus).ok());
+}
+
+TEST_CASE("REINFORCE repairs a policy that piles every vertex onto one device") {
+  // Two chains of six 1 s vertices on 2 devices: one device gives 12 s, one chain each 6 s.
+  const graph g = two_chains();
+  const auto two = cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9});
+  const graph_model model(g, two);
+  dual_policy bad(8);
+  bad.initialize(5);
+  bad.place.parameters().setZero();
+  // PLC's score = 3 tanh(share of placed vertices on d): the fuller device wins.
+  auto& theta = bad.place.parameters();
+  const auto inputs = static_cast<Eigen::Index>(bad.place.inputs());
+  theta[0 * inputs + static_cast<Eigen::Index>(vertex_feature_count) + 4] = 1.0;
+  theta[8 * inputs + 8] = 3.0;  // w2[0]
+  doppler_trainer trainer(g, model, two, {.reinforce_rate = 2e-2, .entropy_bonus = 1e-3, .greedy_every = 0, .seed = 11}, bad);
+  const auto before = trainer.decode_greedy();
+  REQUIRE(before.ok());
+  const auto before_makespan = *trainer.judge(before.placement);
+  CHECK(before_makespan == doctest::Approx(12.0));
+  trainer.reinforce(150);
+  const auto after = trainer.decode_greedy();
+  REQUIRE(after.ok());
+  const auto after_makespan = *trainer.judge(after.placement);
+  MESSAGE("greedy makespan before " << before_makespan << ", after " << after_makespan);
+  CHECK(after_makespan < before_makespan - 1.0);
+  CHECK(trainer.best_makespan() == doctest::Approx(6.0).epsilon(1e-3));
+  CHECK(validate(after.schedule, g, model, two).ok());
+}
+
+TEST_CASE("the same seed gives the same weights and placement") {
+  const graph g = ffnn({.batch = 1024, .hidden = 2048, .batch_split = 2, .hidden_split = 2});
+  const auto gpus = cluster::uniform(3, unlimited_memory, {.latency = 5e-6, .bandwidth = 10e9});
+  const graph_model model(g, gpus);
+  const doppler_options options{.hidden = 8, .imitation_episodes = 3, .reinforce_episodes = 6, .measured_episodes = 2,
+                                .greedy_every = 3, .seed = 42};
+  const auto a = doppler(g, model, gpus, options);
+  const auto b = doppler(g, model, gpus, options);
+  REQUIRE(a.ok());
+  CHECK(a.weights == b.weights);
+  CHECK(a.placement.device == b.placement.device);
+  CHECK(a.placement.order == b.placement.order);
+  CHECK(a.makespan == b.makespan);
+  CHECK(a.episodes == 3 + 6 + 2 + 2 + 1);  // stage episodes, two greedy decodings, the final one
+  CHECK(a.curve.size() == 11);
+  auto other = options;
+  other.seed = 43;
+  CHECK_FALSE(doppler(g, model, gpus, other).weights == a.weights);
+  const auto sim = simulate(g, model, gpus, std::span<const device_id>(a.placement.device), {.priority = a.placement.order});
+  REQUIRE(sim.ok());
+  CHECK(sim.schedule.makespan == a.makespan);
+  CHECK(validate(sim.schedule, g, model, gpus).ok());
+}
+
+TEST_CASE("stage III takes its makespans from the measure callback") {
+  const graph g = two_chains();
+  const auto two = cluster::uniform(2);
+  const graph_model model(g, two);
+  std::size_t calls = 0;
+  doppler_options options{.hidden = 4, .imitation_episodes = 0, .reinforce_episodes = 0, .measured_episodes = 4};
+  options.measure = [&](const placement& p, std::size_t) -> std::optional<seconds> {
+    ++calls;
+    CHECK(p.device.size() == g.vertex_count());
+    return 5.0;
+  };
+  const auto r = doppler(g, model, two, options);
+  CHECK(calls == 4);
+  REQUIRE(r.curve.size() == 4);
+  CHECK(r.curve.back().stage == learn_stage::measured);
+  CHECK(r.curve.back().makespan == 5.0);
+  CHECK(r.curve.back().baseline == 5.0);
+}
+
+TEST_CASE("weights: a round trip keeps every parameter; bad files are parse errors naming the line") {
+  dual_policy w(6);
+  w.initialize(9);
+  std::stringstream text;
+  write_weights(text, w);
+  CHECK(read_weights(text) == w);
+
+  const auto bad = [&](const std::string& content, const std::string& where) {
+    std::istringstream in(content);
+    CHECK_THROWS_AS((void)read_weights(in, "w.txt"), parse_error);
+    std::istringstream again(content);
+    try {
+      (void)read_weights(again, "w.txt");
+    } catch (const parse_error& e) {
+      CHECK(std::string(e.what()).find(where) != std::string::npos);
+    }
+  };
+  bad("", "w.txt:1:");
+  bad("gantry-doppler-weights 2\n", "w.txt:1:");
+  bad("gantry-doppler-weights 1\nrounds x\n", "w.txt:2:");
+  bad("gantry-doppler-weights 1\nrounds 2\nselect 3 4\n", "w.txt:3:");
+  std::ostringstream good;
+  write_weights(good, w);
+  std::string truncated = good.str();
+  truncated.resize(truncated.size() / 2);
+  truncated.resize(truncated.rfind('\n') + 1);
+  bad(truncated, "ends where parameter");
+  std::string broken = good.str();
+  broken.replace(broken.find("select"), 0, "");
+  const auto at = broken.find('\n', broken.find("select")) + 1;
+  broken.replace(at, broken.find('\n', at) - at, "0.5abc");
+  bad(broken, "w.txt:4: parameter 1 of select is not a finite number");
+  bad(good.str() + "junk\n", "unexpected text");
+
+  test::scratch_directory dir("learn_weights");
+  const auto path = dir.path / "w.txt";
+  save_weights(path, w);
+  CHECK(load_weights(path) == w);
+  CHECK_THROWS_AS((void)load_weights(dir.path / "missing.txt"), io_error);
+}
+
+TEST_CASE("weights trained on one graph fine-tune on another; bad options are invalid_input") {
+  const auto gpus = cluster::uniform(4, unlimited_memory, {.latency = 5e-6, .bandwidth = 12e9});
+  const graph source = chain_mm({.dimension = 1000, .blocks_per_side = 2, .inner_split = 1});
+  const graph_model source_model(source, gpus);
+  const auto trained = doppler(source, source_model, gpus, {.hidden = 8, .imitation_episodes = 10, .reinforce_episodes = 0});
+  REQUIRE(trained.ok());
+  const graph target = ffnn({.batch = 512, .hidden = 1024, .batch_split = 2, .hidden_split = 2});
+  const graph_model target_model(target, gpus);
+  const auto tuned = doppler(target, target_model, gpus,
+                             {.imitation_episodes = 0, .reinforce_episodes = 3, .judge_cv = 0.1, .judge_draws = 2,
+                              .baseline_decay = 0.5},
+                             trained.weights);
+  REQUIRE(tuned.ok());
+  CHECK(tuned.weights.select.hidden() == 8);  // the given weights, not a fresh network
+  CHECK_FALSE(tuned.weights == trained.weights);
+  const auto sim = simulate(target, target_model, gpus, std::span<const device_id>(tuned.placement.device),
+                            {.priority = tuned.placement.order});
+  REQUIRE(sim.ok());
+  CHECK(validate(sim.schedule, target, target_model, gpus).ok());
+  // The best is judged by the mean over two draws with cv 0.1, not by the model's durations.
+  CHECK(tuned.makespan != sim.schedule.makespan);
+
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.hidden = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.temperature = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.judge_draws = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.baseline_decay = 1.0}), invalid_input);
+}

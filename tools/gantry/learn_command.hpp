@@ -1,0 +1,266 @@
+// `gantry learn`: trains DOPPLER's dual policy (gantry/learn/doppler.hpp) on one graph, stage by
+// stage (imitation of Critical Path, REINFORCE on the simulator, REINFORCE on the simulator with
+// drawn durations), printing progress with the best makespan so far, and writes the best
+// placement, the weights and the learning curve (CSV, and an SVG plot). --weights-in starts from
+// saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block).
+// Also the `doppler` entry of `gantry compare` / `gantry place`: a short training with a fixed seed.
+#pragma once
+
+#include "pipeline_command.hpp"
+
+#include <gantry/io/atomic_file.hpp>
+#include <gantry/io/json_placement.hpp>
+#include <gantry/learn/doppler.hpp>
+#include <gantry/place/placers.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gantry::cli {
+
+// Above this many vertices `compare` does not train (an episode places every vertex once).
+inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
+
+// The `doppler` placer of the tool: 20 imitation and 200 REINFORCE episodes, seed 1, at most 60 s.
+[[nodiscard]] inline placer_entry doppler_placer_entry() {
+  return {"doppler",
+          "DOPPLER's learned dual policy: imitation of Critical Path, then REINFORCE on the simulator "
+          "(20 + 200 episodes, seed 1; `gantry learn` trains longer)",
+          false, [](const placer_request& r) {
+            if (r.g.vertex_count() > doppler_compare_vertex_limit) {
+              placement p;
+              p.outcome = {.code = status::infeasible,
+                           .message = "doppler: the graph has " + std::to_string(r.g.vertex_count()) +
+                                      " vertices; compare trains on at most " +
+                                      std::to_string(doppler_compare_vertex_limit) + ", use `gantry learn`"};
+              return placer_result{std::move(p), std::nullopt, {}};
+            }
+            learn::doppler_options options{.imitation_episodes = 20, .reinforce_episodes = 200, .seed = 1,
+                                           .time_limit = 60};
+            options.list.cache_transfers = r.cache_transfers;
+            options.list.group = colocation_groups(r.g);
+            options.simulation.cache_transfers = r.cache_transfers;
+            auto learned = learn::doppler(r.g, r.model, r.devices, std::move(options));
+            return placer_result{std::move(learned.placement), std::nullopt,
+                                 {{"episodes", std::to_string(learned.episodes)},
+                                  {"training_seconds", std::to_string(learned.training_seconds)}}};
+          }};
+}
+
+struct learn_command_flags {
+  std::string graph_path;
+  std::vector<std::string> stages{"imitation", "reinforce"};
+  std::size_t imitation_episodes = 50;
+  std::size_t episodes = 1000;           // REINFORCE on the simulator
+  std::size_t measured_episodes = 200;   // with stage "measured"
+  double measured_cv = 0.1;
+  std::uint64_t seed = 1;
+  double time_limit = 600;
+  std::size_t hidden = 32;
+  double rate = 1e-3;
+  double entropy = 1e-2;
+  std::string weights_in, weights_out, out, curve_csv, curve_svg;
+};
+
+// The learning curve as CSV: one row per episode.
+[[nodiscard]] inline std::string learning_curve_csv(const std::vector<learn::learning_point>& curve) {
+  std::ostringstream out;
+  out << std::setprecision(17) << "episode,stage,makespan,best,baseline,agreement,seconds\n";
+  for (const auto& p : curve)
+    out << p.episode << ',' << learn::to_string(p.stage) << ',' << p.makespan << ',' << p.best << ',' << p.baseline
+        << ',' << p.agreement << ',' << p.seconds_elapsed << '\n';
+  return out.str();
+}
+
+// The learning curve as an SVG line plot: each episode's makespan (grey) and the best so far (blue).
+[[nodiscard]] inline std::string learning_curve_svg(const std::vector<learn::learning_point>& curve,
+                                                    const std::string& title) {
+  constexpr double width = 800, height = 400, left = 70, right = 20, top = 40, bottom = 50;
+  double low = std::numeric_limits<double>::infinity(), high = 0;
+  for (const auto& p : curve)
+    for (const double y : {p.makespan, p.best})
+      if (std::isfinite(y)) low = std::min(low, y), high = std::max(high, y);
+  if (!std::isfinite(low)) low = 0, high = 1;
+  if (high <= low) high = low + 1;
+  const double episodes = std::max<double>(1, static_cast<double>(curve.size()));
+  const auto x_of = [&](std::size_t i) { return left + (width - left - right) * static_cast<double>(i) / episodes; };
+  const auto y_of = [&](double y) { return top + (height - top - bottom) * (1 - (y - low) / (high - low)); };
+  std::ostringstream out;
+  out << std::setprecision(6);
+  std::string escaped;
+  for (const char c : title) {
+    switch (c) {
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '&': escaped += "&amp;"; break;
+      case '"': escaped += "&quot;"; break;
+      default: escaped += c;
+    }
+  }
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\">" << escaped << "</text>\n"
+      << "<line x1=\"" << left << "\" y1=\"" << height - bottom << "\" x2=\"" << width - right << "\" y2=\""
+      << height - bottom << "\" stroke=\"black\"/>\n"
+      << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\"" << height - bottom
+      << "\" stroke=\"black\"/>\n"
+      << "<text x=\"" << (width / 2) << "\" y=\"" << height - 15 << "\" text-anchor=\"middle\">episode ("
+      << curve.size() << ")</text>\n"
+      << "<text x=\"5\" y=\"" << top + 4 << "\">" << high * 1e3 << " ms</text>\n"
+      << "<text x=\"5\" y=\"" << height - bottom << "\">" << low * 1e3 << " ms</text>\n";
+  const auto line = [&](auto value, const char* colour) {
+    out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1\" points=\"";
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      const double y = value(curve[i]);
+      if (std::isfinite(y)) out << x_of(i) << ',' << y_of(y) << ' ';
+    }
+    out << "\"/>\n";
+  };
+  line([](const learn::learning_point& p) { return p.makespan; }, "#bbbbbb");
+  line([](const learn::learning_point& p) { return p.best; }, "#1f77b4");
+  out << "<text x=\"" << width - right - 160 << "\" y=\"" << top << "\" fill=\"#1f77b4\">best so far</text>\n"
+      << "<text x=\"" << width - right - 160 << "\" y=\"" << top + 16 << "\" fill=\"#888888\">episode makespan</text>\n"
+      << "</svg>\n";
+  return out.str();
+}
+
+// Runs `gantry learn`; read_graph() reads --graph, make_cluster() builds the cluster from the
+// shared flags. Returns the exit status (0 ok, 1 failed, 2 bad input).
+template <class ReadGraph, class MakeCluster>
+int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, MakeCluster&& make_cluster,
+                      std::ostream& out, std::ostream& err) {
+  try {
+    bool imitation = false, reinforce = false, measured = false;
+    for (const auto& s : flags.stages) {
+      if (s == "imitation") imitation = true;
+      else if (s == "reinforce") reinforce = true;
+      else if (s == "measured") measured = true;
+      else throw invalid_input("--stages: unknown stage '" + s + "' (imitation, reinforce, measured)");
+    }
+    if (!(flags.time_limit > 0)) throw invalid_input("--time-limit must be > 0");
+    const graph g = read_graph();
+    const cluster c = make_cluster();
+    const graph_model model(g, c);
+    std::optional<learn::dual_policy> weights;
+    if (!flags.weights_in.empty()) weights = learn::load_weights(flags.weights_in);
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    const std::size_t total = (imitation ? flags.imitation_episodes : 0) + (reinforce ? flags.episodes : 0) +
+                              (measured ? flags.measured_episodes : 0);
+    std::size_t shown = 0;
+    learn::doppler_options options{.hidden = flags.hidden,
+                                   .imitation_episodes = imitation ? flags.imitation_episodes : 0,
+                                   .reinforce_episodes = reinforce ? flags.episodes : 0,
+                                   .measured_episodes = measured ? flags.measured_episodes : 0,
+                                   .reinforce_rate = flags.rate,
+                                   .entropy_bonus = flags.entropy,
+                                   .measured_cv = flags.measured_cv,
+                                   .seed = flags.seed,
+                                   .time_limit = flags.time_limit};
+    options.list.group = colocation_groups(g);
+    options.on_episode = [&](const learn::learning_point& p) {
+      ++shown;
+      const std::size_t step = std::max<std::size_t>(1, total / 20);
+      if (!tty && shown % step != 0 && shown != total) return;
+      const std::size_t filled = total == 0 ? 0 : std::min<std::size_t>(30, 30 * shown / total);
+      err << (tty ? "\r" : "") << "[" << std::string(filled, '#') << std::string(30 - filled, '.') << "] " << shown
+          << "/" << total << " " << learn::to_string(p.stage) << ", best "
+          << (std::isfinite(p.best) ? std::to_string(p.best * 1e3) + " ms" : std::string("none yet"))
+          << (tty ? "   " : "\n") << std::flush;
+    };
+    const auto learned = learn::doppler(g, model, c, std::move(options), std::move(weights));
+    if (tty) err << "\n";
+    if (!learned.ok()) {
+      err << "gantry learn: no placement: " << learned.outcome.message << "\n";
+      return 1;
+    }
+    const auto sim = simulate(g, model, c, std::span<const device_id>(learned.placement.device),
+                              {.priority = learned.placement.order});
+    out << "episodes      " << learned.episodes << " in " << std::fixed << std::setprecision(1)
+        << learned.training_seconds << " s (" << static_cast<double>(learned.episodes) / learned.training_seconds
+        << " episodes/s)\n";
+    if (imitation) out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with Critical Path\n";
+    out << "best          " << std::setprecision(6) << learned.makespan * 1e3 << " ms simulated makespan\n";
+    atomic_file_group outputs;
+    if (!flags.out.empty())
+      outputs.add_text(flags.out, placement_to_json_text(g, c, learned.placement,
+                                                         {.algorithm = "doppler", .schedule = sim.ok() ? &sim.schedule : nullptr}));
+    if (!flags.weights_out.empty())
+      outputs.add(flags.weights_out, [&](std::ostream& o) { learn::write_weights(o, learned.weights); });
+    if (!flags.curve_csv.empty()) outputs.add_text(flags.curve_csv, learning_curve_csv(learned.curve));
+    if (!flags.curve_svg.empty())
+      outputs.add_text(flags.curve_svg,
+                       learning_curve_svg(learned.curve, "DOPPLER on " + std::to_string(g.vertex_count()) + " vertices, " +
+                                                             std::to_string(c.device_count()) + " devices"));
+    outputs.commit();
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    err << "gantry learn: " << e.what() << "\n";
+    return 2;
+  } catch (const parse_error& e) {
+    err << "gantry learn: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "gantry learn: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+// Adds `gantry learn`. ClusterFlags offers add_to(app) and make(limits); InputFlags add_to(app) and make().
+template <class ClusterFlags, class InputFlags>
+void register_learn_command(CLI::App& app, ClusterFlags& cluster_options, graph_reading& reading, InputFlags& inputs) {
+  auto flags = std::make_shared<learn_command_flags>();
+  auto* command = app.add_subcommand("learn", "train DOPPLER's dual policy on a graph (imitation, REINFORCE, "
+                                              "measured rewards) and write the best placement, weights and curve");
+  command->add_option("--graph,-g", flags->graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_graph_reading_options(*command, reading);
+  cluster_options.add_to(*command);
+  inputs.add_to(*command);
+  command->add_option("--stages", flags->stages, "imitation, reinforce, measured (comma separated, run in that order)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--imitation-episodes", flags->imitation_episodes, "stage I episodes")->capture_default_str();
+  command->add_option("--episodes,-e", flags->episodes, "stage II (REINFORCE on the simulator) episodes")
+      ->capture_default_str();
+  command->add_option("--measured-episodes", flags->measured_episodes,
+                      "stage III episodes (rewards from the simulator with drawn durations)")
+      ->capture_default_str();
+  command->add_option("--measured-cv", flags->measured_cv, "stage III: coefficient of variation of the durations")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  command->add_option("--seed", flags->seed, "seed of the weights and the sampling")->capture_default_str();
+  command->add_option("--time-limit", flags->time_limit, "seconds of training at most, over all stages")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--hidden", flags->hidden, "width of the hidden layer of SEL and PLC")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+      ->capture_default_str();
+  command->add_option("--rate", flags->rate, "REINFORCE step size (Adam)")->check(CLI::PositiveNumber)->capture_default_str();
+  command->add_option("--entropy", flags->entropy, "entropy bonus")->check(CLI::NonNegativeNumber)->capture_default_str();
+  command->add_option("--weights-in", flags->weights_in, "start from these weights (fine-tuning)")->check(CLI::ExistingFile);
+  command->add_option("--weights-out", flags->weights_out, "write the trained weights here");
+  command->add_option("--out,-o", flags->out, "write the best placement (JSON) here");
+  command->add_option("--curve", flags->curve_csv, "write the learning curve (CSV) here");
+  command->add_option("--curve-svg", flags->curve_svg, "plot the learning curve (SVG) here");
+  command->callback([flags, &cluster_options, &reading, &inputs] {
+    const int code = run_learn_command(
+        *flags, [&] { return read_any_graph_file(flags->graph_path, reading, inputs.make()).graph; },
+        [&] { return cluster_options.make(inputs.make()); }, std::cout, std::cerr);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace gantry::cli
