@@ -103,7 +103,7 @@ class dot_parser {
       case token_kind::arrow: return "'->'";
       case token_kind::undirected: return "'--'";
       case token_kind::punct: return "'" + token_.text + "'";
-      case token_kind::id: return (token_.quoted ? "\"" + token_.text + "\"" : "'" + token_.text + "'");
+      case token_kind::id: return token_.quoted ? detail::quoted(token_.text, '"') : detail::quoted(token_.text);
     }
     return "?";
   }
@@ -255,12 +255,12 @@ class dot_parser {
       token_.text = std::string(text_.substr(begin, pos_ - begin));
       return;
     }
-    if (!identifier_char(c)) fail(std::string("unexpected character '") + c + "'");
+    if (!identifier_char(c)) fail("unexpected character " + detail::quoted(std::string_view(&c, 1)));
     const std::size_t begin = pos_;
     while (identifier_char(peek())) ++pos_;
     token_.text = std::string(text_.substr(begin, pos_ - begin));
     if (peek() == '.' || (peek() == '-' && peek(1) != '>' && peek(1) != '-'))
-      fail("'" + token_.text + peek() + "...' is not a DOT ID: quote IDs that contain '" + peek() +
+      fail(detail::quoted(token_.text + peek() + "...") + " is not a DOT ID: quote IDs that contain '" + peek() +
            "' (\"aten.relu\", say)");
   }
 
@@ -279,7 +279,7 @@ class dot_parser {
     if (keyword("node") || keyword("edge") || keyword("graph")) {
       const std::string which = token_.text;
       next();
-      if (!punct('[')) fail("expected '[' after '" + which + "', found " + describe());
+      if (!punct('[')) fail("expected '[' after " + detail::quoted(which) + ", found " + describe());
       attributes list;
       attribute_lists(list);
       if (equals_ignoring_case(which, "node")) merge(sc.node_defaults, list);
@@ -390,9 +390,9 @@ class dot_parser {
         const std::string name = token_.text;
         const std::size_t line = token_.line;
         next();
-        if (!punct('=')) fail("expected '=' after attribute '" + name + "', found " + describe());
+        if (!punct('=')) fail("expected '=' after attribute " + detail::quoted(name) + ", found " + describe());
         next();
-        if (token_.kind != token_kind::id) fail("expected a value for attribute '" + name + "', found " + describe());
+        if (token_.kind != token_kind::id) fail("expected a value for attribute " + detail::quoted(name) + ", found " + describe());
         out[name] = {token_.text, line};
         next();
         while (punct(',') || punct(';')) next();
@@ -411,7 +411,7 @@ class dot_parser {
     try {
       return parse(a.value);
     } catch (const invalid_input& e) {
-      fail("attribute '" + name + "' of " + vertex + ": " + e.what(), a.line);
+      fail("attribute " + detail::quoted(name) + " of " + vertex + ": " + e.what(), a.line);
     }
   }
 
@@ -426,13 +426,13 @@ class dot_parser {
     };
     for (const auto& node : nodes_) {
       require_utf8(node.name, "the name of a vertex", node.line);
-      const std::string who = "vertex \"" + node.name + "\"";
+      const std::string who = "vertex " + detail::quoted(node.name, '"');
       for (const auto& [name, a] : node.attrs) {
         require_utf8(name, "an attribute name of " + who, a.line);
         const std::size_t index = find_vertex_field(name);
         if (index < vertex_field_count &&
             (vertex_fields[index].type == field_type::text || vertex_fields[index].type == field_type::vertex_reference))
-          require_utf8(a.value, "attribute '" + name + "' of " + who, a.line);
+          require_utf8(a.value, "attribute " + detail::quoted(name) + " of " + who, a.line);
       }
       vertex_properties p{.name = node.name};
       std::vector<std::pair<std::string, seconds>> kinds;
@@ -461,26 +461,26 @@ class dot_parser {
     for (const auto& [backward, a] : forwards) {
       const auto it = index_.find(a->value);
       if (it == index_.end())
-        fail("attribute 'forward' of vertex \"" + g[backward].name + "\" names \"" + a->value +
-                 "\", which is not a vertex of the graph", a->line);
+        fail("attribute 'forward' of vertex " + detail::quoted(g[backward].name, '"') + " names " + detail::quoted(a->value, '"') +
+                 ", which is not a vertex of the graph", a->line);
       if (it->second == backward)
-        fail("vertex \"" + g[backward].name + "\" names itself as its forward vertex", a->line);
+        fail("vertex " + detail::quoted(g[backward].name, '"') + " names itself as its forward vertex", a->line);
       g.set_forward(backward, static_cast<vertex_id>(it->second));
     }
     for (const auto& e : edges_) {
-      if (e.from == e.to) fail("edge \"" + nodes_[e.from].name + "\" -> itself: a dataflow graph has no self-loops", e.line);
+      if (e.from == e.to) fail("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> itself: a dataflow graph has no self-loops", e.line);
       byte_count bytes = g[static_cast<vertex_id>(e.from)].output;
       const std::string bytes_key(edge_fields[edge_bytes_field].key);
       if (const auto it = e.attrs.find(bytes_key); it != e.attrs.end())
-        bytes = convert("edge \"" + nodes_[e.from].name + "\" -> \"" + nodes_[e.to].name + "\"", bytes_key,
+        bytes = convert("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> " + detail::quoted(nodes_[e.to].name, '"'), bytes_key,
                         it->second, parse_bytes);
       g.add_edge(static_cast<vertex_id>(e.from), static_cast<vertex_id>(e.to), bytes);
     }
     if (const auto overflow = find_byte_overflow(g))
       fail(byte_overflow_reason() + " (reached at " +
-               (overflow->at_vertex ? "vertex \"" + nodes_[overflow->index].name + "\""
-                                    : "edge \"" + nodes_[edges_[overflow->index].from].name + "\" -> \"" +
-                                          nodes_[edges_[overflow->index].to].name + "\"") + ")",
+               (overflow->at_vertex ? "vertex " + detail::quoted(nodes_[overflow->index].name, '"')
+                                    : "edge " + detail::quoted(nodes_[edges_[overflow->index].from].name, '"') + " -> " +
+                                          detail::quoted(nodes_[edges_[overflow->index].to].name, '"')) + ")",
            overflow->at_vertex ? nodes_[overflow->index].line : edges_[overflow->index].line);
     if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty())
       throw parse_error(std::string(source_) + ": the graph has a cycle: " + describe_cycle(g, cycle));
@@ -492,7 +492,7 @@ class dot_parser {
     const std::string_view input = trim(text);
     if (!read_leading_number(input, number) || !trim(number.rest).empty() || !std::isfinite(number.value) ||
         number.value < 0)
-      throw invalid_input("expected a finite number >= 0, got '" + std::string(text) + "'");
+      throw invalid_input("expected a finite number >= 0, got " + detail::quoted(std::string(text)));
     return number.value;
   }
 
@@ -567,7 +567,7 @@ inline void write_graph_dot(std::ostream& out, const graph& g, std::string_view 
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
     if (!seen.try_emplace(g[v].name, v).second)
       throw invalid_input("write_graph_dot: vertices " + std::to_string(seen[g[v].name]) + " and " +
-                          std::to_string(v) + " share the name \"" + g[v].name + "\"");
+                          std::to_string(v) + " share the name " + detail::quoted(g[v].name, '"'));
   using detail::dot_id;
   using detail::exact_number;
   out << "digraph " << dot_id(graph_name) << " {\n";
