@@ -67,17 +67,28 @@ inline constexpr edge_field edge_fields[] = {
 };
 inline constexpr std::size_t edge_from_field = 0, edge_to_field = 1, edge_bytes_field = 2;
 
+namespace detail {
+// a == b for short keys, compared inline: readers look a key up for every field they read, and
+// a call to memcmp per candidate key cost more than the comparison.
+[[nodiscard]] constexpr bool same_key(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace detail
+
 // The index of the vertex field named `key`, or vertex_field_count.
 [[nodiscard]] constexpr std::size_t find_vertex_field(std::string_view key) noexcept {
   std::size_t i = 0;
-  while (i < vertex_field_count && vertex_fields[i].key != key) ++i;
+  while (i < vertex_field_count && !detail::same_key(vertex_fields[i].key, key)) ++i;
   return i;
 }
 
 // The index of the edge field named `key`, or std::size(edge_fields).
 [[nodiscard]] constexpr std::size_t find_edge_field(std::string_view key) noexcept {
   std::size_t i = 0;
-  while (i < std::size(edge_fields) && edge_fields[i].key != key) ++i;
+  while (i < std::size(edge_fields) && !detail::same_key(edge_fields[i].key, key)) ++i;
   return i;
 }
 
