@@ -5,6 +5,7 @@
 
 #include <gantry/generate/random_dag.hpp>
 #include <gantry/graph/graph.hpp>
+#include <gantry/io/graph_schema.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/m_topo.hpp>
@@ -105,16 +106,11 @@ inline void require_same_graph(const graph& a, const graph& b) {
   REQUIRE(a.edge_count() == b.edge_count());
   for (vertex_id v = 0; v < a.vertex_count(); ++v) {
     CAPTURE(a[v].name);
-    CHECK(a[v].name == b[v].name);
-    CHECK(a[v].compute == b[v].compute);
-    CHECK(a[v].persistent == b[v].persistent);
-    CHECK(a[v].output == b[v].output);
-    CHECK(a[v].temporary == b[v].temporary);
-    CHECK(a[v].group == b[v].group);
-    CHECK(a[v].op == b[v].op);
-    CHECK(a[v].flops == b[v].flops);
+    for (const vertex_field& f : vertex_fields) {  // the one field table of graph files
+      CAPTURE(f.key);
+      CHECK(same_field(a, v, b, v, f));
+    }
     CHECK(a.forward_of(v) == b.forward_of(v));
-    CHECK(a.kind_times(v) == b.kind_times(v));
   }
   for (edge_id e = 0; e < a.edge_count(); ++e) {
     CHECK(a.source(e) == b.source(e));

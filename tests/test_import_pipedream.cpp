@@ -116,7 +116,7 @@ TEST_CASE("malformed PipeDream files are rejected with file, line and reason") {
   CHECK(error_of("a -- L -- forward_compute_time=fast, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
         "graph.txt:1: forward_compute_time is not a number: 'fast'");
   CHECK(error_of("a -- L -- forward_compute_time=-1, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
-        "graph.txt:1: forward_compute_time must be finite and >= 0, got -1");
+        "graph.txt:1: forward_compute_time must be finite and >= 0, got '-1'");
   CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=[1; 2, parameter_size=0\n") ==
         "graph.txt:1: activation_size list is missing its closing ']'");
   CHECK(error_of("a -- L -- forward_compute_time=1, speed=2, backward_compute_time=1, activation_size=1, parameter_size=0\n")
@@ -156,7 +156,7 @@ TEST_CASE("every prefix and seeded byte mutations of a graph.txt parse or throw 
 TEST_CASE("PipeDream sizes of 2^63 bytes or more are refused with the line, not rounded") {
   // llround() of 1e19 is out of range: the size silently became 2^63.
   CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1e19, parameter_size=0\n") ==
-        "graph.txt:1: activation_size 1e19 is 2^63 bytes (8 EiB) or more");
+        "graph.txt:1: activation_size '1e19' is 2^63 bytes (8 EiB) or more");
   CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=9.3e18\n")
             .find("graph.txt:1: parameter_size") == 0);
   const std::string big = "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=4e18, parameter_size=0\n"

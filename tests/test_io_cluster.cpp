@@ -136,7 +136,7 @@ TEST_CASE("cluster values: memory, speed, latency, bandwidth and mode") {
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"bandwidth": "fast"})")) ==
         "c.json: /link/bandwidth: invalid bandwidth 'fast': expected a number of bytes per second, such as 12 GB/s");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "communication": "broadcast")")) ==
-        "c.json: /communication: unknown mode \"broadcast\" (expected \"parallel\", \"sequential\" or \"duplex\")");
+        "c.json: /communication: unknown mode 'broadcast' (expected parallel, sequential or duplex)");
 }
 
 TEST_CASE("device names must be unique and links must join two known, different devices once") {

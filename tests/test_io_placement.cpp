@@ -112,7 +112,7 @@ TEST_CASE("placement files: unknown names, missing and repeated vertices, bad st
   CHECK(placement_error(doc(all, R"(, "order": ["a", "q"])"), t.g, t.devices) ==
         "p.json: /order/1: unknown vertex \"q\" (the graph has no vertex of this name)");
   CHECK(placement_error(doc(all, R"(, "status": "done")"), t.g, t.devices) ==
-        "p.json: /status: unknown status \"done\" (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
+        "p.json: /status: unknown status 'done' (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
   CHECK(placement_error(doc(all, R"(, "makespan": -1)"), t.g, t.devices) ==
         "p.json: /makespan: makespan must be a finite number of seconds >= 0, got number -1");
   CHECK(placement_error(R"({"format": "gantry.graph", "version": 1, "placement": []})", t.g, t.devices) ==

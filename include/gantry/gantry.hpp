@@ -46,7 +46,6 @@
 #include <gantry/place/single_device.hpp>
 
 #include <gantry/pipeline/chain.hpp>
-#include <gantry/pipeline/chain_io.hpp>
 #include <gantry/pipeline/gpipe.hpp>
 #include <gantry/pipeline/k_periodic.hpp>
 #include <gantry/pipeline/non_contiguous.hpp>

@@ -28,9 +28,9 @@ struct reduction {
 // the coarse graph keeps them (coarsen() carries named groups).
 inline const std::vector<reduction>& reductions() {
   static const std::vector<reduction> all = {
-      {"baechi", "Baechi's degree rule",
+      {to_string(fusion_rule::baechi_degree), "Baechi's degree rule",
        [](const graph& g) { return fuse(colocate_forward_backward(g), {.rule = fusion_rule::baechi_degree}); }},
-      {"exact", "merge iff no other path exists",
+      {to_string(fusion_rule::exact), "merge iff no other path exists",
        [](const graph& g) { return fuse(colocate_forward_backward(g), {.rule = fusion_rule::exact}); }},
   };
   return all;

@@ -125,7 +125,7 @@ struct cluster_flags {
         ->capture_default_str();
     app.add_option("--latency", latency, "link latency, e.g. 10us")->capture_default_str();
     app.add_option("--comm", comm, "transfers: parallel (any number at once), sequential (one per device), duplex")
-        ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
+        ->check(CLI::IsMember(enum_name_list<comm_mode>()))
         ->capture_default_str();
   }
 
@@ -143,9 +143,7 @@ struct cluster_flags {
     const link_model link{option("--latency", parse_duration, latency),
                           bandwidth == "unlimited" ? std::numeric_limits<double>::infinity()
                                                    : option("--bandwidth", parse_bandwidth, bandwidth)};
-    const comm_mode mode = comm == "sequential" ? comm_mode::sequential
-                           : comm == "duplex"   ? comm_mode::duplex
-                                                : comm_mode::parallel;
+    const comm_mode mode = parse_enum_name<comm_mode>(comm, "--comm");
     return cluster::uniform(devices, capacity, link, mode);
   }
 };
@@ -210,13 +208,18 @@ void stage_output(atomic_file_group& outputs, const std::string& path, Content&&
 struct output_flags {
   std::string trace, svg, dot;
   void add_to(CLI::App& app) {
-    app.add_option("--trace", trace, "write a Chrome trace of the simulated run (open in Perfetto)");
+    app.add_option("--trace", trace, "write a Chrome trace of the simulated run, with memory per device (open in Perfetto)");
     app.add_option("--svg", svg, "write an SVG Gantt chart of the simulated run");
     app.add_option("--dot", dot, "write the graph as Graphviz DOT, vertices coloured by device");
   }
   void stage(atomic_file_group& outputs, const graph& g, const cluster& c, const placement& p, const schedule& s) const {
     stage_output(outputs, dot, [&] { return to_dot(g, {.device = p.device, .devices = &c}); });
-    stage_output(outputs, trace, [&] { return chrome_trace_text(g, s, {.devices = &c}); });
+    stage_output(outputs, trace, [&] {
+      // A memory counter track per device, by the same rules as the reported peaks.
+      const memory_curve memory =
+          compute_memory_curve(snapshot(g), s, graph_model(g, c), detail::schedule_device_count(s, c.device_count()));
+      return chrome_trace_text(g, s, {.devices = &c, .memory = &memory});
+    });
     stage_output(outputs, svg, [&] { return svg_gantt(g, s, {.devices = &c}); });
   }
 };

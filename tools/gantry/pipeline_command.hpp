@@ -8,7 +8,7 @@
 #include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/units.hpp>
-#include <gantry/pipeline/chain_io.hpp>
+#include <gantry/io/json_chain.hpp>
 #include <gantry/pipeline/order_search.hpp>
 #include <gantry/pipeline/plan.hpp>
 #include <gantry/pipeline/svg.hpp>
@@ -153,9 +153,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     if (processors == 0) throw invalid_input("give --processors N (N >= 1) or --cluster FILE");
     if (!flags.bandwidth.empty())
       options.comm.link = link_model{parse_duration(flags.latency), parse_bandwidth(flags.bandwidth)};
-    if (flags.transfers == "on-processors") options.comm.overlap = transfer_overlap::on_processors;
-    else if (flags.transfers != "link-stages")
-      throw invalid_input("--transfers must be link-stages or on-processors, got '" + flags.transfers + "'");
+    options.comm.overlap = parse_enum_name<transfer_overlap>(flags.transfers, "--transfers");
 
     chain c;
     pipeline_plan plan;
@@ -250,13 +248,13 @@ inline void register_pipeline_command(CLI::App& app) {
   command->add_option("--latency", flags->latency, "link latency, e.g. 10us")->capture_default_str();
   command->add_option("--transfers", flags->transfers,
                       "link-stages (transfers overlap compute, the default) or on-processors (they stall both ends)")
-      ->check(CLI::IsMember({"link-stages", "on-processors"}))
+      ->check(CLI::IsMember(enum_name_list<transfer_overlap>()))
       ->capture_default_str();
   command->add_option("--max-replicas", flags->max_replicas,
                       "workers one stage may run on (data parallelism inside the pipeline); 1: straight pipeline")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command->add_option("--schedule,-s", flags->schedule, "1f1b*, 1f1b or gpipe: the pattern drawn in the SVG")
+  command->add_option("--schedule,-s", flags->schedule, enum_choices<pipeline_schedule>() + ": the pattern drawn in the SVG")
       ->capture_default_str();
   command->add_option("--micro-batches", flags->micro_batches, "GPipe's micro-batches per mini-batch (default: P)");
   command->add_option("--svg", flags->svg_path, "where to write the SVG of the pattern (default: pipeline.svg)");

@@ -2,6 +2,8 @@
 // outcome and the exception types for bad input.
 #pragma once
 
+#include <gantry/core/enum_names.hpp>
+
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -42,16 +44,13 @@ enum class status {
   solver_error,   // an external solver failed
 };
 
-[[nodiscard]] constexpr const char* to_string(status s) noexcept {
-  switch (s) {
-    case status::ok: return "ok";
-    case status::out_of_memory: return "out of memory";
-    case status::over_capacity: return "over capacity";
-    case status::infeasible: return "infeasible";
-    case status::solver_error: return "solver error";
-  }
-  return "unknown";
-}
+inline constexpr enum_name<status> status_names[] = {{status::ok, "ok"},
+                                                     {status::out_of_memory, "out of memory"},
+                                                     {status::over_capacity, "over capacity"},
+                                                     {status::infeasible, "infeasible"},
+                                                     {status::solver_error, "solver error"}};
+[[nodiscard]] constexpr std::span<const enum_name<status>> enum_names(status) noexcept { return status_names; }
+[[nodiscard]] constexpr const char* to_string(status s) noexcept { return name_of(s); }
 
 // What an algorithm says of its run: `code` is ok or why it failed, and the fields name what a
 // program needs to react (which vertex, which device, when, how many bytes were needed and how many

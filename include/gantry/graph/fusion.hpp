@@ -32,9 +32,12 @@ enum class fusion_rule {
   exact,
 };
 
-[[nodiscard]] constexpr const char* to_string(fusion_rule r) noexcept {
-  return r == fusion_rule::baechi_degree ? "baechi" : "exact";
+inline constexpr enum_name<fusion_rule> fusion_rule_names[] = {{fusion_rule::baechi_degree, "baechi"},
+                                                               {fusion_rule::exact, "exact"}};
+[[nodiscard]] constexpr std::span<const enum_name<fusion_rule>> enum_names(fusion_rule) noexcept {
+  return fusion_rule_names;
 }
+[[nodiscard]] constexpr const char* to_string(fusion_rule r) noexcept { return name_of(r); }
 
 struct fusion_options {
   fusion_rule rule = fusion_rule::exact;

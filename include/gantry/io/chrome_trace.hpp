@@ -3,7 +3,9 @@
 // thread on the sender and a "receive from Y" thread on the receiver; each vertex and transfer is
 // an "X" (complete) event, times in microseconds. Overlapping events (parallel transfers on one
 // link) are spread over extra numbered threads of that link, since a viewer draws one thread's
-// events as a stack and partial overlaps would be misdrawn.
+// events as a stack and partial overlaps would be misdrawn. Given a memory curve
+// (schedule/memory_curve.hpp), each device also gets a "memory" counter track: "C" events of the
+// bytes in use over time.
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -11,6 +13,7 @@
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/markup.hpp>
 #include <gantry/model/cluster.hpp>
+#include <gantry/schedule/memory_curve.hpp>
 #include <gantry/schedule/schedule.hpp>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +33,9 @@ namespace gantry {
 struct chrome_trace_options {
   const cluster* devices = nullptr;  // names the processes; "d0", "d1", ... otherwise
   bool transfers = true;             // include the send and receive threads
+  // Bytes in use per device over time (compute_memory_curve of the same schedule): one "memory"
+  // counter track per device. None when null.
+  const memory_curve* memory = nullptr;
 };
 
 namespace detail {
@@ -158,6 +164,16 @@ template <adapted_graph G>
         first = last;
       }
     }
+  }
+
+  if (options.memory != nullptr) {
+    if (options.memory->size() != m)
+      throw invalid_input("chrome_trace: the memory curve has " + std::to_string(options.memory->size()) +
+                          " devices, the schedule " + std::to_string(m));
+    for (device_id d = 0; d < m; ++d)
+      for (const memory_step& step : (*options.memory)[d])
+        events.push_back({{"ph", "C"}, {"name", "memory"}, {"pid", pid(d)}, {"ts", micro(step.time)},
+                          {"args", {{"bytes", step.bytes}}}});
   }
 
   seconds makespan = s.makespan;

@@ -22,6 +22,7 @@
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/graph_schema.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/limits.hpp>
 #include <gantry/io/units.hpp>
@@ -102,7 +103,7 @@ class dot_parser {
       case token_kind::arrow: return "'->'";
       case token_kind::undirected: return "'--'";
       case token_kind::punct: return "'" + token_.text + "'";
-      case token_kind::id: return (token_.quoted ? "\"" + token_.text + "\"" : "'" + token_.text + "'");
+      case token_kind::id: return token_.quoted ? detail::quoted(token_.text, '"') : detail::quoted(token_.text);
     }
     return "?";
   }
@@ -254,12 +255,12 @@ class dot_parser {
       token_.text = std::string(text_.substr(begin, pos_ - begin));
       return;
     }
-    if (!identifier_char(c)) fail(std::string("unexpected character '") + c + "'");
+    if (!identifier_char(c)) fail("unexpected character " + detail::quoted(std::string_view(&c, 1)));
     const std::size_t begin = pos_;
     while (identifier_char(peek())) ++pos_;
     token_.text = std::string(text_.substr(begin, pos_ - begin));
     if (peek() == '.' || (peek() == '-' && peek(1) != '>' && peek(1) != '-'))
-      fail("'" + token_.text + peek() + "...' is not a DOT ID: quote IDs that contain '" + peek() +
+      fail(detail::quoted(token_.text + peek() + "...") + " is not a DOT ID: quote IDs that contain '" + peek() +
            "' (\"aten.relu\", say)");
   }
 
@@ -278,7 +279,7 @@ class dot_parser {
     if (keyword("node") || keyword("edge") || keyword("graph")) {
       const std::string which = token_.text;
       next();
-      if (!punct('[')) fail("expected '[' after '" + which + "', found " + describe());
+      if (!punct('[')) fail("expected '[' after " + detail::quoted(which) + ", found " + describe());
       attributes list;
       attribute_lists(list);
       if (equals_ignoring_case(which, "node")) merge(sc.node_defaults, list);
@@ -389,9 +390,9 @@ class dot_parser {
         const std::string name = token_.text;
         const std::size_t line = token_.line;
         next();
-        if (!punct('=')) fail("expected '=' after attribute '" + name + "', found " + describe());
+        if (!punct('=')) fail("expected '=' after attribute " + detail::quoted(name) + ", found " + describe());
         next();
-        if (token_.kind != token_kind::id) fail("expected a value for attribute '" + name + "', found " + describe());
+        if (token_.kind != token_kind::id) fail("expected a value for attribute " + detail::quoted(name) + ", found " + describe());
         out[name] = {token_.text, line};
         next();
         while (punct(',') || punct(';')) next();
@@ -410,7 +411,7 @@ class dot_parser {
     try {
       return parse(a.value);
     } catch (const invalid_input& e) {
-      fail("attribute '" + name + "' of " + vertex + ": " + e.what(), a.line);
+      fail("attribute " + detail::quoted(name) + " of " + vertex + ": " + e.what(), a.line);
     }
   }
 
@@ -425,24 +426,34 @@ class dot_parser {
     };
     for (const auto& node : nodes_) {
       require_utf8(node.name, "the name of a vertex", node.line);
-      const std::string who = "vertex \"" + node.name + "\"";
+      const std::string who = "vertex " + detail::quoted(node.name, '"');
       for (const auto& [name, a] : node.attrs) {
         require_utf8(name, "an attribute name of " + who, a.line);
-        if (name == "group" || name == "op" || name == "forward") require_utf8(a.value, "attribute '" + name + "' of " + who, a.line);
+        const std::size_t index = find_vertex_field(name);
+        if (index < vertex_field_count &&
+            (vertex_fields[index].type == field_type::text || vertex_fields[index].type == field_type::vertex_reference))
+          require_utf8(a.value, "attribute " + detail::quoted(name) + " of " + who, a.line);
       }
       vertex_properties p{.name = node.name};
       std::vector<std::pair<std::string, seconds>> kinds;
       for (const auto& [name, a] : node.attrs) {
-        if (name == "compute") p.compute = convert(who, name, a, parse_duration);
-        else if (name.starts_with("compute_") && name.size() > 8)
-          kinds.emplace_back(name.substr(8), convert(who, name, a, parse_duration));
-        else if (name == "persistent") p.persistent = convert(who, name, a, parse_bytes);
-        else if (name == "output") p.output = convert(who, name, a, parse_bytes);
-        else if (name == "temporary") p.temporary = convert(who, name, a, parse_bytes);
-        else if (name == "group") p.group = a.value;
-        else if (name == "op") p.op = a.value;
-        else if (name == "flops") p.flops = convert(who, name, a, parse_flops);
-        else if (name == "forward") forwards.emplace_back(static_cast<vertex_id>(g.vertex_count()), &a);
+        const std::size_t index = find_vertex_field(name);
+        if (index == vertex_field_count) {
+          // "<key>_<kind>": the time of a per-kind field on devices of that kind.
+          for (const vertex_field& f : vertex_fields)
+            if (f.per_kind && name.size() > f.key.size() + 1 && name.starts_with(f.key) && name[f.key.size()] == '_')
+              kinds.emplace_back(name.substr(f.key.size() + 1), convert(who, name, a, parse_duration));
+          continue;  // other attributes are styling
+        }
+        const vertex_field& f = vertex_fields[index];
+        switch (f.type) {
+          case field_type::name: break;  // a node's name is its ID
+          case field_type::time: p.*f.real = convert(who, name, a, parse_duration); break;
+          case field_type::bytes: p.*f.whole = convert(who, name, a, parse_bytes); break;
+          case field_type::number: p.*f.real = convert(who, name, a, parse_flops); break;
+          case field_type::text: p.*f.text = a.value; break;
+          case field_type::vertex_reference: forwards.emplace_back(static_cast<vertex_id>(g.vertex_count()), &a); break;
+        }
       }
       const auto v = g.add_vertex(std::move(p));
       for (const auto& [kind, time] : kinds) g.set_compute(v, kind, time);
@@ -450,25 +461,26 @@ class dot_parser {
     for (const auto& [backward, a] : forwards) {
       const auto it = index_.find(a->value);
       if (it == index_.end())
-        fail("attribute 'forward' of vertex \"" + g[backward].name + "\" names \"" + a->value +
-                 "\", which is not a vertex of the graph", a->line);
+        fail("attribute 'forward' of vertex " + detail::quoted(g[backward].name, '"') + " names " + detail::quoted(a->value, '"') +
+                 ", which is not a vertex of the graph", a->line);
       if (it->second == backward)
-        fail("vertex \"" + g[backward].name + "\" names itself as its forward vertex", a->line);
+        fail("vertex " + detail::quoted(g[backward].name, '"') + " names itself as its forward vertex", a->line);
       g.set_forward(backward, static_cast<vertex_id>(it->second));
     }
     for (const auto& e : edges_) {
-      if (e.from == e.to) fail("edge \"" + nodes_[e.from].name + "\" -> itself: a dataflow graph has no self-loops", e.line);
+      if (e.from == e.to) fail("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> itself: a dataflow graph has no self-loops", e.line);
       byte_count bytes = g[static_cast<vertex_id>(e.from)].output;
-      if (const auto it = e.attrs.find("bytes"); it != e.attrs.end())
-        bytes = convert("edge \"" + nodes_[e.from].name + "\" -> \"" + nodes_[e.to].name + "\"", "bytes",
+      const std::string bytes_key(edge_fields[edge_bytes_field].key);
+      if (const auto it = e.attrs.find(bytes_key); it != e.attrs.end())
+        bytes = convert("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> " + detail::quoted(nodes_[e.to].name, '"'), bytes_key,
                         it->second, parse_bytes);
       g.add_edge(static_cast<vertex_id>(e.from), static_cast<vertex_id>(e.to), bytes);
     }
     if (const auto overflow = find_byte_overflow(g))
       fail(byte_overflow_reason() + " (reached at " +
-               (overflow->at_vertex ? "vertex \"" + nodes_[overflow->index].name + "\""
-                                    : "edge \"" + nodes_[edges_[overflow->index].from].name + "\" -> \"" +
-                                          nodes_[edges_[overflow->index].to].name + "\"") + ")",
+               (overflow->at_vertex ? "vertex " + detail::quoted(nodes_[overflow->index].name, '"')
+                                    : "edge " + detail::quoted(nodes_[edges_[overflow->index].from].name, '"') + " -> " +
+                                          detail::quoted(nodes_[edges_[overflow->index].to].name, '"')) + ")",
            overflow->at_vertex ? nodes_[overflow->index].line : edges_[overflow->index].line);
     if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty())
       throw parse_error(std::string(source_) + ": the graph has a cycle: " + describe_cycle(g, cycle));
@@ -480,7 +492,7 @@ class dot_parser {
     const std::string_view input = trim(text);
     if (!read_leading_number(input, number) || !trim(number.rest).empty() || !std::isfinite(number.value) ||
         number.value < 0)
-      throw invalid_input("expected a finite number >= 0, got '" + std::string(text) + "'");
+      throw invalid_input("expected a finite number >= 0, got " + detail::quoted(std::string(text)));
     return number.value;
   }
 
@@ -555,27 +567,37 @@ inline void write_graph_dot(std::ostream& out, const graph& g, std::string_view 
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
     if (!seen.try_emplace(g[v].name, v).second)
       throw invalid_input("write_graph_dot: vertices " + std::to_string(seen[g[v].name]) + " and " +
-                          std::to_string(v) + " share the name \"" + g[v].name + "\"");
+                          std::to_string(v) + " share the name " + detail::quoted(g[v].name, '"'));
   using detail::dot_id;
   using detail::exact_number;
   out << "digraph " << dot_id(graph_name) << " {\n";
   for (vertex_id v = 0; v < g.vertex_count(); ++v) {
     const auto& p = g[v];
-    out << "  " << dot_id(p.name) << " [compute=" << dot_id(exact_number(p.compute));
-    for (const auto& [kind, time] : g.kind_times(v))
-      out << ", " << dot_id("compute_" + kind) << "=" << dot_id(exact_number(time));
-    if (p.persistent) out << ", persistent=" << p.persistent;
-    if (p.output) out << ", output=" << p.output;
-    if (p.temporary) out << ", temporary=" << p.temporary;
-    if (!p.group.empty()) out << ", group=" << dot_id(p.group);
-    if (!p.op.empty()) out << ", op=" << dot_id(p.op);
-    if (p.flops != 0) out << ", flops=" << dot_id(exact_number(p.flops));
-    if (const auto f = g.forward_of(v); f != no_vertex) out << ", forward=" << dot_id(g[f].name);
-    out << "];\n";
+    out << "  " << dot_id(p.name);
+    const char* separator = " [";
+    for (const vertex_field& f : vertex_fields) {
+      if (f.type == field_type::name || (!f.always_written && at_default(g, v, f))) continue;
+      out << separator << f.key << "=";
+      separator = ", ";
+      switch (f.type) {
+        case field_type::name:
+        case field_type::text: out << dot_id(p.*f.text); break;
+        case field_type::time:
+        case field_type::number:
+          out << dot_id(exact_number(p.*f.real));
+          if (f.per_kind)
+            for (const auto& [kind, time] : g.kind_times(v))
+              out << ", " << dot_id(std::string(f.key) + "_" + kind) << "=" << dot_id(exact_number(time));
+          break;
+        case field_type::bytes: out << p.*f.whole; break;
+        case field_type::vertex_reference: out << dot_id(g[g.forward_of(v)].name); break;
+      }
+    }
+    out << (separator[0] == ' ' ? "" : "]") << ";\n";
   }
   for (edge_id e = 0; e < g.edge_count(); ++e)
-    out << "  " << dot_id(g[g.source(e)].name) << " -> " << dot_id(g[g.target(e)].name) << " [bytes=" << g.bytes(e)
-        << "];\n";
+    out << "  " << dot_id(g[g.source(e)].name) << " -> " << dot_id(g[g.target(e)].name) << " ["
+        << edge_fields[edge_bytes_field].key << "=" << g.bytes(e) << "];\n";
   out << "}\n";
 }
 

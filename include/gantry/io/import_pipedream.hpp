@@ -105,9 +105,9 @@ class pipedream_parser {
     leading_number parsed;
     const std::string_view value = trim(text);
     if (!read_leading_number(value, parsed) || !trim(parsed.rest).empty())
-      fail(line, std::string(key) + " is not a number: '" + std::string(value) + "'");
+      fail(line, std::string(key) + " is not a number: " + detail::quoted(std::string(value)));
     if (!std::isfinite(parsed.value) || parsed.value < 0)
-      fail(line, std::string(key) + " must be finite and >= 0, got " + std::string(value));
+      fail(line, std::string(key) + " must be finite and >= 0, got " + detail::quoted(value));
     return parsed.value;
   }
 
@@ -122,24 +122,24 @@ class pipedream_parser {
     // Names and descriptions go into JSON and SVG files, which need UTF-8.
     if (const std::string problem = utf8_problem(node.id); !problem.empty()) fail(line_number, "node id: " + problem);
     if (const std::string problem = utf8_problem(node.description); !problem.empty())
-      fail(line_number, "description of node '" + node.id + "': " + problem);
+      fail(line_number, "description of node " + detail::quoted(node.id) + ": " + problem);
     if (parts.size() == 4 && !trim(parts[3]).starts_with("stage_id=") && !trim(parts[3]).starts_with("vlayer_id="))
-      fail(line_number, "unexpected fourth field '" + std::string(trim(parts[3])) + "' (only stage_id=N may follow)");
+      fail(line_number, "unexpected fourth field " + detail::quoted(std::string(trim(parts[3]))) + " (only stage_id=N may follow)");
     bool seen[4] = {false, false, false, false};
     static constexpr std::string_view keys[] = {"forward_compute_time", "backward_compute_time", "activation_size",
                                                 "parameter_size"};
     // Splitting at '=' rather than ", " copes with list-valued activation sizes "[a; b]".
     for (const auto field : split(parts[2], ", ")) {
       const std::size_t eq = field.find('=');
-      if (eq == std::string_view::npos) fail(line_number, "expected key=value, found '" + std::string(field) + "'");
+      if (eq == std::string_view::npos) fail(line_number, "expected key=value, found " + detail::quoted(std::string(field)));
       const std::string_view key = trim(field.substr(0, eq));
       std::string_view value = trim(field.substr(eq + 1));
       std::size_t k = 0;
       while (k < 4 && keys[k] != key) ++k;
       if (k == 4)
-        fail(line_number, "unknown key '" + std::string(key) +
-                              "' (expected forward_compute_time, backward_compute_time, activation_size, parameter_size)");
-      if (seen[k]) fail(line_number, "key '" + std::string(key) + "' given twice");
+        fail(line_number, "unknown key " + detail::quoted(key) +
+                              " (expected forward_compute_time, backward_compute_time, activation_size, parameter_size)");
+      if (seen[k]) fail(line_number, "key " + detail::quoted(std::string(key)) + " given twice");
       seen[k] = true;
       double parsed = 0;
       if (k == 2 && value.starts_with('[')) {
@@ -151,14 +151,14 @@ class pipedream_parser {
         parsed = number(value, line_number, key);
       }
       if (k >= 2 && !(parsed < static_cast<double>(max_graph_bytes)))
-        fail(line_number, std::string(key) + " " + std::string(value) + " is 2^63 bytes (8 EiB) or more");
+        fail(line_number, std::string(key) + " " + detail::quoted(value) + " is 2^63 bytes (8 EiB) or more");
       (k == 0 ? node.forward_ms : k == 1 ? node.backward_ms : k == 2 ? node.activation : node.parameters) = parsed;
     }
     for (std::size_t k = 0; k < 4; ++k)
-      if (!seen[k]) fail(line_number, "missing key '" + std::string(keys[k]) + "'");
+      if (!seen[k]) fail(line_number, "missing key " + detail::quoted(std::string(keys[k])));
     const auto [it, inserted] = index_.try_emplace(node.id, nodes_.size());
     if (!inserted)
-      fail(line_number, "node '" + node.id + "' is defined twice (first at line " +
+      fail(line_number, "node " + detail::quoted(node.id) + " is defined twice (first at line " +
                             std::to_string(nodes_[it->second].line) + ")");
     nodes_.push_back(std::move(node));
   }
@@ -166,7 +166,7 @@ class pipedream_parser {
   void edge_line(std::string_view line, std::size_t line_number) {
     const auto parts = split(line, " -- ");
     if (parts.size() != 2 || trim(parts[0]).empty() || trim(parts[1]).empty())
-      fail(line_number, "expected an edge line '<TAB>from -- to', found '" + std::string(line) + "'");
+      fail(line_number, "expected an edge line '<TAB>from -- to', found " + detail::quoted(std::string(line)));
     edges_.push_back({std::string(trim(parts[0])), std::string(trim(parts[1])), line_number});
   }
 
@@ -182,9 +182,9 @@ class pipedream_parser {
     std::vector<double> gradient_bytes(n, 0);
     for (const auto& e : edges_) {
       const auto from = index_.find(e.from), to = index_.find(e.to);
-      if (from == index_.end()) fail(e.line, "edge from unknown node '" + e.from + "'");
-      if (to == index_.end()) fail(e.line, "edge to unknown node '" + e.to + "'");
-      if (from->second == to->second) fail(e.line, "edge from node '" + e.from + "' to itself");
+      if (from == index_.end()) fail(e.line, "edge from unknown node " + detail::quoted(e.from));
+      if (to == index_.end()) fail(e.line, "edge to unknown node " + detail::quoted(e.to));
+      if (from->second == to->second) fail(e.line, "edge from node " + detail::quoted(e.from) + " to itself");
       resolved.emplace_back(from->second, to->second);
       ++in_degree[to->second];
       gradient_bytes[to->second] += nodes_[from->second].activation;
@@ -206,8 +206,8 @@ class pipedream_parser {
     if (options_.backward)
       for (std::size_t i = 0; i < n; ++i)
         if (!(gradient_bytes[i] < static_cast<double>(max_graph_bytes)))
-          fail(nodes_[i].line, "the gradients node '" + nodes_[i].id +
-                                   "' receives (the activation sizes of its predecessors) add up to 2^63 bytes or more");
+          fail(nodes_[i].line, "the gradients node " + detail::quoted(nodes_[i].id) +
+                                   " receives (the activation sizes of its predecessors) add up to 2^63 bytes or more");
     std::vector<vertex_id> backward(n, no_vertex);
     if (options_.backward) {
       std::unordered_map<std::string, std::size_t> names(index_.begin(), index_.end());
@@ -216,8 +216,8 @@ class pipedream_parser {
         if (in_degree[i] == 0 && node.parameters == 0 && node.backward_ms == 0) continue;  // an input
         std::string name = node.id + options_.backward_suffix;
         if (names.contains(name))
-          fail(node.line, "the backward vertex of node '" + node.id + "' would be named '" + name +
-                              "', which is already a node (choose another backward_suffix)");
+          fail(node.line, "the backward vertex of node " + detail::quoted(node.id) + " would be named " + detail::quoted(name) +
+                              ", which is already a node (choose another backward_suffix)");
         names.emplace(name, i);
         backward[i] = g.add_vertex(vertex_properties{.name = std::move(name),
                                                      .compute = node.backward_ms / 1000.0,
@@ -238,7 +238,7 @@ class pipedream_parser {
       // Vertices 0..n-1 are the nodes; the rest are backward vertices of nodes, found by name.
       const vertex_id v = overflow->at_vertex ? static_cast<vertex_id>(overflow->index) : g.source(static_cast<edge_id>(overflow->index));
       const vertex_id node = v < n ? v : g.forward_of(v);
-      fail(nodes_[node].line, byte_overflow_reason() + " (reached at node '" + nodes_[node].id + "')");
+      fail(nodes_[node].line, byte_overflow_reason() + " (reached at node " + detail::quoted(nodes_[node].id) + ")");
     }
     if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty())
       throw parse_error(std::string(source_) + ": the graph has a cycle: " + describe_cycle(g, cycle));

@@ -1,4 +1,4 @@
-// Everything gantry reads and writes: graph, cluster and placement JSON (docs/format.md), DOT,
+// Everything gantry reads and writes: graph, cluster, placement and chain JSON (docs/format.md), DOT,
 // Chrome traces, SVG Gantt charts, units, gzip, atomic file writing and the limits every reader
 // enforces on adversarial input (io/limits.hpp). Only these headers need
 // nlohmann-json and zlib.
@@ -11,6 +11,7 @@
 #include <gantry/io/import_dot.hpp>
 #include <gantry/io/import_pipedream.hpp>
 #include <gantry/io/json_cluster.hpp>
+#include <gantry/io/json_chain.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/json_placement.hpp>
 #include <gantry/io/json_support.hpp>

@@ -25,12 +25,8 @@ namespace gantry {
 inline constexpr std::string_view cluster_format_name = "gantry.cluster";
 inline constexpr int cluster_format_version = 1;
 
-// "parallel", "sequential" or "duplex"; nullopt for anything else.
-[[nodiscard]] inline std::optional<comm_mode> parse_comm_mode(std::string_view text) {
-  for (const comm_mode mode : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex})
-    if (text == to_string(mode)) return mode;
-  return std::nullopt;
-}
+// "parallel", "sequential" or "duplex" (comm_mode's name table, any case); nullopt for anything else.
+[[nodiscard]] inline std::optional<comm_mode> parse_comm_mode(std::string_view text) { return parse_enum<comm_mode>(text); }
 
 namespace detail {
 
@@ -79,7 +75,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   if (const auto* value = detail::json_reader::find(document, "communication")) {
     const std::string text = in.string(*value, "/communication");
     const auto mode = parse_comm_mode(text);
-    if (!mode) in.fail("/communication", "unknown mode \"" + text + "\" (expected \"parallel\", \"sequential\" or \"duplex\")");
+    if (!mode) in.fail("/communication", "unknown mode " + detail::quoted(text) + " (expected " + enum_choices<comm_mode>() + ")");
     comm = *mode;
   }
 
@@ -96,7 +92,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     device dev;
     dev.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
     if (const auto [existing, inserted] = by_name.try_emplace(dev.name, static_cast<device_id>(i)); !inserted)
-      in.fail(detail::pointer_to(at, "name"), "duplicate device name \"" + dev.name + "\" (also at " +
+      in.fail(detail::pointer_to(at, "name"), "duplicate device name " + detail::quoted(dev.name, '"') + " (also at " +
                                                   detail::pointer_to("/devices", existing->second) + ")");
     if (const auto* kind = detail::json_reader::find(entry, "kind")) dev.kind = in.name(*kind, detail::pointer_to(at, "kind"));
     if (const auto* memory = detail::json_reader::find(entry, "memory")) {
@@ -140,14 +136,14 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
         const std::string field = detail::pointer_to(at, key);
         const std::string name = in.string(in.require(entry, key, at), field);
         const auto it = by_name.find(name);
-        if (it == by_name.end()) in.fail(field, "unknown device \"" + name + "\" (no device has this name)");
+        if (it == by_name.end()) in.fail(field, "unknown device " + detail::quoted(name, '"') + " (no device has this name)");
         return it->second;
       };
       const device_id from = endpoint("from"), to = endpoint("to");
-      if (from == to) in.fail(at, "a link joins two different devices, but both ends are \"" + result[from].name + "\"");
+      if (from == to) in.fail(at, "a link joins two different devices, but both ends are " + detail::quoted(result[from].name, '"'));
       const auto key = (std::uint64_t{from} << 32) | to;
       if (const auto [earlier, inserted] = seen_pairs.try_emplace(key, i); !inserted)
-        in.fail(at, "a second link from \"" + result[from].name + "\" to \"" + result[to].name + "\" (the first is " +
+        in.fail(at, "a second link from " + detail::quoted(result[from].name, '"') + " to " + detail::quoted(result[to].name, '"') + " (the first is " +
                         detail::pointer_to("/links", earlier->second) + ")");
       result.set_link(from, to, detail::read_link(in, entry, at, default_link));
     }
@@ -180,7 +176,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     if (c[d].name.empty()) throw invalid_input("cluster_to_json: device " + std::to_string(d) + " has no name");
     if (const auto [it, inserted] = seen.try_emplace(c[d].name, d); !inserted)
       throw invalid_input("cluster_to_json: devices " + std::to_string(it->second) + " and " + std::to_string(d) +
-                          " are both named '" + c[d].name + "'");
+                          " are both named " + detail::quoted(c[d].name));
   }
   nlohmann::ordered_json document;
   document["format"] = cluster_format_name;

@@ -8,6 +8,7 @@
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/graph_schema.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/json_scan.hpp>
 #include <gantry/io/json_support.hpp>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -37,11 +39,12 @@ struct graph_file {
 
 namespace detail {
 
-// Reads one vertex's "compute": a number (seconds), or {"default": t, "<kind>": t, ...}.
+// Reads a per-kind time such as a vertex's "compute": a number (seconds), or
+// {"default": t, "<kind>": t, ...}.
 inline void read_compute(const json_reader& in, const nlohmann::json& value, const std::string& pointer,
-                         vertex_properties& properties, std::vector<std::pair<std::string, seconds>>& kinds) {
+                         seconds& time, std::vector<std::pair<std::string, seconds>>& kinds) {
   if (!value.is_object()) {
-    properties.compute = in.time(value, pointer, "compute time");
+    time = in.time(value, pointer, "compute time");
     return;
   }
   if (json_reader::find(value, "default") == nullptr)
@@ -49,7 +52,7 @@ inline void read_compute(const json_reader& in, const nlohmann::json& value, con
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (it->is_null()) continue;
     const seconds t = in.time(*it, pointer_to(pointer, it.key()), "compute time");
-    if (it.key() == "default") properties.compute = t;
+    if (it.key() == "default") time = t;
     else kinds.emplace_back(it.key(), t);
   }
 }
@@ -62,6 +65,65 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
   });
   return found;
 }
+
+// Vertex names of a document being read, as views into its text, found by an open-addressing
+// table with a cheap hash: reading a graph looks a name up twice per edge, and
+// std::unordered_map's node allocations and hashing were a fifth of the fast path's time.
+class name_index {
+ public:
+  void reserve(std::size_t names) {
+    names_.reserve(names);
+    rehash(names);
+  }
+  // Adds `name` as the next id; false when it is already there.
+  bool insert(std::string_view name) {
+    if (2 * (names_.size() + 1) > slots_.size()) rehash(2 * (names_.size() + 1));
+    std::size_t slot = hash(name) & (slots_.size() - 1);
+    for (; slots_[slot] != no_vertex; slot = (slot + 1) & (slots_.size() - 1))
+      if (names_[slots_[slot]] == name) return false;
+    slots_[slot] = static_cast<vertex_id>(names_.size());
+    names_.push_back(name);
+    return true;
+  }
+  // The id of `name`, or no_vertex.
+  [[nodiscard]] vertex_id find(std::string_view name) const {
+    if (slots_.empty()) return no_vertex;
+    for (std::size_t slot = hash(name) & (slots_.size() - 1); slots_[slot] != no_vertex; slot = (slot + 1) & (slots_.size() - 1))
+      if (names_[slots_[slot]] == name) return slots_[slot];
+    return no_vertex;
+  }
+
+ private:
+  // Eight bytes at a time, each word mixed in by a multiply and a shift (as in splitmix64).
+  static std::size_t hash(std::string_view text) noexcept {
+    std::uint64_t h = text.size() * 0x9E3779B97F4A7C15ull;
+    std::size_t i = 0;
+    for (; i + 8 <= text.size(); i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, text.data() + i, 8);
+      h = (h ^ word) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 31;
+    }
+    std::uint64_t tail = 0;
+    for (std::size_t k = 0; i + k < text.size(); ++k) tail |= std::uint64_t{static_cast<unsigned char>(text[i + k])} << (8 * k);
+    h = (h ^ tail) * 0x94D049BB133111EBull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  // At least twice as many slots as names (a power of two), so probes stay short.
+  void rehash(std::size_t names) {
+    std::size_t size = 16;
+    while (size < 2 * names) size *= 2;
+    if (size <= slots_.size()) return;
+    slots_.assign(size, no_vertex);
+    for (std::size_t id = 0; id < names_.size(); ++id) {
+      std::size_t slot = hash(names_[id]) & (size - 1);
+      while (slots_[slot] != no_vertex) slot = (slot + 1) & (size - 1);
+      slots_[slot] = static_cast<vertex_id>(id);
+    }
+  }
+  std::vector<vertex_id> slots_;
+  std::vector<std::string_view> names_;
+};
 
 // The fast path of parse_graph_file(): one pass over the text, no JSON tree. It reads documents
 // whose names, groups, ops and keys are plain ASCII without escapes, with each key at most once
@@ -76,7 +138,13 @@ class fast_graph_reader {
     graph_file file;
     // Room for every vertex and edge at once, so that the arrays are not grown and copied while
     // reading: each is an object, so the count of '{' bounds both (pages never written cost nothing).
-    const auto objects = static_cast<std::size_t>(std::count(in_.text().begin(), in_.text().end(), '{'));
+    // memchr jumps from brace to brace with wide loads: several times faster than std::count.
+    std::size_t objects = 0;
+    const char* const end = in_.text().data() + in_.text().size();
+    for (const char* at = in_.text().data(); at < end; ++at, ++objects) {
+      at = static_cast<const char*>(std::memchr(at, '{', static_cast<std::size_t>(end - at)));
+      if (at == nullptr) break;
+    }
     file.graph.reserve(objects, objects);
     by_name_.reserve(objects / 2);
     if (!document(file)) return std::nullopt;
@@ -126,9 +194,9 @@ class fast_graph_reader {
     if (!in_.take('}') || !in_.at_end() || !format || !version || !vertices) return false;
     graph& g = file.graph;
     for (const auto& [backward, name] : forwards_) {
-      const auto it = by_name_.find(name);
-      if (it == by_name_.end() || it->second == backward) return false;
-      g.set_forward(backward, it->second);
+      const vertex_id forward = by_name_.find(name);
+      if (forward == no_vertex || forward == backward) return false;
+      g.set_forward(backward, forward);
     }
     return !find_byte_overflow(g) && snapshot(g).find_cycle().empty();
   }
@@ -181,27 +249,25 @@ class fast_graph_reader {
         do {
           std::string_view key;
           if (!in_.plain_string(key) || !in_.take(':')) return false;
-          static constexpr std::string_view keys[] = {"name",  "compute", "persistent", "output", "temporary",
-                                                      "group", "op",      "flops",      "forward"};
-          const auto index = static_cast<unsigned>(std::find(std::begin(keys), std::end(keys), key) - std::begin(keys));
-          if (index == std::size(keys)) {
+          const std::size_t index = find_vertex_field(key);
+          if (index == vertex_field_count) {
             if (!in_.skip(false, 3)) return false;
             continue;
           }
           if ((seen >> index) & 1u) return false;  // a key twice: the checked reader decides
           seen |= 1u << index;
           if (in_.null()) continue;  // a null counts as absent
+          const vertex_field& f = vertex_fields[index];
           bool ok = true;
-          switch (index) {
-            case 0: ok = in_.plain_string(name) && !name.empty(); break;
-            case 1: ok = in_.next() == '{' ? compute_object(p, kinds) : time(p.compute); break;
-            case 2: ok = bytes(p.persistent); break;
-            case 3: ok = bytes(p.output); break;
-            case 4: ok = bytes(p.temporary); break;
-            case 5: ok = text(p.group); break;
-            case 6: ok = text(p.op); break;
-            case 7: ok = in_.real(p.flops) && p.flops >= 0; break;
-            default: {
+          switch (f.type) {
+            case field_type::name: ok = in_.plain_string(name) && !name.empty(); break;
+            case field_type::time:
+              ok = f.per_kind && in_.next() == '{' ? compute_object(p.*f.real, kinds) : time(p.*f.real);
+              break;
+            case field_type::bytes: ok = bytes(p.*f.whole); break;
+            case field_type::text: ok = text(p.*f.text); break;
+            case field_type::number: ok = in_.real(p.*f.real) && p.*f.real >= 0; break;
+            case field_type::vertex_reference: {
               std::string_view forward;
               ok = in_.plain_string(forward) && !forward.empty();
               if (ok) forwards_.emplace_back(static_cast<vertex_id>(g.vertex_count()), forward);
@@ -210,9 +276,9 @@ class fast_graph_reader {
           if (!ok) return false;
         } while (in_.take(','));
       }
-      if (!in_.take('}') || name.empty()) return false;
+      if (!in_.take('}') || name.empty()) return false;  // name is the one required field
       const auto v = static_cast<vertex_id>(g.vertex_count());
-      if (!by_name_.try_emplace(name, v).second) return false;
+      if (!by_name_.insert(name)) return false;  // ids follow vertex ids
       p.name.assign(name);
       g.add_vertex(std::move(p));
       // The checked reader sets kinds in the order of its object's keys: sorted.
@@ -222,7 +288,7 @@ class fast_graph_reader {
     return in_.take(']');
   }
 
-  bool compute_object(vertex_properties& p, std::vector<std::pair<std::string_view, seconds>>& kinds) {
+  bool compute_object(seconds& default_time, std::vector<std::pair<std::string_view, seconds>>& kinds) {
     if (!in_.take('{') || in_.next() == '}') return false;
     bool has_default = false;
     do {
@@ -239,7 +305,7 @@ class fast_graph_reader {
       if (!time(t)) return false;
       if (kind == "default") {
         has_default = true;
-        p.compute = t;
+        default_time = t;
       } else {
         kinds.emplace_back(kind, t);
       }
@@ -259,14 +325,14 @@ class fast_graph_reader {
         do {
           std::string_view key;
           if (!in_.plain_string(key) || !in_.take(':')) return false;
-          if (key == "from" || key == "to") {
-            vertex_id& end = ends[key == "to"];
+          const std::size_t index = find_edge_field(key);
+          if (index == edge_from_field || index == edge_to_field) {
+            vertex_id& end = ends[index == edge_to_field];
             std::string_view name;
             if (end != no_vertex || !in_.plain_string(name)) return false;
-            const auto it = by_name_.find(name);
-            if (it == by_name_.end()) return false;
-            end = it->second;
-          } else if (key == "bytes") {
+            end = by_name_.find(name);
+            if (end == no_vertex) return false;
+          } else if (index == edge_bytes_field) {
             if (has_bytes || null_bytes) return false;
             if (in_.null()) null_bytes = true;
             else if (!bytes(size)) return false;
@@ -283,7 +349,7 @@ class fast_graph_reader {
   }
 
   json_scan in_;
-  std::unordered_map<std::string_view, vertex_id> by_name_;
+  name_index by_name_;
   std::vector<std::pair<vertex_id, std::string_view>> forwards_;
 };
 
@@ -310,39 +376,43 @@ class fast_graph_reader {
     const std::string at = detail::pointer_to("/vertices", i);
     const auto& vertex = in.object(vertices[i], at);
     vertex_properties properties;
-    properties.name = in.name(in.require(vertex, "name", at), detail::pointer_to(at, "name"));
     kinds.clear();
-    if (const auto* compute = detail::json_reader::find(vertex, "compute"))
-      detail::read_compute(in, *compute, detail::pointer_to(at, "compute"), properties, kinds);
-    if (const auto* bytes = detail::json_reader::find(vertex, "persistent"))
-      properties.persistent = in.bytes(*bytes, detail::pointer_to(at, "persistent"));
-    if (const auto* bytes = detail::json_reader::find(vertex, "output"))
-      properties.output = in.bytes(*bytes, detail::pointer_to(at, "output"));
-    if (const auto* bytes = detail::json_reader::find(vertex, "temporary"))
-      properties.temporary = in.bytes(*bytes, detail::pointer_to(at, "temporary"));
-    if (const auto* group = detail::json_reader::find(vertex, "group"))
-      properties.group = in.string(*group, detail::pointer_to(at, "group"));
-    if (const auto* op = detail::json_reader::find(vertex, "op")) properties.op = in.string(*op, detail::pointer_to(at, "op"));
-    if (const auto* flops = detail::json_reader::find(vertex, "flops")) {
-      properties.flops = in.number(*flops, detail::pointer_to(at, "flops"));
-      if (!std::isfinite(properties.flops) || properties.flops < 0)
-        in.fail(detail::pointer_to(at, "flops"), "flops must be a finite number >= 0, got " + detail::describe_json(*flops));
+    const nlohmann::json* forward = nullptr;
+    for (const vertex_field& f : vertex_fields) {
+      const auto* value = f.required ? &in.require(vertex, f.key, at) : detail::json_reader::find(vertex, f.key);
+      if (value == nullptr) continue;
+      const std::string field = detail::pointer_to(at, f.key);
+      switch (f.type) {
+        case field_type::name: properties.*f.text = in.name(*value, field); break;
+        case field_type::time:
+          if (f.per_kind) detail::read_compute(in, *value, field, properties.*f.real, kinds);
+          else properties.*f.real = in.time(*value, field, f.key);
+          break;
+        case field_type::bytes: properties.*f.whole = in.bytes(*value, field); break;
+        case field_type::text: properties.*f.text = in.string(*value, field); break;
+        case field_type::number:
+          properties.*f.real = in.number(*value, field);
+          if (!std::isfinite(properties.*f.real) || properties.*f.real < 0)
+            in.fail(field, std::string(f.key) + " must be a finite number >= 0, got " + detail::describe_json(*value));
+          break;
+        case field_type::vertex_reference: forward = value; break;
+      }
     }
     const auto [existing, inserted] = by_name.try_emplace(properties.name, static_cast<vertex_id>(i));
     if (!inserted)
-      in.fail(detail::pointer_to(at, "name"), "duplicate vertex name \"" + properties.name + "\" (also at " +
+      in.fail(detail::pointer_to(at, "name"), "duplicate vertex name " + detail::quoted(properties.name, '"') + " (also at " +
                                                   detail::pointer_to("/vertices", existing->second) + ")");
     const vertex_id v = g.add_vertex(std::move(properties));
     for (const auto& [kind, time] : kinds) g.set_compute(v, kind, time);
-    if (const auto* forward = detail::json_reader::find(vertex, "forward")) forwards.emplace_back(v, forward);
+    if (forward != nullptr) forwards.emplace_back(v, forward);
   }
 
   for (const auto& [backward, forward] : forwards) {
     const std::string at = detail::pointer_to(detail::pointer_to("/vertices", backward), "forward");
     const std::string name = in.name(*forward, at);
     const auto it = by_name.find(name);
-    if (it == by_name.end()) in.fail(at, "unknown vertex \"" + name + "\" (no vertex has this name)");
-    if (it->second == backward) in.fail(at, "vertex \"" + name + "\" names itself as its forward vertex");
+    if (it == by_name.end()) in.fail(at, "unknown vertex " + detail::quoted(name, '"') + " (no vertex has this name)");
+    if (it->second == backward) in.fail(at, "vertex " + detail::quoted(name, '"') + " names itself as its forward vertex");
     g.set_forward(backward, it->second);
   }
 
@@ -353,16 +423,17 @@ class fast_graph_reader {
       if (!value.is_string()) in.fail(field, "expected a vertex name, got " + detail::describe_json(value));
       const auto it = by_name.find(value.get_ref<const std::string&>());
       if (it == by_name.end())
-        in.fail(field, "unknown vertex \"" + value.get<std::string>() + "\" (no vertex has this name)");
+        in.fail(field, "unknown vertex " + detail::quoted(value.get<std::string>(), '"') + " (no vertex has this name)");
       return it->second;
     };
     for (std::size_t i = 0; i < edges->size(); ++i) {
       const std::string at = detail::pointer_to("/edges", i);
       const auto& edge = in.object((*edges)[i], at);
-      const vertex_id from = endpoint(edge, "from", at);
-      const vertex_id to = endpoint(edge, "to", at);
+      const vertex_id from = endpoint(edge, edge_fields[edge_from_field].key, at);
+      const vertex_id to = endpoint(edge, edge_fields[edge_to_field].key, at);
+      const std::string_view bytes_key = edge_fields[edge_bytes_field].key;
       byte_count bytes = 0;
-      if (const auto* b = detail::json_reader::find(edge, "bytes")) bytes = in.bytes(*b, detail::pointer_to(at, "bytes"));
+      if (const auto* b = detail::json_reader::find(edge, bytes_key)) bytes = in.bytes(*b, detail::pointer_to(at, bytes_key));
       g.add_edge(from, to, bytes);
     }
   }
@@ -424,7 +495,7 @@ inline void check_graph_for_writing(const graph& g, const nlohmann::json& metada
                           "); JSON strings must be");
     if (const auto [it, inserted] = seen.try_emplace(name, v); !inserted)
       throw invalid_input("graph_to_json: vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
-                          " are both named '" + name + "' (names in a graph file must be unique)");
+                          " are both named " + detail::quoted(name) + " (names in a graph file must be unique)");
   }
 }
 
@@ -526,26 +597,36 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
   for (vertex_id v = 0; v < g.vertex_count(); ++v) {
     const auto& p = g[v];
     nlohmann::ordered_json vertex;
-    vertex["name"] = p.name;
-    const auto kinds = g.kind_times(v);
-    if (kinds.empty()) {
-      vertex["compute"] = p.compute;
-    } else {
-      auto& compute = vertex["compute"] = {{"default", p.compute}};
-      for (const auto& [kind, time] : kinds) compute[kind] = time;
+    for (const vertex_field& f : vertex_fields) {
+      if (!f.always_written && at_default(g, v, f)) continue;
+      const std::string key(f.key);
+      switch (f.type) {
+        case field_type::name:
+        case field_type::text: vertex[key] = p.*f.text; break;
+        case field_type::time:
+        case field_type::number: {
+          nlohmann::ordered_json value =
+              detail::finite_number(p.*f.real, "graph_to_json: " + key + " of vertex " + detail::quoted(p.name));
+          const auto kinds = f.per_kind ? g.kind_times(v) : decltype(g.kind_times(v)){};
+          if (kinds.empty()) {
+            vertex[key] = std::move(value);
+          } else {
+            auto& times = vertex[key] = {{"default", std::move(value)}};
+            for (const auto& [kind, time] : kinds) times[kind] = time;
+          }
+          break;
+        }
+        case field_type::bytes: vertex[key] = p.*f.whole; break;
+        case field_type::vertex_reference: vertex[key] = g[g.forward_of(v)].name; break;
+      }
     }
-    if (p.persistent != 0) vertex["persistent"] = p.persistent;
-    if (p.output != 0) vertex["output"] = p.output;
-    if (p.temporary != 0) vertex["temporary"] = p.temporary;
-    if (!p.group.empty()) vertex["group"] = p.group;
-    if (const vertex_id f = g.forward_of(v); f != no_vertex) vertex["forward"] = g[f].name;
-    if (!p.op.empty()) vertex["op"] = p.op;
-    if (p.flops != 0) vertex["flops"] = detail::finite_number(p.flops, "graph_to_json: flops of vertex '" + p.name + "'");
     vertices.push_back(std::move(vertex));
   }
   auto& edges = document["edges"] = nlohmann::ordered_json::array();
   for (edge_id e = 0; e < g.edge_count(); ++e)
-    edges.push_back({{"from", g[g.source(e)].name}, {"to", g[g.target(e)].name}, {"bytes", g.bytes(e)}});
+    edges.push_back({{edge_fields[edge_from_field].key, g[g.source(e)].name},
+                     {edge_fields[edge_to_field].key, g[g.target(e)].name},
+                     {edge_fields[edge_bytes_field].key, g.bytes(e)}});
   return document;
 }
 
@@ -554,9 +635,10 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
 [[nodiscard]] inline std::string graph_to_json_text(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
   detail::check_graph_for_writing(g, metadata);
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
-    if (!detail::utf8_problem(g[v].group).empty() || !detail::utf8_problem(g[v].op).empty() ||
-        !std::isfinite(g[v].flops))
-      return detail::document_text(graph_to_json(g, metadata), "graph_to_json");  // throws, naming the value
+    for (const vertex_field& f : vertex_fields)
+      if ((f.type == field_type::text && !detail::utf8_problem(g[v].*f.text).empty()) ||
+          (f.real != nullptr && !std::isfinite(g[v].*f.real)))
+        return detail::document_text(graph_to_json(g, metadata), "graph_to_json");  // throws, naming the value
   std::string out;
   out.reserve(64 + 120 * g.vertex_count() + 80 * g.edge_count());
   out += "{\n  \"format\": \"gantry.graph\",\n  \"version\": 1,\n  \"metadata\": ";
@@ -567,48 +649,39 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
   for (vertex_id v = 0; v < g.vertex_count(); ++v) {
     const auto& p = g[v];
     if (v > 0) out += ",\n    ";
-    out += "{\"name\":";
-    detail::append_json_string(out, p.name);
-    out += ",\"compute\":";
-    const auto kinds = g.kind_count() == 0 ? decltype(g.kind_times(v)){} : g.kind_times(v);
-    if (kinds.empty()) {
-      detail::append_json_number(out, p.compute);
-    } else {
-      out += "{\"default\":";
-      detail::append_json_number(out, p.compute);
-      for (const auto& [kind, time] : kinds) {
-        if (!detail::utf8_problem(kind).empty())
-          return detail::document_text(graph_to_json(g, metadata), "graph_to_json");  // throws, naming the kind
-        out += ',';
-        detail::append_json_string(out, kind);
-        out += ':';
-        detail::append_json_number(out, time);
+    char separator = '{';
+    for (const vertex_field& f : vertex_fields) {
+      if (!f.always_written && at_default(g, v, f)) continue;
+      out += separator;
+      separator = ',';
+      detail::append_json_string(out, f.key);
+      out += ':';
+      switch (f.type) {
+        case field_type::name:
+        case field_type::text: detail::append_json_string(out, p.*f.text); break;
+        case field_type::time:
+        case field_type::number: {
+          const auto kinds = f.per_kind && g.kind_count() != 0 ? g.kind_times(v) : decltype(g.kind_times(v)){};
+          if (kinds.empty()) {
+            detail::append_json_number(out, p.*f.real);
+            break;
+          }
+          out += "{\"default\":";
+          detail::append_json_number(out, p.*f.real);
+          for (const auto& [kind, time] : kinds) {
+            if (!detail::utf8_problem(kind).empty())
+              return detail::document_text(graph_to_json(g, metadata), "graph_to_json");  // throws, naming the kind
+            out += ',';
+            detail::append_json_string(out, kind);
+            out += ':';
+            detail::append_json_number(out, time);
+          }
+          out += '}';
+          break;
+        }
+        case field_type::bytes: detail::append_json_unsigned(out, p.*f.whole); break;
+        case field_type::vertex_reference: detail::append_json_string(out, g[g.forward_of(v)].name); break;
       }
-      out += '}';
-    }
-    const auto field = [&](const char* key, byte_count x) {
-      if (x == 0) return;
-      out += key;
-      detail::append_json_unsigned(out, x);
-    };
-    field(",\"persistent\":", p.persistent);
-    field(",\"output\":", p.output);
-    field(",\"temporary\":", p.temporary);
-    if (!p.group.empty()) {
-      out += ",\"group\":";
-      detail::append_json_string(out, p.group);
-    }
-    if (const vertex_id f = g.forward_of(v); f != no_vertex) {
-      out += ",\"forward\":";
-      detail::append_json_string(out, g[f].name);
-    }
-    if (!p.op.empty()) {
-      out += ",\"op\":";
-      detail::append_json_string(out, p.op);
-    }
-    if (p.flops != 0) {
-      out += ",\"flops\":";
-      detail::append_json_number(out, p.flops);
     }
     out += '}';
   }
@@ -617,11 +690,17 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
   out += g.edge_count() == 0 ? "[]" : "[\n    ";
   for (edge_id e = 0; e < g.edge_count(); ++e) {
     if (e > 0) out += ",\n    ";
-    out += "{\"from\":";
+    out += '{';
+    detail::append_json_string(out, edge_fields[edge_from_field].key);
+    out += ':';
     detail::append_json_string(out, g[g.source(e)].name);
-    out += ",\"to\":";
+    out += ',';
+    detail::append_json_string(out, edge_fields[edge_to_field].key);
+    out += ':';
     detail::append_json_string(out, g[g.target(e)].name);
-    out += ",\"bytes\":";
+    out += ',';
+    detail::append_json_string(out, edge_fields[edge_bytes_field].key);
+    out += ':';
     detail::append_json_unsigned(out, g.bytes(e));
     out += '}';
   }

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,23 +27,29 @@ namespace gantry {
 inline constexpr std::string_view placement_format_name = "gantry.placement";
 inline constexpr int placement_format_version = 1;
 
-// The identifier of a status in files: "ok", "out_of_memory", "over_capacity", "infeasible",
-// "solver_error".
-[[nodiscard]] constexpr const char* status_identifier(status s) noexcept {
-  switch (s) {
-    case status::ok: return "ok";
-    case status::out_of_memory: return "out_of_memory";
-    case status::over_capacity: return "over_capacity";
-    case status::infeasible: return "infeasible";
-    case status::solver_error: return "solver_error";
-  }
-  return "unknown";
+// The identifier of a status in files: its name from status's one table (core/types.hpp) with
+// '_' for ' ': "ok", "out_of_memory", "over_capacity", "infeasible", "solver_error".
+[[nodiscard]] inline std::string status_identifier(status s) {
+  std::string identifier = to_string(s);
+  std::replace(identifier.begin(), identifier.end(), ' ', '_');
+  return identifier;
 }
+// The status whose identifier is `text` (any case); nullopt for anything else.
 [[nodiscard]] inline std::optional<status> parse_status(std::string_view text) {
-  for (const status s : {status::ok, status::out_of_memory, status::over_capacity, status::infeasible,
-                         status::solver_error})
-    if (text == status_identifier(s)) return s;
-  return std::nullopt;
+  if (text.find(' ') != std::string_view::npos) return std::nullopt;
+  std::string name(text);
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return parse_enum<status>(name);
+}
+// "ok, out_of_memory, ... or solver_error", for messages.
+[[nodiscard]] inline std::string status_identifiers() {
+  const auto names = enum_names(status{});
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += status_identifier(names[i].value);
+  }
+  return out;
 }
 
 struct placement_json_options {
@@ -72,7 +79,7 @@ std::unordered_map<std::string, vertex_id> vertex_ids_by_name(const G& g, std::s
   for (vertex_id v = 0; v < n; ++v)
     if (const auto [it, inserted] = ids.try_emplace(vertex_name(g, v), v); !inserted)
       throw invalid_input(std::string(caller) + ": vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
-                          " are both named '" + it->first + "' (a placement file refers to vertices by name)");
+                          " are both named " + detail::quoted(it->first) + " (a placement file refers to vertices by name)");
   return ids;
 }
 
@@ -99,7 +106,7 @@ template <adapted_graph G>
                         " devices but the graph has " + std::to_string(n) + " vertices");
   for (vertex_id v = 0; v < n; ++v)
     if (p.device[v] != no_device && p.device[v] >= c.device_count())
-      throw invalid_input("placement_to_json: vertex '" + vertex_name(g, v) + "' is on device " + std::to_string(p.device[v]) +
+      throw invalid_input("placement_to_json: vertex " + detail::quoted(vertex_name(g, v)) + " is on device " + std::to_string(p.device[v]) +
                           " but the cluster has " + std::to_string(c.device_count()));
   const schedule* s = options.schedule;
   if (s != nullptr && (s->start.size() != n || s->finish.size() != n))
@@ -141,8 +148,8 @@ template <adapted_graph G>
     nlohmann::ordered_json entry = {{"vertex", vertex_name(g, v)}};
     entry["device"] = p.device[v] == no_device ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c[p.device[v]].name);
     if (s != nullptr) {
-      entry["start"] = detail::finite_number(s->start[v], "placement_to_json: start of '" + vertex_name(g, v) + "'");
-      entry["finish"] = detail::finite_number(s->finish[v], "placement_to_json: finish of '" + vertex_name(g, v) + "'");
+      entry["start"] = detail::finite_number(s->start[v], "placement_to_json: start of " + detail::quoted(vertex_name(g, v)));
+      entry["finish"] = detail::finite_number(s->finish[v], "placement_to_json: finish of " + detail::quoted(vertex_name(g, v)));
     }
     entries.push_back(std::move(entry));
   }
@@ -189,7 +196,7 @@ template <adapted_graph G>
     const std::string text = in.string(*value, "/status");
     const auto parsed = parse_status(text);
     if (!parsed)
-      in.fail("/status", "unknown status \"" + text + "\" (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
+      in.fail("/status", "unknown status " + detail::quoted(text) + " (expected " + status_identifiers() + ")");
     p.outcome.code = *parsed;
   }
   if (const auto* message = detail::json_reader::find(document, "message")) p.outcome.message = in.string(*message, "/message");
@@ -201,7 +208,7 @@ template <adapted_graph G>
   const auto device_id_of = [&](const nlohmann::json& value, const std::string& at) {
     const std::string name = in.string(value, at);
     const auto d = c.find(name);
-    if (!d) in.fail(at, "unknown device \"" + name + "\" (the cluster has no device of this name)");
+    if (!d) in.fail(at, "unknown device " + detail::quoted(name, '"') + " (the cluster has no device of this name)");
     return *d;
   };
   if (const auto* devices = detail::json_reader::find(document, "devices")) {
@@ -211,7 +218,7 @@ template <adapted_graph G>
   const auto vertex_id_of = [&](const nlohmann::json& value, const std::string& at) {
     const std::string name = in.string(value, at);
     const auto it = vertex_ids.find(name);
-    if (it == vertex_ids.end()) in.fail(at, "unknown vertex \"" + name + "\" (the graph has no vertex of this name)");
+    if (it == vertex_ids.end()) in.fail(at, "unknown vertex " + detail::quoted(name, '"') + " (the graph has no vertex of this name)");
     return it->second;
   };
 
@@ -223,12 +230,12 @@ template <adapted_graph G>
     const auto& entry = in.object(entries[i], at);
     const vertex_id v = vertex_id_of(in.require(entry, "vertex", at), detail::pointer_to(at, "vertex"));
     if (entry_of[v] != static_cast<std::size_t>(-1))
-      in.fail(detail::pointer_to(at, "vertex"), "vertex \"" + vertex_name(g, v) + "\" is placed twice (also at " +
+      in.fail(detail::pointer_to(at, "vertex"), "vertex " + detail::quoted(vertex_name(g, v), '"') + " is placed twice (also at " +
                                                     detail::pointer_to("/placement", entry_of[v]) + ")");
     entry_of[v] = i;
     if (const auto* dev = detail::json_reader::find(entry, "device")) p.device[v] = device_id_of(*dev, detail::pointer_to(at, "device"));
     else if (p.outcome.code == status::ok)
-      in.fail(at, "vertex \"" + vertex_name(g, v) + "\" has no device, but the status is ok");
+      in.fail(at, "vertex " + detail::quoted(vertex_name(g, v), '"') + " has no device, but the status is ok");
   }
   if (p.outcome.code == status::ok) {
     std::size_t missing = 0;
@@ -250,7 +257,7 @@ template <adapted_graph G>
       const std::string at = detail::pointer_to("/order", i);
       const vertex_id v = vertex_id_of((*order)[i], at);
       if (position[v] != static_cast<std::size_t>(-1))
-        in.fail(at, "vertex \"" + vertex_name(g, v) + "\" appears twice in the order (also at " +
+        in.fail(at, "vertex " + detail::quoted(vertex_name(g, v), '"') + " appears twice in the order (also at " +
                         detail::pointer_to("/order", position[v]) + ")");
       position[v] = i;
       p.order.push_back(v);

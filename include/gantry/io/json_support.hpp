@@ -80,7 +80,7 @@ inline nlohmann::json parse_json_text(std::string_view text, std::string_view so
   } catch (const nlohmann::json::parse_error& e) {
     const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;  // nlohmann counts from 1
     throw parse_error(std::string(source) + ": " + describe_position(text, offset) +
-                      ": JSON syntax error: " + strip_json_exception_prefix(e.what()));
+                      ": JSON syntax error: " + escaped(strip_json_exception_prefix(e.what()), '\0', 200));
   } catch (const nlohmann::json::exception& e) {
     // A number too large for a double ("1e999") is reported without a position: find the token.
     std::string reason = strip_json_exception_prefix(e.what());
@@ -90,7 +90,7 @@ inline nlohmann::json parse_json_text(std::string_view text, std::string_view so
       if (const auto at = text.find(reason.substr(open + 1, close - open - 1)); at != std::string_view::npos)
         where = describe_position(text, at) + ": ";
     }
-    throw parse_error(std::string(source) + ": " + where + "invalid JSON: " + reason);
+    throw parse_error(std::string(source) + ": " + where + "invalid JSON: " + escaped(reason, '\0', 200));
   }
 }
 

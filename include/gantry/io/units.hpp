@@ -96,7 +96,66 @@ inline bool read_exact_integer(std::string_view digits, byte_count& out) {
   return error == std::errc{} && end == digits.data() + digits.size();
 }
 
-inline std::string quoted(std::string_view text) { return std::string("'").append(text).append("'"); }
+// Text from a file or a command line, made safe for a message: printable ASCII and valid UTF-8
+// as they are, \n \r \t, `quote` and \\ escaped, every other byte (control characters, binary
+// junk, broken UTF-8) as \xNN, cut after `limit` bytes of input with "...". Every reader puts
+// input into its messages through this (or quoted()), so a message never carries raw bytes.
+inline std::string escaped(std::string_view text, char quote = '\'', std::size_t limit = 80) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size() && i < limit) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      if (c == static_cast<unsigned char>(quote) || c == '\\') out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+      ++i;
+      continue;
+    }
+    // A valid UTF-8 sequence (no overlongs, surrogates or code points past U+10FFFF) is kept.
+    const std::size_t length = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    bool valid = length != 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (valid && length >= 3) {
+      const auto second = static_cast<unsigned char>(text[i + 1]);
+      valid = !(c == 0xE0 && second < 0xA0) && !(c == 0xED && second >= 0xA0) && !(c == 0xF0 && second < 0x90) &&
+              !(c == 0xF4 && second >= 0x90);
+    }
+    if (valid) {
+      out.append(text.substr(i, length));
+      i += length;
+      continue;
+    }
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 0xF];
+    ++i;
+  }
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+// escaped(text) between quotes: 'text'.
+inline std::string quoted(std::string_view text, char quote = '\'', std::size_t limit = 80) {
+  return quote + escaped(text, quote, limit) + quote;
+}
+
+}  // namespace detail
+
+// The value of enum E named `text` (any case), by E's one name table (core/enum_names.hpp);
+// throws invalid_input naming `what`, the text (quoted) and the names it could have been.
+template <named_enum E>
+[[nodiscard]] E parse_enum_name(std::string_view text, std::string_view what) {
+  if (const auto value = parse_enum<E>(text)) return *value;
+  throw invalid_input("unknown " + std::string(what) + " " + detail::quoted(text) + " (expected " + enum_choices<E>() + ")");
+}
+
+namespace detail {
 
 // Any finite double, however large: "%f" of 1.6e308 has 309 digits, more than a fixed buffer.
 inline std::string format_number(double value, int decimals) {

@@ -28,14 +28,10 @@ namespace gantry {
 // (Baechi §3.4). duplex: one channel for sending and one for receiving per device.
 enum class comm_mode { parallel, sequential, duplex };
 
-[[nodiscard]] constexpr const char* to_string(comm_mode m) noexcept {
-  switch (m) {
-    case comm_mode::parallel: return "parallel";
-    case comm_mode::sequential: return "sequential";
-    case comm_mode::duplex: return "duplex";
-  }
-  return "unknown";
-}
+inline constexpr enum_name<comm_mode> comm_mode_names[] = {
+    {comm_mode::parallel, "parallel"}, {comm_mode::sequential, "sequential"}, {comm_mode::duplex, "duplex"}};
+[[nodiscard]] constexpr std::span<const enum_name<comm_mode>> enum_names(comm_mode) noexcept { return comm_mode_names; }
+[[nodiscard]] constexpr const char* to_string(comm_mode m) noexcept { return name_of(m); }
 
 using resource_id = std::uint32_t;
 inline constexpr std::uint32_t no_node = 0xffffffffu;

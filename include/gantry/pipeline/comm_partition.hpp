@@ -29,9 +29,12 @@ enum class transfer_overlap {
   on_processors,
 };
 
-[[nodiscard]] constexpr const char* to_string(transfer_overlap t) noexcept {
-  return t == transfer_overlap::link_stages ? "link-stages" : "on-processors";
+inline constexpr enum_name<transfer_overlap> transfer_overlap_names[] = {
+    {transfer_overlap::link_stages, "link-stages"}, {transfer_overlap::on_processors, "on-processors"}};
+[[nodiscard]] constexpr std::span<const enum_name<transfer_overlap>> enum_names(transfer_overlap) noexcept {
+  return transfer_overlap_names;
 }
+[[nodiscard]] constexpr const char* to_string(transfer_overlap t) noexcept { return name_of(t); }
 
 // The cost of communication, in one place: the partition search, the stages handed to the
 // patterns and the benchmark's evaluation of other plans all call these.

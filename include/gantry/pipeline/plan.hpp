@@ -23,20 +23,16 @@ namespace gantry {
 
 enum class pipeline_schedule { one_f_one_b_star, one_f_one_b, gpipe };
 
-[[nodiscard]] constexpr const char* to_string(pipeline_schedule s) noexcept {
-  switch (s) {
-    case pipeline_schedule::one_f_one_b_star: return "1f1b*";
-    case pipeline_schedule::one_f_one_b: return "1f1b";
-    case pipeline_schedule::gpipe: return "gpipe";
-  }
-  return "unknown";
+inline constexpr enum_name<pipeline_schedule> pipeline_schedule_names[] = {
+    {pipeline_schedule::one_f_one_b_star, "1f1b*"}, {pipeline_schedule::one_f_one_b, "1f1b"}, {pipeline_schedule::gpipe, "gpipe"}};
+[[nodiscard]] constexpr std::span<const enum_name<pipeline_schedule>> enum_names(pipeline_schedule) noexcept {
+  return pipeline_schedule_names;
 }
+[[nodiscard]] constexpr const char* to_string(pipeline_schedule s) noexcept { return name_of(s); }
 
 // "1f1b*", "1f1b" or "gpipe" (any case); throws invalid_input naming the text otherwise.
 [[nodiscard]] inline pipeline_schedule parse_pipeline_schedule(std::string_view text) {
-  for (const auto s : {pipeline_schedule::one_f_one_b_star, pipeline_schedule::one_f_one_b, pipeline_schedule::gpipe})
-    if (detail::equals_ignoring_case(text, to_string(s))) return s;
-  throw invalid_input("unknown pipeline schedule '" + std::string(text) + "' (expected 1f1b*, 1f1b or gpipe)");
+  return parse_enum_name<pipeline_schedule>(text, "pipeline schedule");
 }
 
 struct pipeline_plan_options {

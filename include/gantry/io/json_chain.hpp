@@ -1,5 +1,6 @@
-// Chain files: read and write the "gantry.chain" JSON format (docs/pipeline.md). Errors name the
-// file, the JSON pointer of the bad value and the reason, like every gantry reader.
+// Chain files: read and write the "gantry.chain" JSON format (docs/pipeline.md) under the rules
+// every document of docs/format.md follows. Errors name the file, the JSON pointer of the bad
+// value and the reason, like every gantry reader.
 #pragma once
 
 #include <gantry/io/gzip.hpp>
