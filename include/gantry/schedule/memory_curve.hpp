@@ -1,7 +1,7 @@
 // Bytes in use on each device over the whole of a finished schedule: a step curve per device,
-// by the memory rules of schedule/schedule.hpp as compute_memory_profile() applies them (the
-// same holds, the same event order), so the curve's highest step is the profile's peak and is
-// first reached at its peak_time. Used for the memory counter tracks of Chrome traces.
+// from the same events as compute_memory_profile() (detail::memory_events(), the memory rules of
+// schedule/schedule.hpp), so the curve's highest step is the profile's peak and is first reached
+// at its peak_time. Used for the memory counter tracks of Chrome traces.
 // O(n + e + t) plus sorting each device's events, for t transfers.
 #pragma once
 
@@ -32,55 +32,19 @@ using memory_curve = std::vector<std::vector<memory_step>>;
 template <memory_model M>
 [[nodiscard]] memory_curve compute_memory_curve(const csr_graph& g, const schedule& s, const M& model,
                                                 std::size_t device_count) {
-  // The holds of compute_memory_profile(): persistent bytes from time 0 to the end; temporary
-  // bytes while the vertex runs; the output from its start until its last same-device consumer
-  // and its last outgoing copy finish; a received copy from its start until the last consumer it
-  // serves finishes. Intervals are half-open, so an empty one holds nothing.
-  const auto serving = detail::serving_transfers(g, s, model);
-  const std::size_t n = g.vertex_count();
-  std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
-  std::vector<seconds> transfer_end(s.transfers.size());
-  for (std::size_t i = 0; i < s.transfers.size(); ++i) transfer_end[i] = s.transfers[i].finish;
-  for (edge_id e = 0; e < g.edge_count(); ++e) {
-    const auto u = g.source(e), v = g.target(e);
-    if (s.device[u] == s.device[v]) output_end[u] = std::max(output_end[u], s.finish[v]);
-    else if (serving[e] != detail::no_transfer)
-      transfer_end[serving[e]] = std::max(transfer_end[serving[e]], s.finish[v]);
-  }
-  for (const auto& t : s.transfers)
-    if (t.tensor < n && t.from == s.device[t.tensor]) output_end[t.tensor] = std::max(output_end[t.tensor], t.finish);
-
-  std::vector<byte_count> base(device_count, 0);
-  std::vector<std::vector<detail::memory_event>> events(device_count);
-  const auto hold = [&](seconds from, seconds to, byte_count bytes, device_id d) {
-    if (bytes == 0 || !(from < to)) return;
-    events[d].push_back({detail::memory_event_key(from, true), bytes});
-    events[d].push_back({detail::memory_event_key(to, false), bytes});
-  };
-  for (vertex_id v = 0; v < n; ++v) {
-    const auto d = s.device[v];
-    base[d] += model.persistent_bytes(v);
-    hold(s.start[v], s.finish[v], model.temporary_bytes(v), d);
-    hold(s.start[v], output_end[v], model.output_bytes(v), d);
-  }
-  for (std::size_t i = 0; i < s.transfers.size(); ++i) {
-    const auto& t = s.transfers[i];
-    if (t.to < device_count) hold(t.start, transfer_end[i], t.bytes, t.to);
-  }
-
+  const auto memory = detail::memory_events(g, s, model, device_count);
   memory_curve curve(device_count);
-  std::vector<detail::memory_event> scratch;
   for (std::size_t d = 0; d < device_count; ++d) {
-    auto& list = events[d];
-    detail::sort_memory_events(list.data(), list.size(), scratch);
+    const detail::memory_event* list = memory.events.get() + memory.first[d];
+    const std::size_t count = memory.first[d + 1] - memory.first[d];
     auto& steps = curve[d];
-    steps.push_back({0, base[d]});
-    byte_count now = base[d];
+    steps.push_back({0, memory.base[d]});
+    byte_count now = memory.base[d];
     // Frees sort before allocations at the same time, so a time's level is the one after all
     // of its events; a step is recorded per time, when the level changed.
-    for (std::size_t i = 0; i < list.size();) {
+    for (std::size_t i = 0; i < count;) {
       const std::uint64_t time_bits = list[i].key >> 1;
-      for (; i < list.size() && (list[i].key >> 1) == time_bits; ++i)
+      for (; i < count && (list[i].key >> 1) == time_bits; ++i)
         now = (list[i].key & 1) ? now + list[i].bytes : now - list[i].bytes;
       seconds time = 0;
       std::memcpy(&time, &time_bits, sizeof time);
