@@ -194,7 +194,7 @@ TEST_CASE("bad input throws and names what was wrong") {
   require_valid(r, g, model, devices);
 }
 
-TEST_CASE("the busy loop backend runs vertices for their iteration counts") {
+TEST_CASE("every kernel of the CPU backend runs a graph; a busy loop needs its rate") {
   graph g;
   const auto a = g.add_vertex("a", 1e-3);
   const auto b = g.add_vertex("b", 1e-3);
@@ -204,11 +204,15 @@ TEST_CASE("the busy loop backend runs vertices for their iteration counts") {
   const cluster devices = two_devices(comm_mode::duplex);
   const graph_model model(g, devices);
   const placement_t p{0, 1, 0};
-  cpu_backend backend({.loop_rate = calibrate_busy_loop(0.005)});
-  const auto r = execute(g, model, devices, std::span<const device_id>(p), backend);
-  require_valid(r, g, model, devices);
-  CHECK(r.schedule.transfers.size() == 1);
-  CHECK(r.schedule.order[0].back() == c);
+  for (const cpu_kernel kernel : {cpu_kernel::busy_loop, cpu_kernel::spin, cpu_kernel::sleep}) {
+    CAPTURE(to_string(kernel));
+    cpu_backend backend({.kernel = kernel, .loop_rate = calibrate_busy_loop(0.005)});
+    const auto r = execute(g, model, devices, std::span<const device_id>(p), backend);
+    require_valid(r, g, model, devices);
+    CHECK(r.schedule.transfers.size() == 1);
+    CHECK(r.schedule.order[0].back() == c);
+  }
+  CHECK_THROWS_AS(cpu_backend({.kernel = cpu_kernel::busy_loop}), invalid_input);
 }
 
 TEST_CASE("seeded random DAGs with memory limits run and validate in every communication mode") {
