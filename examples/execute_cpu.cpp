@@ -1,7 +1,7 @@
 // Runs a placement for real on CPU threads and compares it with its simulation.
 //
 //        load
-//       /    \
+//       /    \    (1 MiB to each side)
 //   left      right      (2 ms each, on different devices)
 //       \    /
 //        join

@@ -58,11 +58,7 @@ TEST_CASE("a perturbation moves the drawn vertices to other devices, the same wa
 }
 
 TEST_CASE("candidates and a comparison on a fork-join graph") {
-  //      a
-  //    / | \
-  //   b  c  d
-  //    \ | /
-  //      e
+  // a -> b, c, d -> e
   graph g;
   const auto a = g.add_vertex("a", 1e-3);
   const auto e = g.add_vertex("e", 1e-3);

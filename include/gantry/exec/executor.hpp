@@ -182,12 +182,21 @@ class executor {
     completions_.clear();
     backend_.wait(completions_);
     const auto t0 = std::chrono::steady_clock::now();
-    for (const completion& c : completions_) {
-      --in_flight_;
-      if (c.is_copy) finish_transfer(c);
-      else finish_vertex(c);
+    std::size_t processed = 0;
+    try {
+      for (const completion& c : completions_) {
+        --in_flight_;
+        ++processed;
+        if (c.is_copy) finish_transfer(c);
+        else finish_vertex(c);
+      }
+      if (result_.ok()) dispatch();
+    } catch (...) {
+      // Bad input found mid-run: let what was launched finish, so the backend can start again.
+      in_flight_ -= completions_.size() - processed;
+      drain();
+      throw;
     }
-    if (result_.ok()) dispatch();
     add_host_time(t0);
     // After a failure, what is running still finishes (the backend owns its buffers until then).
     if (finished_ == g_.vertex_count() || (!result_.ok() && in_flight_ == 0)) {
@@ -441,6 +450,15 @@ class executor {
   bool vertex_fits(vertex_id v) {
     return room_for(placement_[v], detail::saturating_add(model_.temporary_bytes(v), model_.output_bytes(v)), v,
                     "temporary and output");
+  }
+
+  void drain() {
+    done_ = true;
+    while (in_flight_ > 0) {
+      completions_.clear();
+      backend_.wait(completions_);
+      in_flight_ -= std::min(in_flight_, completions_.size());
+    }
   }
 
   // Nothing in flight and vertices left: memory is exhausted, or a strict order contradicts the graph.
