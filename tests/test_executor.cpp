@@ -16,6 +16,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 using namespace gantry;
@@ -189,6 +190,11 @@ TEST_CASE("bad input throws and names what was wrong") {
   cyclic.add_edge(v, u);
   const graph_model cyclic_model(cyclic, devices);
   CHECK_THROWS_AS(execute(cyclic, cyclic_model, devices, std::span<const device_id>(p), backend), not_a_dag);
+  // A transfer time found to be NaN mid-run: refused once a is done, after the launched work ends.
+  const auto broken = model_from([](vertex_id, device_id) { return 1e-3; },
+                                 [](edge_id, device_id, device_id) { return std::nan(""); });
+  CHECK_THROWS_WITH_AS(execute(g, broken, devices, std::span<const device_id>(p), backend),
+                       doctest::Contains("a run needs a finite time"), invalid_input);
   // The backend is still usable after a refused run.
   const auto r = execute(g, model, devices, std::span<const device_id>(p), backend);
   require_valid(r, g, model, devices);
