@@ -146,6 +146,27 @@ if "$gantry" learn --help >/dev/null 2>&1; then
     { echo "FAIL: gantry learn --weights-in:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
 fi
 
+# gantry calibrate and execute: bad options are named; a failed run writes no trace.
+expect 2 "--time-scale: expected a finite number > 0, got '0'" "$gantry" execute -g "$tiny" --time-scale 0
+expect 2 "--time-scale: expected a finite number > 0, got 'nan'" "$gantry" execute -g "$tiny" --time-scale nan
+expect 2 "unknown algorithm 'nope'" "$gantry" execute -g "$tiny" -a nope
+expect 2 "invalid duration 'abc'" "$gantry" execute -g "$tiny" --launch-overhead abc
+expect 2 "--devices: Value 1 not in range 2 to 256" "$gantry" calibrate --devices 1
+expect 2 "--kernel: warp not in" "$gantry" execute -g "$tiny" --kernel warp
+expect 1 "m-etf failed (out of memory)" "$gantry" execute -g "$tiny" --memory 1KiB --trace failed
+absent failed.simulated.json failed.measured.json
+"$gantry" execute -g "$tiny" --devices 2 --runs 2 --trace run --format json >execute.json ||
+  { echo "FAIL: gantry execute failed" >&2; failures=$((failures + 1)); }
+python3 - execute.json <<'PY' || { echo "FAIL: gantry execute --format json" >&2; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "ok" and d["valid"] is True and d["runs"] == 2, d
+assert d["simulated"] > 0 and d["measured_median"] > 0, d
+PY
+for f in run.simulated.json run.measured.json; do
+  [[ -s $f ]] || { echo "FAIL: gantry execute --trace did not write $f" >&2; failures=$((failures + 1)); }
+done
+
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 

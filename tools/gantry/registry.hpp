@@ -2,6 +2,7 @@
 // The placers themselves are the library's registry (gantry/place/placers.hpp).
 #pragma once
 
+#include "execute_command.hpp"
 #include "pipeline_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,9 @@
 namespace gantry::cli {
 
 // Subcommands that do their work in a CLI11 callback (see pipeline_command.hpp).
-inline void register_extra_commands(CLI::App& app) { register_pipeline_command(app); }
+inline void register_extra_commands(CLI::App& app) {
+  register_pipeline_command(app);
+  register_execute_commands(app);
+}
 
 }  // namespace gantry::cli

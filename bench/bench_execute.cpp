@@ -1,0 +1,157 @@
+// How well the simulator predicts real runs of the CPU backend on 2 devices (exec/): ChainMM, FFNN
+// and a Llama block (DOPPLER's workloads) and Inception-V3 (a profiled training graph), each placed
+// by every registry placer and by seeded random perturbations of them (>= 20 placements each),
+// simulated, then executed 3 times (median). Compute and link times are scaled so that a run takes
+// tens of milliseconds and the mean vertex 0.5 ms or more; the simulation adds the calibrated
+// launch overhead to every vertex. Every kernel of the CPU backend is measured: sleep (the device
+// thread frees its core), spin and busy-loop (it holds it).
+// Reports per workload and pooled: the median absolute error of the simulated makespan (the
+// baseline: each placement's simulation, measured in the same run), Spearman and Pearson between
+// simulated and measured makespans, and the executor's overhead per vertex. Threads share the
+// machine's cores: on 2 cores only 2 devices truly run in parallel, and the executor's thread and
+// other processes share them too, so figures vary from run to run.
+#include "bench_support.hpp"
+
+#include <gantry/exec/calibrate.hpp>
+#include <gantry/exec/cpu_backend.hpp>
+#include <gantry/exec/study.hpp>
+#include <gantry/io/json_graph.hpp>
+#include <gantry/workloads/doppler.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace gantry;
+
+namespace {
+
+graph with_compute_times(const graph& g, double scale, seconds add) {
+  graph out = g;
+  for (vertex_id v = 0; v < out.vertex_count(); ++v) {
+    out[v].compute = out[v].compute * scale + add;
+    for (const auto& [kind, time] : g.kind_times(v)) out.set_compute(v, kind, time * scale + add);
+  }
+  return out;
+}
+
+struct workload {
+  std::string name;
+  graph g;
+};
+
+}  // namespace
+
+int main(int argc, char**) {
+  const bool details = argc > 1;  // any argument: one line per placement
+  constexpr seconds target_work = 0.06;  // total compute per run, in seconds, before dividing by 2 devices
+  constexpr std::size_t placements = 20;
+  constexpr std::size_t runs = 3;
+  const auto calibration = calibrate_cpu({.devices = 2});
+  std::printf("calibration: busy loop %.4g it/s, launch round trip %.1f us per vertex, copies %.2f us + bytes / %.2f GB/s, "
+              "%u hardware threads\n",
+              calibration.loop_rate, calibration.launch_overhead * 1e6, calibration.link.link.latency * 1e6,
+              calibration.link.link.bandwidth / 1e9, calibration.hardware_threads);
+  std::printf("note: devices are threads; on %u hardware threads at most %u devices truly run in parallel, and the "
+              "executor's thread shares them\n",
+              calibration.hardware_threads, std::min(2u, calibration.hardware_threads));
+
+  std::vector<workload> workloads;
+  workloads.push_back({"chainmm", chain_mm({.dimension = 2048})});
+  workloads.push_back({"ffnn", ffnn({.batch = 4096, .hidden = 8192})});
+  workloads.push_back({"llama-block", llama_block({.sequence = 512, .hidden = 1024, .heads = 8, .ffn_hidden = 2752})});
+  workloads.push_back({"inception-v3", read_graph(std::string(GANTRY_BENCH_GRAPH_DIR) + "/inception_v3.json.gz")});
+
+  struct pooled {
+    double median_error = 0, spearman = 0, host_us = 0, host_cpu_us = 0;
+    bool valid = true;
+  };
+  const auto study_all = [&](cpu_kernel kernel) {
+    std::printf("\n%s kernels:\n", to_string(kernel));
+    cpu_backend backend({.kernel = kernel, .loop_rate = calibration.loop_rate});
+    std::vector<double> all_simulated, all_measured, all_errors, all_errors_without_overhead;
+    double host_seconds = 0, host_cpu_seconds = 0;
+    std::size_t host_vertices = 0;
+    bool all_valid = true;
+    for (const auto& w : workloads) {
+      seconds work = 0;
+      std::size_t working = 0;
+      for (const auto& v : w.g.vertices()) {
+        work += v.compute;
+        working += v.compute > 0 ? 1 : 0;
+      }
+      // Long enough to measure, and vertices of 0.5 ms on average, so that the executor's round
+      // trip per vertex (tens of microseconds here) is a small part of each.
+      const double scale = std::max(target_work, 0.5e-3 * static_cast<double>(working)) / work;
+      // A reference link of 12 GB/s and 10 us, slowed by the same scale as compute so that the
+      // balance of compute and transfers is the workload's own, but never faster than this
+      // machine's memcpy (as calibrated): a copy cannot beat the memory it runs on. Duplex: one copy
+      // each way at a time, as two cores can carry.
+      const link_model link{.latency = std::max(10e-6 * scale, calibration.link.link.latency),
+                            .bandwidth = std::min(12e9 / scale, calibration.link.link.bandwidth)};
+      const cluster c = cluster::uniform(2, unlimited_memory, link, comm_mode::duplex);
+      const graph run_graph = with_compute_times(w.g, scale, 0);
+      const graph sim_graph = with_compute_times(w.g, scale, calibration.launch_overhead);
+      const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
+      const auto candidates = placement_candidates(sim_graph, sim_model, c, {.count = placements, .seed = 1});
+      (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend, {.runs = 1});  // warm-up
+      const auto study = study_placements(sim_graph, sim_model, run_model, c, candidates, backend, {.runs = runs});
+      std::vector<double> errors_without;
+      for (std::size_t i = 0; i < study.rows.size(); ++i) {
+        const auto& r = study.rows[i].result;
+        if (!r.ok()) continue;
+        all_valid = all_valid && r.valid;
+        all_simulated.push_back(r.simulated);
+        all_measured.push_back(r.measured);
+        all_errors.push_back(std::abs(r.error));
+        host_seconds += r.median_run.host_seconds;
+        host_cpu_seconds += r.median_run.host_cpu_seconds;
+        host_vertices += run_graph.vertex_count();
+        // The same measured run against a simulation without the launch-overhead term.
+        const auto plain = simulate(run_graph, run_model, c, std::span<const device_id>(candidates[i].device),
+                                    {.priority = candidates[i].order});
+        errors_without.push_back(std::abs(relative_error(plain.schedule.makespan, r.measured)));
+        all_errors_without_overhead.push_back(errors_without.back());
+      }
+      std::printf("%-13s %4zu vertices, %2zu placements: simulated %.1f..%.1f ms, median |error| %.1f%% (%.1f%% without "
+                  "the launch overhead), Spearman %.3f, Pearson %.3f\n",
+                  w.name.c_str(), run_graph.vertex_count(), study.compared,
+                  1e3 * *std::min_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
+                  1e3 * *std::max_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
+                  100 * study.median_abs_error, 100 * median_of(errors_without), study.spearman, study.pearson);
+      for (const auto& row : study.rows)
+        if (!details) break;
+        else if (row.result.ok())
+          std::printf("    %-22s simulated %8.3f ms  measured %8.3f ms  (%+.1f%%)  start error mean %.3f ms\n",
+                      row.name.c_str(), 1e3 * row.result.simulated, 1e3 * row.result.measured, 100 * row.result.error,
+                      1e3 * row.result.starts.mean);
+        else
+          std::printf("    %-22s %s\n", row.name.c_str(), row.result.outcome.message.c_str());
+    }
+    const double median_error = median_of(all_errors);
+    const double rho = spearman(all_simulated, all_measured);
+    std::printf("pooled: %zu placements, median |error| %.2f%% (%.2f%% without the launch overhead), Spearman %.3f, "
+                "Pearson %.3f, every measured schedule valid: %s\n",
+                all_errors.size(), 100 * median_error, 100 * median_of(all_errors_without_overhead), rho,
+                pearson(all_simulated, all_measured), all_valid ? "yes" : "NO");
+    const double host_us = host_vertices > 0 ? 1e6 * host_seconds / static_cast<double>(host_vertices) : 0;
+    const double host_cpu_us = host_vertices > 0 ? 1e6 * host_cpu_seconds / static_cast<double>(host_vertices) : 0;
+    std::printf("executor: %.2f us of host time per vertex (%.2f us of its thread's CPU time)\n", host_us, host_cpu_us);
+    return pooled{median_error, rho, host_us, host_cpu_us, all_valid};
+  };
+  const pooled sleeping = study_all(cpu_kernel::sleep);
+  const pooled spinning = study_all(cpu_kernel::spin);
+  const pooled looping = study_all(cpu_kernel::busy_loop);
+  std::printf("\nlaunch round trip (wake a device thread, run nothing, wake the executor): %.1f us\n",
+              1e6 * calibration.launch_overhead);
+  bench::print_target("cpu_median_abs_error", sleeping.median_error, 0.10);
+  bench::print_target_at_least("cpu_spearman_at_least", sleeping.spearman, 0.95);
+  bench::print_target("cpu_spin_median_abs_error", spinning.median_error, 0.10);
+  bench::print_target_at_least("cpu_spin_spearman_at_least", spinning.spearman, 0.95);
+  bench::print_target("cpu_busy_loop_median_abs_error", looping.median_error, 0.10);
+  bench::print_target_at_least("cpu_busy_loop_spearman_at_least", looping.spearman, 0.95);
+  bench::print_target("cpu_executor_host_us_per_vertex", sleeping.host_us, 10);
+  bench::print_target("cpu_executor_host_cpu_us_per_vertex", sleeping.host_cpu_us, 10);
+  bench::print_target("cpu_launch_round_trip_us", 1e6 * calibration.launch_overhead, 10);
+  return sleeping.valid && spinning.valid && looping.valid ? 0 : 1;
+}

@@ -1,0 +1,102 @@
+// Measures the CPU backend's machine so that placement and simulation use it: the busy loop's rate,
+// the executor's round trip per vertex (launch, run nothing, complete), and a link fitted (Baechi
+// §4.1's latency + bytes / bandwidth) to unpaced copies between device buffers, each timed from its
+// launch to its end (latency from the smallest copy, bandwidth from the least-squares slope).
+// calibrated_cluster() turns the result into a cluster of CPU devices.
+#pragma once
+
+#include <gantry/exec/cpu_backend.hpp>
+#include <gantry/exec/executor.hpp>
+#include <gantry/graph/graph.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/link_fit.hpp>
+#include <gantry/model/model.hpp>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace gantry {
+
+struct cpu_calibration_options {
+  std::size_t devices = 2;
+  seconds loop_time = 0.05;               // how long the busy loop is timed
+  std::size_t overhead_vertices = 1000;   // length of the chain of empty vertices
+  std::vector<byte_count> copy_sizes = {std::uint64_t{4} << 10, std::uint64_t{64} << 10, std::uint64_t{1} << 20,
+                                        std::uint64_t{4} << 20, std::uint64_t{16} << 20};
+  int repeats = 7;                        // copies per size; their median is the sample
+};
+
+struct cpu_calibration {
+  double loop_rate = 0;              // busy-loop iterations per second
+  seconds launch_overhead = 0;       // per vertex: the executor's round trip for a vertex of no work
+  link_fit link;                     // the fitted link between two device buffers
+  std::vector<transfer_sample> samples;  // per size: the median copy time
+  unsigned hardware_threads = 0;     // std::thread::hardware_concurrency()
+};
+
+[[nodiscard]] inline cpu_calibration calibrate_cpu(const cpu_calibration_options& options = {}) {
+  if (options.devices < 2) throw invalid_input("calibrate_cpu: needs at least 2 devices to time copies between");
+  if (options.copy_sizes.size() < 2 || options.repeats < 1)
+    throw invalid_input("calibrate_cpu: needs at least 2 copy sizes and 1 repeat");
+  cpu_calibration out;
+  out.hardware_threads = std::thread::hardware_concurrency();
+  out.loop_rate = calibrate_busy_loop(options.loop_time);
+
+  const byte_count largest = *std::max_element(options.copy_sizes.begin(), options.copy_sizes.end());
+  cpu_backend backend({.kernel = cpu_kernel::spin, .max_copy_bytes = static_cast<std::size_t>(largest), .pace_copies = false});
+  // The round trip per vertex: a chain of empty vertices on device 0.
+  {
+    const std::size_t n = std::max<std::size_t>(options.overhead_vertices, 2);
+    graph chain;
+    for (std::size_t i = 0; i < n; ++i) {
+      chain.add_vertex("v" + std::to_string(i), 0.0);
+      if (i > 0) chain.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 0);
+    }
+    const cluster devices = cluster::uniform(options.devices);
+    const graph_model model(chain, devices);
+    const std::vector<device_id> placement(n, 0);
+    (void)execute(chain, model, devices, std::span<const device_id>(placement), backend);  // warm up
+    const auto run = execute(chain, model, devices, std::span<const device_id>(placement), backend);
+    out.launch_overhead = run.schedule.makespan / static_cast<double>(n);
+  }
+  // Copies from device 0 to device 1, one at a time, unpaced: launch to end.
+  backend.begin(options.devices);
+  std::vector<completion> done;
+  const auto copy_once = [&](byte_count bytes) {
+    done.clear();
+    backend.launch_copy({0, 0, 0, 1, bytes, 0});
+    while (done.empty()) backend.wait(done);
+    return done.front().finish - done.front().start;
+  };
+  copy_once(largest);  // grows the buffers
+  for (const byte_count bytes : options.copy_sizes) {
+    std::vector<double> times;
+    for (int i = 0; i < options.repeats; ++i) times.push_back(copy_once(bytes));
+    std::sort(times.begin(), times.end());
+    out.samples.push_back({static_cast<double>(bytes), times[times.size() / 2]});
+  }
+  // The least-squares slope gives the bandwidth; large copies dominate the intercept, so the
+  // latency is what the smallest copy takes beyond its bytes at that bandwidth.
+  out.link = fit_link(out.samples);
+  const auto smallest = *std::min_element(out.samples.begin(), out.samples.end(),
+                                          [](const transfer_sample& a, const transfer_sample& b) { return a.bytes < b.bytes; });
+  out.link.link.latency = std::max(0.0, smallest.time - smallest.bytes / out.link.link.bandwidth);
+  return out;
+}
+
+// `count` CPU devices ("cpu0", ...; kind "cpu", speed 1) of `capacity` bytes each, linked by the
+// calibrated link under `comm`.
+[[nodiscard]] inline cluster calibrated_cluster(const cpu_calibration& calibration, std::size_t count,
+                                                byte_count capacity = unlimited_memory,
+                                                comm_mode comm = comm_mode::parallel) {
+  std::vector<device> list(count);
+  for (std::size_t d = 0; d < count; ++d) {
+    list[d].name = "cpu" + std::to_string(d);
+    list[d].kind = "cpu";
+    list[d].capacity = capacity;
+  }
+  return cluster(std::move(list), calibration.link.link, comm);
+}
+
+}  // namespace gantry

@@ -1,0 +1,173 @@
+// Simulated against measured: runs placements both ways and reports how well the simulator
+// predicts the executor. compare_run() does one placement (simulate, execute N times, validate
+// each measured schedule); study_placements() does many and adds the median absolute error and
+// the Pearson and Spearman correlations; placement_candidates() gathers many placements of one
+// graph: every placer of the registry that succeeds, then seeded random perturbations of them.
+#pragma once
+
+#include <gantry/core/random.hpp>
+#include <gantry/exec/accuracy.hpp>
+#include <gantry/exec/executor.hpp>
+#include <gantry/place/placers.hpp>
+#include <gantry/schedule/validate.hpp>
+#include <gantry/sim/simulator.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace gantry {
+
+struct placement_candidate {
+  std::string name;                 // the placer, or "<placer>~<k>" for its k-th perturbation
+  std::vector<device_id> device;    // per vertex
+  std::vector<vertex_id> order;     // the priority order (the placer's)
+};
+
+struct compare_options {
+  std::size_t runs = 5;             // measured runs; their median is compared
+  simulate_options simulation{};    // the rules both follow (its priority is the candidate's order)
+};
+
+struct comparison {
+  gantry::outcome outcome;          // ok, or why the simulation or a run failed
+  seconds simulated = 0;            // simulated makespan
+  seconds measured = 0;             // median measured makespan
+  seconds measured_min = 0, measured_max = 0;
+  double error = 0;                 // measured / simulated - 1
+  start_time_error starts;          // of the median run against the simulation
+  bool valid = true;                // every measured schedule passed validate()
+  std::string violations;           // the first failing run's, when not valid
+  simulation_result simulation;
+  execution_result median_run;
+
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
+};
+
+// Simulates `placement` with sim_model and executes it `runs` times with exec_model (the two may
+// differ: a simulation can add the measured launch overhead to every vertex, which the executor
+// must not run). Every measured schedule is checked by validate() without exact durations.
+template <placement_model SimModel, placement_model ExecModel, execution_backend B>
+[[nodiscard]] comparison compare_run(const graph& g, const SimModel& sim_model, const ExecModel& exec_model,
+                                     const cluster& devices, const placement_candidate& candidate, B& backend,
+                                     const compare_options& options = {}) {
+  comparison out;
+  simulate_options sim = options.simulation;
+  sim.priority = candidate.order;
+  out.simulation = simulate(g, sim_model, devices, std::span<const device_id>(candidate.device), sim);
+  if (!out.simulation.ok()) {
+    out.outcome = out.simulation.outcome;
+    return out;
+  }
+  out.simulated = out.simulation.schedule.makespan;
+  std::vector<execution_result> runs;
+  for (std::size_t i = 0; i < std::max<std::size_t>(options.runs, 1); ++i) {
+    auto r = execute(g, exec_model, devices, std::span<const device_id>(candidate.device), backend,
+                     execute_options_from(sim));
+    if (!r.ok()) {
+      out.outcome = r.outcome;
+      return out;
+    }
+    const auto report = validate(r.schedule, g, exec_model, devices, {.exact_durations = false});
+    if (!report.ok() && out.valid) {
+      out.valid = false;
+      out.violations = report.to_string();
+    }
+    runs.push_back(std::move(r));
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const execution_result& a, const execution_result& b) { return a.schedule.makespan < b.schedule.makespan; });
+  out.measured_min = runs.front().schedule.makespan;
+  out.measured_max = runs.back().schedule.makespan;
+  out.median_run = std::move(runs[(runs.size() - 1) / 2]);  // the lower median is a real run
+  out.measured = out.median_run.schedule.makespan;
+  out.error = relative_error(out.simulated, out.measured);
+  out.starts = compare_start_times(out.simulation.schedule, out.median_run.schedule);
+  return out;
+}
+
+struct study_row {
+  std::string name;
+  comparison result;
+};
+
+struct study_result {
+  std::vector<study_row> rows;      // every candidate, in the order given
+  std::size_t compared = 0;         // rows that ran (simulated and measured)
+  double median_abs_error = 0;      // median over compared rows of |measured / simulated - 1|
+  double pearson = 0, spearman = 0; // between simulated and measured makespans
+};
+
+template <placement_model SimModel, placement_model ExecModel, execution_backend B>
+[[nodiscard]] study_result study_placements(const graph& g, const SimModel& sim_model, const ExecModel& exec_model,
+                                            const cluster& devices, const std::vector<placement_candidate>& candidates,
+                                            B& backend, const compare_options& options = {}) {
+  study_result out;
+  std::vector<double> simulated, measured, errors;
+  for (const auto& candidate : candidates) {
+    out.rows.push_back({candidate.name, compare_run(g, sim_model, exec_model, devices, candidate, backend, options)});
+    const auto& r = out.rows.back().result;
+    if (!r.ok()) continue;
+    simulated.push_back(r.simulated);
+    measured.push_back(r.measured);
+    errors.push_back(std::abs(r.error));
+  }
+  out.compared = errors.size();
+  out.median_abs_error = median_of(errors);
+  out.pearson = pearson(simulated, measured);
+  out.spearman = spearman(simulated, measured);
+  return out;
+}
+
+// A copy of `base` with `moves` vertices (drawn with `seed`) moved to another device.
+[[nodiscard]] inline std::vector<device_id> perturbed_placement(const std::vector<device_id>& base, std::size_t devices,
+                                                                std::size_t moves, std::uint64_t seed) {
+  std::vector<device_id> out = base;
+  if (devices < 2 || out.empty()) return out;
+  detail::portable_random rng(seed);
+  for (std::size_t i = 0; i < moves; ++i) {
+    const auto v = rng.integer(0, out.size() - 1);
+    const auto shift = static_cast<device_id>(rng.integer(1, devices - 1));
+    out[v] = static_cast<device_id>((out[v] + shift) % devices);
+  }
+  return out;
+}
+
+struct candidate_options {
+  std::size_t count = 20;           // at least this many candidates, when the placers give any
+  double moved_fraction = 0.15;     // of the vertices, moved by each perturbation (at least one)
+  std::uint64_t seed = 1;
+  std::vector<std::string> skip = {"exact"};  // placers not run (the exact one takes long)
+};
+
+// Every registry placer that places g (honouring memory or not), then perturbations of them in
+// turn until there are `count`. Placements identical to an earlier one are dropped.
+[[nodiscard]] inline std::vector<placement_candidate> placement_candidates(const graph& g, const graph_model& model,
+                                                                           const cluster& devices,
+                                                                           const candidate_options& options = {}) {
+  std::vector<placement_candidate> out;
+  const auto seen = [&](const std::vector<device_id>& p) {
+    return std::any_of(out.begin(), out.end(), [&](const placement_candidate& c) { return c.device == p; });
+  };
+  for (const auto& entry : placers()) {
+    if (std::find(options.skip.begin(), options.skip.end(), entry.name) != options.skip.end()) continue;
+    auto result = entry.place({g, model, devices});
+    if (!result.placement.ok() || seen(result.placement.device)) continue;
+    out.push_back({entry.name, std::move(result.placement.device), std::move(result.placement.order)});
+  }
+  const std::size_t bases = out.size();
+  if (bases == 0) return out;
+  const std::size_t moves =
+      std::max<std::size_t>(1, static_cast<std::size_t>(options.moved_fraction * static_cast<double>(g.vertex_count())));
+  for (std::size_t k = 0, tries = 0; out.size() < options.count && tries < 20 * options.count; ++tries) {
+    const auto& base = out[tries % bases];
+    auto device = perturbed_placement(base.device, devices.device_count(), moves, options.seed + tries);
+    if (seen(device)) continue;
+    ++k;
+    out.push_back({base.name + "~" + std::to_string(k), std::move(device), base.order});
+  }
+  return out;
+}
+
+}  // namespace gantry
