@@ -503,7 +503,13 @@ inline void check_graph_for_writing(const graph& g, const nlohmann::json& metada
 // characters, other bytes as they are); the caller has checked that it is valid UTF-8.
 inline void append_json_string(std::string& out, std::string_view text) {
   out += '"';
-  for (const char c : text) {
+  // Runs of bytes that need no escape are appended at once, not byte by byte.
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) continue;
+    out.append(text, plain, i - plain);
+    plain = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -518,11 +524,10 @@ inline void append_json_string(std::string& out, std::string_view text) {
           out += "\\u00";
           out += hex[(c >> 4) & 0xf];
           out += hex[c & 0xf];
-        } else {
-          out += c;
         }
     }
   }
+  out.append(text, plain, text.size() - plain);
   out += '"';
 }
 
@@ -654,8 +659,9 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
       if (!f.always_written && at_default(g, v, f)) continue;
       out += separator;
       separator = ',';
-      detail::append_json_string(out, f.key);
-      out += ':';
+      out += '"';  // keys are plain ASCII: nothing to escape
+      out += f.key;
+      out += "\":";
       switch (f.type) {
         case field_type::name:
         case field_type::text: detail::append_json_string(out, p.*f.text); break;
