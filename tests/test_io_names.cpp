@@ -8,6 +8,7 @@
 #include <gantry/model/topology.hpp>
 #include <gantry/pipeline/comm_partition.hpp>
 #include <gantry/pipeline/plan.hpp>
+#include <gantry/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 
@@ -50,6 +51,8 @@ TEST_CASE("each enum's names come from one table and parse back") {
   require_names_round_trip<fusion_rule>(2);
   require_names_round_trip<transfer_overlap>(2);
   require_names_round_trip<pipeline_schedule>(3);
+  require_names_round_trip<ready_policy>(4);
+  CHECK(std::string(to_string(ready_policy::bottom_level)) == "bottom-level");
   CHECK(std::string(to_string(comm_mode::duplex)) == "duplex");
   CHECK(std::string(to_string(status::out_of_memory)) == "out of memory");
   CHECK(std::string(to_string(pipeline_schedule::one_f_one_b_star)) == "1f1b*");

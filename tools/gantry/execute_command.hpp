@@ -164,10 +164,7 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
   const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
 
   simulate_options rules;
-  rules.policy = flags.policy == "strict-order"   ? ready_policy::strict_order
-                 : flags.policy == "fifo"         ? ready_policy::fifo
-                 : flags.policy == "bottom-level" ? ready_policy::bottom_level
-                                                  : ready_policy::placement_order;
+  rules.policy = parse_enum<ready_policy>(flags.policy).value_or(ready_policy::placement_order);  // checked by CLI11
   rules.cache_transfers = !flags.no_cache;
   // auto: spin where every device thread and the executor's get a core of their own, else sleep
   // (a spinning device would take the core the executor needs to dispatch).
@@ -344,7 +341,7 @@ inline void register_execute_commands(CLI::App& app) {
       ->capture_default_str();
   ex->add_option("--algorithm,-a", flags->algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
   ex->add_option("--policy", flags->policy, "which ready vertex a device runs first (simulation and execution alike)")
-      ->check(CLI::IsMember({"placement-order", "strict-order", "fifo", "bottom-level"}))
+      ->check(CLI::IsMember(enum_name_list<ready_policy>()))
       ->capture_default_str();
   ex->add_flag("--no-cache", flags->no_cache, "send a tensor once per consumer instead of once per device");
   ex->add_option("--runs", flags->runs, "measured runs per placement (the median is reported)")

@@ -154,17 +154,14 @@ struct simulation_flags {
 
   void add_to(CLI::App& app) {
     app.add_option("--policy", policy, "which ready vertex a device runs first")
-        ->check(CLI::IsMember({"placement-order", "strict-order", "fifo", "bottom-level"}))
+        ->check(CLI::IsMember(enum_name_list<ready_policy>()))
         ->capture_default_str();
     app.add_flag("--no-cache", no_cache,
                  "send a tensor once per consumer instead of once per device (placers and simulation alike)");
   }
   [[nodiscard]] simulate_options make(std::span<const vertex_id> order) const {
     simulate_options o;
-    o.policy = policy == "strict-order"   ? ready_policy::strict_order
-               : policy == "fifo"         ? ready_policy::fifo
-               : policy == "bottom-level" ? ready_policy::bottom_level
-                                          : ready_policy::placement_order;
+    o.policy = parse_enum<ready_policy>(policy).value_or(ready_policy::placement_order);  // checked above
     o.priority = order;
     o.cache_transfers = !no_cache;
     return o;

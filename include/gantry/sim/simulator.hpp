@@ -9,6 +9,7 @@
 // O((n + e) log n + t log t) for t transfers in parallel mode.
 #pragma once
 
+#include <gantry/core/enum_names.hpp>
 #include <gantry/core/random.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/model/cluster.hpp>
@@ -39,15 +40,14 @@ enum class ready_policy {
   bottom_level,     // the vertex with the largest bottom level (ties: priority order)
 };
 
-[[nodiscard]] constexpr const char* to_string(ready_policy p) noexcept {
-  switch (p) {
-    case ready_policy::placement_order: return "placement-order";
-    case ready_policy::strict_order: return "strict-order";
-    case ready_policy::fifo: return "fifo";
-    case ready_policy::bottom_level: return "bottom-level";
-  }
-  return "unknown";
+inline constexpr enum_name<ready_policy> ready_policy_names[] = {{ready_policy::placement_order, "placement-order"},
+                                                                 {ready_policy::strict_order, "strict-order"},
+                                                                 {ready_policy::fifo, "fifo"},
+                                                                 {ready_policy::bottom_level, "bottom-level"}};
+[[nodiscard]] constexpr std::span<const enum_name<ready_policy>> enum_names(ready_policy) noexcept {
+  return ready_policy_names;
 }
+[[nodiscard]] constexpr const char* to_string(ready_policy p) noexcept { return name_of(p); }
 
 struct simulate_options {
   ready_policy policy = ready_policy::placement_order;
