@@ -69,4 +69,6 @@ TEST_CASE("the link fit and the concepts of models need no Eigen") {
     CAPTURE(header);
     CHECK_FALSE(reaches(reached_from(header), "Eigen/"));
   }
+  // The concepts of graphs name no concrete graph type.
+  CHECK_FALSE(reached_from("gantry/graph/adaptor.hpp").contains("gantry/graph/graph.hpp"));
 }

@@ -1,10 +1,10 @@
 // How gantry reads a graph of any type. Specialise gantry::graph_adaptor<G> with two static
 // functions (three with names) and every algorithm accepts G; see examples/custom_graph.cpp.
-// Adaptors for gantry::graph are here, for Boost.Graph types in graph/boost.hpp.
+// The concepts only: gantry::graph's adaptor is in graph/graph.hpp, Boost.Graph's in graph/boost.hpp,
+// so this header pulls in no concrete graph type.
 #pragma once
 
 #include <gantry/core/types.hpp>
-#include <gantry/graph/graph.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -56,18 +56,5 @@ template <adapted_graph G>
   }
   return std::string("#").append(std::to_string(v));
 }
-
-template <>
-struct graph_adaptor<graph> {
-  static std::size_t vertex_count(const graph& g) { return g.vertex_count(); }
-  static std::size_t edge_count(const graph& g) { return g.edge_count(); }
-  template <class F>
-  static void for_each_edge(const graph& g, F&& f) {
-    for (edge_id e = 0; e < g.edge_count(); ++e) f(g.source(e), g.target(e), e);
-  }
-  static std::string vertex_name(const graph& g, std::size_t v) {
-    return g[static_cast<vertex_id>(v)].name;
-  }
-};
 
 }  // namespace gantry

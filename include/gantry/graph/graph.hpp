@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/graph/adaptor.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -224,6 +225,20 @@ class graph {
   std::vector<kind_entry> kind_entries_;
   std::vector<std::uint32_t> first_kind_entry_;  // per vertex; sized on the first set_compute
   std::unordered_map<std::uint64_t, std::uint32_t> kind_entry_of_;  // kind_key -> index in kind_entries_
+};
+
+// gantry::graph through the adaptor layer (graph/adaptor.hpp): its own edge ids and vertex names.
+template <>
+struct graph_adaptor<graph> {
+  static std::size_t vertex_count(const graph& g) { return g.vertex_count(); }
+  static std::size_t edge_count(const graph& g) { return g.edge_count(); }
+  template <class F>
+  static void for_each_edge(const graph& g, F&& f) {
+    for (edge_id e = 0; e < g.edge_count(); ++e) f(g.source(e), g.target(e), e);
+  }
+  static std::string vertex_name(const graph& g, std::size_t v) {
+    return g[static_cast<vertex_id>(v)].name;
+  }
 };
 
 }  // namespace gantry

@@ -5,6 +5,7 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/adaptor.hpp>
+#include <gantry/graph/graph.hpp>
 
 #include <algorithm>
 #include <span>
