@@ -122,12 +122,11 @@ struct schedule_memory {
 };
 
 // Requires a schedule whose device, start and finish vectors cover every vertex and whose device
-// ids are below device_count (validate() checks that first). O(n + e + t) plus sorting each
-// device's events.
+// ids are below device_count (validate() checks that first), and `serving` as serving_transfers()
+// gives it for that schedule. O(n + e + t) plus sorting each device's events.
 template <class M>
 [[nodiscard]] schedule_memory memory_events(const csr_graph& g, const schedule& s, const M& model,
-                                            std::size_t device_count) {
-  const auto serving = serving_transfers(g, s, model);
+                                            std::size_t device_count, const std::vector<std::uint32_t>& serving) {
   const std::size_t n = g.vertex_count();
   // When each output and each received copy is last needed.
   std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
@@ -185,6 +184,11 @@ template <class M>
     sort_memory_events(out.events.get() + out.first[d], out.first[d + 1] - out.first[d], scratch);
   return out;
 }
+template <class M>
+[[nodiscard]] schedule_memory memory_events(const csr_graph& g, const schedule& s, const M& model,
+                                            std::size_t device_count) {
+  return memory_events(g, s, model, device_count, serving_transfers(g, s, model));
+}
 }  // namespace detail
 
 struct memory_profile {
@@ -192,12 +196,10 @@ struct memory_profile {
   std::vector<seconds> peak_time;     // per device: when the peak was first reached
 };
 
-// Peak memory per device of a finished schedule, and when it was first reached. Requires what
-// detail::memory_events() requires.
-template <memory_model M>
-[[nodiscard]] memory_profile compute_memory_profile(const csr_graph& g, const schedule& s, const M& model,
-                                                    std::size_t device_count) {
-  const auto memory = detail::memory_events(g, s, model, device_count);
+namespace detail {
+// The peak of each device's events, and when it was first reached.
+[[nodiscard]] inline memory_profile profile_of(const schedule_memory& memory) {
+  const std::size_t device_count = memory.base.size();
   memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
   for (std::size_t d = 0; d < device_count; ++d) {
     byte_count now = memory.base[d];
@@ -212,6 +214,15 @@ template <memory_model M>
     }
   }
   return profile;
+}
+}  // namespace detail
+
+// Peak memory per device of a finished schedule, and when it was first reached. Requires what
+// detail::memory_events() requires.
+template <memory_model M>
+[[nodiscard]] memory_profile compute_memory_profile(const csr_graph& g, const schedule& s, const M& model,
+                                                    std::size_t device_count) {
+  return detail::profile_of(detail::memory_events(g, s, model, device_count));
 }
 
 // Fills makespan, busy time, bytes moved and the per-device order of s; fills peak memory from the

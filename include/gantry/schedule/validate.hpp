@@ -257,7 +257,7 @@ template <adapted_graph G, placement_model M, device_set D>
   }
 
   // Memory.
-  auto profile = compute_memory_profile(g, s, model, m);
+  auto profile = detail::profile_of(detail::memory_events(g, s, model, m, serving));
   for (device_id d = 0; d < m; ++d)
     if (profile.peak[d] > devices.capacity(d))
       fail(violation_kind::memory, "device " + std::to_string(d) + " holds " + std::to_string(profile.peak[d]) +
