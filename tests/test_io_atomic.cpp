@@ -164,6 +164,36 @@ TEST_CASE("read_text_file reads plain files as they are") {
   CHECK(read_text_file(dir.path / "f.txt.GZ") == "compressed by name");
 }
 
+TEST_CASE("reading file after file through the reused buffers gives each file's own bytes") {
+  scratch_directory dir("io_atomic_reuse");
+  std::string big;
+  for (int i = 0; i < 40000; ++i) big += "line " + std::to_string(i) + "\n";  // larger than one 64 KiB chunk
+  write_text_file(dir.path / "big.txt", big);
+  save_text_file(dir.path / "big.txt.gz", big);
+  write_text_file(dir.path / "small.txt", "short");
+  save_text_file(dir.path / "small.txt.gz", "tiny");
+  write_text_file(dir.path / "empty.txt", "");
+  // A long file, then shorter ones: nothing of the longer text shows through.
+  for (int round = 0; round < 2; ++round) {
+    CHECK(read_text_file(dir.path / "big.txt") == big);
+    CHECK(read_text_file(dir.path / "small.txt") == "short");
+    CHECK(read_text_file(dir.path / "big.txt.gz") == big);
+    CHECK(read_text_file(dir.path / "small.txt.gz") == "tiny");
+    CHECK(read_text_file(dir.path / "empty.txt").empty());
+  }
+  // A file read while another file's text is in use gets buffers of its own.
+  const std::string both = detail::with_text_file(dir.path / "big.txt.gz", {}, [&](std::string_view outer) {
+    const std::string inner = read_text_file(dir.path / "small.txt.gz");
+    return std::string(outer.substr(0, 6)) + inner + std::string(outer.substr(outer.size() - 6));
+  });
+  CHECK(both == "line 0tiny39999\n");
+  // An error leaves the buffers usable.
+  CHECK_THROWS_AS((void)read_text_file(dir.path / "missing.txt"), io_error);
+  write_text_file(dir.path / "bad.gz", std::string("\x1f\x8b", 2) + "not deflate");
+  CHECK_THROWS_AS((void)read_text_file(dir.path / "bad.gz"), parse_error);
+  CHECK(read_text_file(dir.path / "small.txt") == "short");
+}
+
 TEST_CASE("a legal file name of up to 255 bytes is written (the temporary name is shortened)") {
   scratch_directory dir("io_atomic_long_name");
   for (const std::size_t length : {234u, 250u, 255u}) {

@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -25,18 +27,58 @@ namespace gantry {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-// Inflates gzip data (several concatenated members are read as one stream, as gunzip does).
-// Throws parse_error naming `source_name` for corrupt or truncated data, and for data that
-// inflates to more than `max_inflated_bytes` (stopping there, so a bomb costs no more memory).
-[[nodiscard]] inline std::string gzip_decompress(std::string_view bytes, std::string_view source_name = "<gzip data>",
-                                                 std::size_t max_inflated_bytes = read_limits{}.max_inflated_bytes) {
-  const auto fail = [&](const std::string& why) -> std::string {
+namespace detail {
+// Scratch bytes for file text: grows without zero-filling what it is about to overwrite and keeps
+// its storage from one use to the next, so reading file after file touches no fresh pages.
+class byte_buffer {
+ public:
+  [[nodiscard]] char* data() noexcept { return data_.get(); }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  [[nodiscard]] std::string_view view() const noexcept { return {data_.get(), size_}; }
+  void clear() noexcept { size_ = 0; }
+  // Makes size() n; bytes past the old size are unspecified until written.
+  void resize_for_overwrite(std::size_t n) {
+    if (n > capacity_) {
+      auto bigger = std::make_unique_for_overwrite<char[]>(n);
+      if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
+      data_ = std::move(bigger);
+      capacity_ = n;
+    }
+    size_ = n;
+  }
+  // Gives the storage back when it is larger than `keep` bytes.
+  void shrink_to(std::size_t keep) noexcept {
+    if (capacity_ > keep) {
+      data_.reset();
+      capacity_ = size_ = 0;
+    }
+  }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  std::size_t capacity_ = 0, size_ = 0;
+};
+
+inline void resize_for_overwrite(std::string& s, std::size_t n) { s.resize(n); }
+inline void resize_for_overwrite(byte_buffer& b, std::size_t n) { b.resize_for_overwrite(n); }
+
+// Inflates gzip `bytes` into `out` (a std::string or a byte_buffer, whose content is replaced).
+template <class Buffer>
+void gzip_decompress_into(std::string_view bytes, Buffer& out, std::string_view source_name,
+                          std::size_t max_inflated_bytes) {
+  const auto fail = [&](const std::string& why) {
     throw parse_error(std::string(source_name) + ": invalid gzip data: " + why);
   };
-  std::string out;
+  const auto too_large = [&] {
+    throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
+                      format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
+                      " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
+                      "(--max-inflated-size in the gantry tool) if the file is genuine");
+  };
   z_stream stream{};
   // 15 + 16: a gzip header is required (zlib and raw deflate streams are not gzip files).
-  if (inflateInit2(&stream, 15 + 16) != Z_OK) return fail("zlib could not be initialised");
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) fail("zlib could not be initialised");
   struct end_stream {
     z_stream* s;
     ~end_stream() { inflateEnd(s); }
@@ -51,7 +93,7 @@ namespace gantry {
     const std::size_t trailer = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::size_t{tail[3]} << 24);
     hint = std::max(hint, std::min(trailer, bytes.size() * 1032));
   }
-  out.resize(std::min(hint, max_inflated_bytes) + 1);
+  resize_for_overwrite(out, std::min(hint, max_inflated_bytes) + 1);
   std::size_t used = 0;
   constexpr std::size_t max_chunk = std::size_t{1} << 30;  // avail_in and avail_out are 32 bits
   std::size_t consumed = 0;
@@ -64,24 +106,16 @@ namespace gantry {
       consumed += chunk;
     }
     if (used == out.size()) {
-      if (used > max_inflated_bytes)
-        throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
-                          format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
-                          " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
-                          "(--max-inflated-size in the gantry tool) if the file is genuine");
+      if (used > max_inflated_bytes) too_large();
       // One byte beyond the limit tells a file of exactly the limit from a larger one.
-      out.resize(std::min(out.size() * 2, max_inflated_bytes + 1));
+      resize_for_overwrite(out, std::min(out.size() * 2, max_inflated_bytes + 1));
     }
     const std::size_t room = std::min(max_chunk, out.size() - used);
     stream.next_out = reinterpret_cast<Bytef*>(out.data() + used);
     stream.avail_out = static_cast<uInt>(room);
     const int result = inflate(&stream, Z_NO_FLUSH);
     used += room - stream.avail_out;
-    if (used > max_inflated_bytes)
-      throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
-                        format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
-                        " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
-                        "(--max-inflated-size in the gantry tool) if the file is genuine");
+    if (used > max_inflated_bytes) too_large();
     if (result == Z_STREAM_END) {
       const std::size_t remaining = stream.avail_in + (bytes.size() - consumed);
       const std::string_view rest = bytes.substr(bytes.size() - remaining);
@@ -89,16 +123,25 @@ namespace gantry {
         finished = true;
         break;
       }
-      if (inflateReset(&stream) != Z_OK) return fail("zlib could not be reset for the next member");
+      if (inflateReset(&stream) != Z_OK) fail("zlib could not be reset for the next member");
       continue;
     }
     if (result == Z_BUF_ERROR && stream.avail_in == 0 && consumed == bytes.size() && stream.avail_out > 0) break;
     if (result != Z_OK && result != Z_BUF_ERROR)
-      return fail(stream.msg != nullptr ? std::string(stream.msg) : "inflate failed (code " + std::to_string(result) + ")");
+      fail(stream.msg != nullptr ? std::string(stream.msg) : "inflate failed (code " + std::to_string(result) + ")");
   }
-  out.resize(used);
-  if (!finished)
-    return fail("the data ends early (truncated after " + std::to_string(bytes.size()) + " compressed bytes)");
+  resize_for_overwrite(out, used);
+  if (!finished) fail("the data ends early (truncated after " + std::to_string(bytes.size()) + " compressed bytes)");
+}
+}  // namespace detail
+
+// Inflates gzip data (several concatenated members are read as one stream, as gunzip does).
+// Throws parse_error naming `source_name` for corrupt or truncated data, and for data that
+// inflates to more than `max_inflated_bytes` (stopping there, so a bomb costs no more memory).
+[[nodiscard]] inline std::string gzip_decompress(std::string_view bytes, std::string_view source_name = "<gzip data>",
+                                                 std::size_t max_inflated_bytes = read_limits{}.max_inflated_bytes) {
+  std::string out;
+  detail::gzip_decompress_into(bytes, out, source_name, max_inflated_bytes);
   return out;
 }
 
@@ -133,24 +176,67 @@ namespace gantry {
   return out;
 }
 
-// The whole content of a file, inflated when it is gzip data. Throws io_error naming the path
-// when it cannot be read, parse_error when its gzip data is corrupt or inflates beyond the limit.
-[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path, const read_limits& limits = {}) {
+namespace detail {
+// Reads the bytes of `path` into `out`. Throws io_error naming the path.
+inline void read_file_bytes(const std::filesystem::path& path, byte_buffer& out) {
   namespace fs = std::filesystem;
   std::error_code error;
-  if (!fs::exists(path, error)) throw io_error("cannot read " + detail::quote_path(path) + ": no such file");
-  if (fs::is_directory(path, error)) throw io_error("cannot read " + detail::quote_path(path) + ": it is a directory");
+  if (!fs::exists(path, error)) throw io_error("cannot read " + quote_path(path) + ": no such file");
+  if (fs::is_directory(path, error)) throw io_error("cannot read " + quote_path(path) + ": it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int reason = errno;
-    throw io_error("cannot read " + detail::quote_path(path) + ": " + detail::errno_text(reason));
+    throw io_error("cannot read " + quote_path(path) + ": " + errno_text(reason));
   }
-  std::string bytes;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) throw io_error("cannot read " + detail::quote_path(path) + ": reading failed");
-  if (is_gzip(bytes)) return gzip_decompress(bytes, path.string(), limits.max_inflated_bytes);
-  return bytes;
+  // The size is a first guess only: a pipe or a growing file reads on until its end.
+  const std::uintmax_t size = fs::file_size(path, error);
+  std::size_t chunk = error || size == 0 || size > (std::size_t{1} << 30) ? std::size_t{1} << 16 : size + 1;
+  out.clear();
+  for (;;) {
+    const std::size_t used = out.size();
+    out.resize_for_overwrite(used + chunk);
+    in.read(out.data() + used, static_cast<std::streamsize>(chunk));
+    out.resize_for_overwrite(used + static_cast<std::size_t>(in.gcount()));
+    if (!in) break;
+    chunk = std::max<std::size_t>(out.size(), std::size_t{1} << 16);
+  }
+  if (in.bad()) throw io_error("cannot read " + quote_path(path) + ": reading failed");
+}
+
+// Calls use(text) with the content of `path`, inflated when it is gzip data, and returns what it
+// returns. The text lives in per-thread scratch buffers kept between calls (up to 64 MiB each), so
+// a program that reads many files does not fault in fresh pages for every one. Throws io_error when
+// the file cannot be read, parse_error when its gzip data is corrupt or inflates beyond the limit.
+template <class Use>
+decltype(auto) with_text_file(const std::filesystem::path& path, const read_limits& limits, Use&& use) {
+  struct scratch {
+    byte_buffer raw, inflated;
+    bool busy = false;
+  };
+  thread_local scratch shared;
+  scratch local;  // when `use` itself reads a file
+  scratch& s = shared.busy ? local : shared;
+  struct release {
+    scratch& s;
+    explicit release(scratch& t) : s(t) { s.busy = true; }
+    ~release() {
+      constexpr std::size_t keep = std::size_t{64} << 20;
+      s.raw.shrink_to(keep);
+      s.inflated.shrink_to(keep);
+      s.busy = false;
+    }
+  } guard{s};
+  read_file_bytes(path, s.raw);
+  if (!is_gzip(s.raw.view())) return std::forward<Use>(use)(s.raw.view());
+  gzip_decompress_into(s.raw.view(), s.inflated, path.string(), limits.max_inflated_bytes);
+  return std::forward<Use>(use)(s.inflated.view());
+}
+}  // namespace detail
+
+// The whole content of a file, inflated when it is gzip data. Throws io_error naming the path
+// when it cannot be read, parse_error when its gzip data is corrupt or inflates beyond the limit.
+[[nodiscard]] inline std::string read_text_file(const std::filesystem::path& path, const read_limits& limits = {}) {
+  return detail::with_text_file(path, limits, [](std::string_view text) { return std::string(text); });
 }
 
 // True when `path` ends in ".gz" (any case).

@@ -165,7 +165,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 
 // Reads a cluster file (gzip-compressed or not). Throws io_error or parse_error naming the file.
 [[nodiscard]] inline cluster read_cluster(const std::filesystem::path& path, const read_limits& limits = {}) {
-  return read_cluster_json(read_text_file(path, limits), path.string(), limits);
+  return detail::with_text_file(path, limits,
+                                [&](std::string_view text) { return read_cluster_json(text, path.string(), limits); });
 }
 
 // The "gantry.cluster" document of c. Unlimited memory is written by leaving the field out,

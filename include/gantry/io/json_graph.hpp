@@ -470,7 +470,8 @@ class fast_graph_reader {
 // Reads a graph file, gzip-compressed or not (recognised by content). Throws io_error when the
 // file cannot be read and parse_error when its content is wrong.
 [[nodiscard]] inline graph_file read_graph_file(const std::filesystem::path& path, const read_limits& limits = {}) {
-  return parse_graph_file(read_text_file(path, limits), path.string(), limits);
+  return detail::with_text_file(path, limits,
+                                [&](std::string_view text) { return parse_graph_file(text, path.string(), limits); });
 }
 
 // Reads a graph file's graph (see read_graph_file).

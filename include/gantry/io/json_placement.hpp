@@ -293,8 +293,9 @@ inline void require_complete_placement(const placement_file& file, std::string_v
 
 // The cluster stored in a placement file (see placement_cluster_from_json).
 [[nodiscard]] inline cluster read_placement_cluster(const std::filesystem::path& path, const read_limits& limits = {}) {
-  return placement_cluster_from_json(detail::parse_json_text(read_text_file(path, limits), path.string(), limits.max_nesting),
-                                     path.string());
+  return detail::with_text_file(path, limits, [&](std::string_view text) {
+    return placement_cluster_from_json(detail::parse_json_text(text, path.string(), limits.max_nesting), path.string());
+  });
 }
 
 template <adapted_graph G>
@@ -307,7 +308,8 @@ template <adapted_graph G>
 template <adapted_graph G>
 [[nodiscard]] placement_file read_placement(const std::filesystem::path& path, const G& g, const cluster& c,
                                             const read_limits& limits = {}) {
-  return read_placement_json(read_text_file(path, limits), g, c, path.string(), limits);
+  return detail::with_text_file(
+      path, limits, [&](std::string_view text) { return read_placement_json(text, g, c, path.string(), limits); });
 }
 
 }  // namespace gantry
