@@ -48,6 +48,11 @@ int main() {
     least_write_rate = std::min(least_write_rate, megabytes / write);
   }
   std::printf("read MB/s parses inflated text (no gzip); read/m-ETF includes reading the file and inflating it\n");
+#if defined(GANTRY_HAS_LIBDEFLATE)
+  std::printf("inflating with libdeflate (gantry::io found it at build time)\n");
+#else
+  std::printf("inflating with zlib (libdeflate not found at build time)\n");
+#endif
   bench::print_target("read_over_m_etf_worst_graph", worst_read_ratio, 2.0);
   bench::print_target("write_over_m_etf_worst_graph", worst_write_ratio, 2.0);
   bench::print_target_at_least("read_MB_per_s_slowest_graph_at_least", least_read_rate, 100.0);

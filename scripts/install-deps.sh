@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(g++ cmake make libboost-graph-dev libglpk-dev doctest-dev
-          nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev libeigen3-dev)
+          nlohmann-json3-dev libcli11-dev zlib1g-dev libdeflate-dev libbenchmark-dev libeigen3-dev)
 for arg in "$@"; do
   case "$arg" in
     --tests) packages+=(python3 python3-torch python3-torchvision clang libclang-rt-dev pkg-config) ;;

@@ -141,6 +141,56 @@ TEST_CASE("gzip: the inflated-size limit is exact, and the size trailer is only 
   CHECK(gzip_decompress(gzip_compress(data) + gzip_compress("end")) == data + "end");
 }
 
+TEST_CASE("the fast inflater (libdeflate, where built with it) and zlib give the same bytes and the same errors") {
+  std::mt19937_64 rng(7);
+  std::string noise(70000, '\0');
+  for (auto& c : noise) c = static_cast<char>(rng() & 0xff);
+  const std::string text(250000, 'q');
+  std::vector<std::string> inputs{gzip_compress(""), gzip_compress("x"), gzip_compress(text), gzip_compress(noise),
+                                  gzip_compress(text) + gzip_compress("end"), gzip_compress("a") + gzip_compress(text),
+                                  gzip_compress(text) + "trailing bytes that are not gzip", "", "plain"};
+  std::string lying = gzip_compress(text);
+  lying[lying.size() - 1] = '\x7f';  // the size trailer claims 2 GiB more
+  inputs.push_back(lying);
+  std::string bad_crc = gzip_compress(text);
+  bad_crc[bad_crc.size() - 6] ^= 0x55;
+  inputs.push_back(bad_crc);
+  inputs.push_back(gzip_compress(text).substr(0, 100));
+  for (const std::size_t limit : {std::size_t{1} << 30, text.size(), text.size() - 1, std::size_t{10}}) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      CAPTURE(i);
+      CAPTURE(limit);
+      std::string by_zlib, zlib_error, fast_error;
+      try {
+        detail::zlib_decompress_into(inputs[i], by_zlib, "in.gz", limit);
+      } catch (const parse_error& e) {
+        zlib_error = e.what();
+      }
+      detail::byte_buffer fast;
+      try {
+        detail::gzip_decompress_into(inputs[i], fast, "in.gz", limit);
+      } catch (const parse_error& e) {
+        fast_error = e.what();
+      }
+      CHECK(fast_error == zlib_error);
+      if (zlib_error.empty()) CHECK(fast.view() == by_zlib);
+#if defined(GANTRY_HAS_LIBDEFLATE)
+      // libdeflate alone: it reads every valid input, and leaves corrupt ones to zlib's message.
+      std::string by_libdeflate;
+      bool read = false;
+      try {
+        read = detail::libdeflate_decompress_into(inputs[i], by_libdeflate, "in.gz", limit);
+      } catch (const parse_error& e) {
+        CHECK(std::string(e.what()) == zlib_error);
+        continue;
+      }
+      CHECK(read == zlib_error.empty());
+      if (read) CHECK(by_libdeflate == by_zlib);
+#endif
+    }
+  }
+}
+
 TEST_CASE("corrupt gzip data is a parse_error naming its source") {
   CHECK_THROWS_WITH_AS((void)gzip_decompress("", "empty.gz"),
                        "empty.gz: invalid gzip data: the data ends early (truncated after 0 compressed bytes)", parse_error);

@@ -1,6 +1,7 @@
 // Reading and writing files that may be gzip-compressed: read_text_file() recognises gzip by its
 // magic bytes (not by the extension) and inflates it; save_text_file() compresses when the target
-// ends in ".gz" and always writes atomically. Uses zlib.
+// ends in ".gz" and always writes atomically. Uses zlib, and libdeflate (faster) to inflate where
+// gantry::io found it (GANTRY_HAS_LIBDEFLATE).
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -9,6 +10,9 @@
 #include <gantry/io/units.hpp>
 
 #include <zlib.h>
+#if defined(GANTRY_HAS_LIBDEFLATE)
+#include <libdeflate.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +21,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -63,19 +68,36 @@ class byte_buffer {
 inline void resize_for_overwrite(std::string& s, std::size_t n) { s.resize(n); }
 inline void resize_for_overwrite(byte_buffer& b, std::size_t n) { b.resize_for_overwrite(n); }
 
-// Inflates gzip `bytes` into `out` (a std::string or a byte_buffer, whose content is replaced).
+[[noreturn]] inline void throw_inflated_too_large(std::string_view source_name, std::size_t max_inflated_bytes) {
+  throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " + format_bytes(max_inflated_bytes) +
+                    " (" + std::to_string(max_inflated_bytes) +
+                    " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
+                    "(--max-inflated-size in the gantry tool) if the file is genuine");
+}
+
+// The first size to try for the inflated data: the last member's ISIZE trailer (the inflated size
+// modulo 2^32: a hint, never trusted beyond what deflate can produce, 1032 bytes per input byte,
+// nor beyond the limit, so a small file with a lying trailer costs little), plus one byte that
+// tells a file of exactly the limit from a larger one.
+inline std::size_t inflated_size_hint(std::string_view bytes, std::size_t max_inflated_bytes) {
+  std::size_t hint = bytes.size() * 4;
+  if (bytes.size() >= 18) {
+    const auto* tail = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
+    const std::size_t trailer = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::size_t{tail[3]} << 24);
+    hint = std::max(hint, std::min(trailer, bytes.size() * 1032));
+  }
+  return std::min(hint, max_inflated_bytes) + 1;
+}
+
+// Inflates gzip `bytes` into `out` (a std::string or a byte_buffer, whose content is replaced)
+// with zlib, whose messages name what is wrong with corrupt data.
 template <class Buffer>
-void gzip_decompress_into(std::string_view bytes, Buffer& out, std::string_view source_name,
+void zlib_decompress_into(std::string_view bytes, Buffer& out, std::string_view source_name,
                           std::size_t max_inflated_bytes) {
   const auto fail = [&](const std::string& why) {
     throw parse_error(std::string(source_name) + ": invalid gzip data: " + why);
   };
-  const auto too_large = [&] {
-    throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
-                      format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
-                      " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
-                      "(--max-inflated-size in the gantry tool) if the file is genuine");
-  };
+  const auto too_large = [&] { throw_inflated_too_large(source_name, max_inflated_bytes); };
   z_stream stream{};
   // 15 + 16: a gzip header is required (zlib and raw deflate streams are not gzip files).
   if (inflateInit2(&stream, 15 + 16) != Z_OK) fail("zlib could not be initialised");
@@ -84,16 +106,8 @@ void gzip_decompress_into(std::string_view bytes, Buffer& out, std::string_view 
     ~end_stream() { inflateEnd(s); }
   } cleanup{&stream};
 
-  // Inflate straight into `out`, sized first by the last member's ISIZE trailer (the inflated size
-  // modulo 2^32: a hint, never trusted beyond what deflate can produce, 1032 bytes per input byte,
-  // nor beyond the limit, so a small file with a lying trailer costs little) and doubled when full.
-  std::size_t hint = bytes.size() * 4;
-  if (bytes.size() >= 18) {
-    const auto* tail = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
-    const std::size_t trailer = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::size_t{tail[3]} << 24);
-    hint = std::max(hint, std::min(trailer, bytes.size() * 1032));
-  }
-  resize_for_overwrite(out, std::min(hint, max_inflated_bytes) + 1);
+  // Inflate straight into `out`, sized first by the hint and doubled when full.
+  resize_for_overwrite(out, inflated_size_hint(bytes, max_inflated_bytes));
   std::size_t used = 0;
   constexpr std::size_t max_chunk = std::size_t{1} << 30;  // avail_in and avail_out are 32 bits
   std::size_t consumed = 0;
@@ -132,6 +146,52 @@ void gzip_decompress_into(std::string_view bytes, Buffer& out, std::string_view 
   }
   resize_for_overwrite(out, used);
   if (!finished) fail("the data ends early (truncated after " + std::to_string(bytes.size()) + " compressed bytes)");
+}
+
+#if defined(GANTRY_HAS_LIBDEFLATE)
+// libdeflate inflates whole buffers 2-3x faster than zlib (the shipped graphs: 0.14 ms against
+// 0.42 ms for GPT-2). It checks the same CRC and size trailers but names no reason for a
+// failure, so corrupt data goes through zlib again for the message. Returns false then.
+template <class Buffer>
+bool libdeflate_decompress_into(std::string_view bytes, Buffer& out, std::string_view source_name,
+                                std::size_t max_inflated_bytes) {
+  struct decompressor {
+    libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+    ~decompressor() { libdeflate_free_decompressor(d); }
+  } inflater;
+  if (inflater.d == nullptr) throw std::bad_alloc();
+  resize_for_overwrite(out, inflated_size_hint(bytes, max_inflated_bytes));
+  std::size_t used = 0, consumed = 0;
+  do {  // one gzip member per round; concatenated members read as one stream, as gunzip does
+    std::size_t member_in = 0, member_out = 0;
+    const libdeflate_result result =
+        libdeflate_gzip_decompress_ex(inflater.d, bytes.data() + consumed, bytes.size() - consumed, out.data() + used,
+                                      out.size() - used, &member_in, &member_out);
+    if (result == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      if (out.size() > max_inflated_bytes) throw_inflated_too_large(source_name, max_inflated_bytes);
+      resize_for_overwrite(out, std::min(out.size() * 2, max_inflated_bytes + 1));
+      continue;  // the member again, into the larger buffer
+    }
+    if (result != LIBDEFLATE_SUCCESS) return false;
+    used += member_out;
+    consumed += member_in;
+    if (used > max_inflated_bytes) throw_inflated_too_large(source_name, max_inflated_bytes);
+  } while (is_gzip(bytes.substr(consumed)));
+  resize_for_overwrite(out, used);
+  return true;
+}
+#endif
+
+// Inflates gzip `bytes` into `out` (a std::string or a byte_buffer, whose content is replaced):
+// with libdeflate where gantry::io was built with it, else (and for the message about corrupt
+// data) with zlib.
+template <class Buffer>
+void gzip_decompress_into(std::string_view bytes, Buffer& out, std::string_view source_name,
+                          std::size_t max_inflated_bytes) {
+#if defined(GANTRY_HAS_LIBDEFLATE)
+  if (libdeflate_decompress_into(bytes, out, source_name, max_inflated_bytes)) return;
+#endif
+  zlib_decompress_into(bytes, out, source_name, max_inflated_bytes);
 }
 }  // namespace detail
 
