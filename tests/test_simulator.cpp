@@ -177,6 +177,28 @@ TEST_CASE("fork-join: caching sends s's output once; sequential links serialise 
   }
 }
 
+TEST_CASE("a strict replay without the cache serves the copies its transfer order does not list by readiness") {
+  // The order of the cached sequential run lists one copy of s's output to d1; replayed without
+  // the cache there are three. The first takes the listed place, the other two are not listed and
+  // go when the channels are free: the numbers of "sequential, not cached" above. (Every copy used
+  // to claim the one listed place, so the replay stalled or read past the order.)
+  const graph g = fork_join();
+  const placement_t p{0, 1, 1, 1, 0};
+  const cluster c = devices(2, comm_mode::sequential);
+  const graph_model model(g, c);
+  const auto cached = run_ok(g, model, c, p);
+  REQUIRE(cached.transfers.size() == 4);
+  const std::vector<vertex_id> by_start{0, 1, 2, 3, 4};
+  const auto replay = run_ok(g, model, c, p,
+                             {.policy = ready_policy::strict_order, .priority = by_start, .cache_transfers = false,
+                              .transfer_order = cached.transfers});
+  CHECK(replay.start == std::vector<seconds>{0, 3, 5, 7, 13});
+  CHECK(replay.makespan == 14);
+  CHECK(replay.transfers.size() == 6);
+  CHECK(replay.transfers[1].start == 3);
+  CHECK(replay.transfers[2].start == 5);
+}
+
 TEST_CASE("diamond on three devices: sequential and duplex links delay the second send") {
   const graph g = diamond();
   const placement_t p{0, 1, 2, 0};
