@@ -1,6 +1,6 @@
 // DOPPLER's three training stages (DOPPLER §6) for the dual policy (learn/dual_policy.hpp):
 //   I   imitation: cross-entropy of SEL and PLC against Critical Path's (vertex, device) choices,
-//       teacher-forced;
+//       teacher-forced (or against a given placement's, doppler_options::teacher);
 //   II  REINFORCE: sampled episodes, reward = -makespan of the placement in the work-conserving
 //       simulator (sim/simulator.hpp), baseline = mean makespan of the earlier episodes, entropy bonus;
 //   III the same loop with the makespan from a callback (a real run); by default the simulator with
@@ -66,6 +66,10 @@ struct doppler_options {
   double entropy_bonus = 1e-2;       // DOPPLER §7: 1e-2
   double temperature = 1.0;          // sampled decoding
   std::size_t greedy_every = 10;     // also decode greedily every this many RL episodes (0: never)
+  // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
+  // placer's) is imitated instead: its first-placed ready vertex, on its device. Teacher-forced
+  // placements never count as found: the result is always decoded by the policy itself.
+  std::optional<placement> teacher{};
   double measured_cv = 0.1;          // stage III default: lognormal duration noise of the simulator
   // How "best seen" is judged: the mean makespan of judge_draws simulations with durations drawn
   // with judge_cv (seeds judge_seed, judge_seed + 1, ...: the same draws for every placement);
@@ -123,6 +127,8 @@ class doppler_trainer {
       throw invalid_input("doppler: measured_cv must be finite and >= 0");
     if (!(options_.judge_cv >= 0) || !std::isfinite(options_.judge_cv) || options_.judge_draws == 0)
       throw invalid_input("doppler: judge_cv must be finite and >= 0 and judge_draws > 0");
+    if (options_.teacher && !options_.teacher->ok())
+      throw invalid_input("doppler: the teacher placement failed: " + options_.teacher->outcome.message);
     if (options_.recheck_candidates == 0 || options_.recheck_draws == 0)
       throw invalid_input("doppler: recheck_candidates and recheck_draws must be > 0");
     if (!(options_.baseline_decay >= 0 && options_.baseline_decay < 1))
@@ -237,7 +243,7 @@ class doppler_trainer {
     return sum / static_cast<double>(draws);
   }
 
-  // The greedy placement's agreement with Critical Path, teacher-forced (for reports and tests).
+  // The greedy placement's agreement with the teacher, teacher-forced (for reports and tests).
   [[nodiscard]] double measure_agreement() {
     episode_trace trace;
     (void)run_episode(decoding::teacher, &trace, /*count=*/false);
@@ -308,7 +314,8 @@ class doppler_trainer {
 
  private:
   list_schedule_result run_episode(decoding mode, episode_trace* trace, bool count = true) {
-    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature);
+    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature,
+                          options_.teacher ? &*options_.teacher : nullptr);
     list_scheduler<G, M, D, doppler_policy> engine(graph_, model_, devices_, std::move(policy), options_.list);
     auto out = engine.run();
     if (count) ++episodes_;
@@ -368,8 +375,9 @@ class doppler_trainer {
     if (candidates_.size() > limit) candidates_.pop_back();
     if (chosen_) chosen_.reset();
   }
-  [[nodiscard]] seconds run_makespan(const list_schedule_result& run) {
-    const auto m = consider(run);
+  // The teacher's makespan, for the curve: judged, not kept.
+  [[nodiscard]] seconds run_makespan(const list_schedule_result& run) const {
+    const auto m = run.ok() ? judge(run.placement) : std::nullopt;
     return m ? *m : std::numeric_limits<seconds>::infinity();
   }
 
