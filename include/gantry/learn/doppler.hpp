@@ -8,8 +8,8 @@
 // The best placement seen (judged by the simulator, with the model's durations or the mean over
 // fixed draws) is kept, and greedy decoding is tried every few episodes. With drawn durations the
 // best of many noisy judgements is biased low (the winner's curse), so finish() judges the few
-// best placements again on fresh draws and returns the best by that mean. doppler_trainer runs stage by stage or episode by episode;
-// doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
+// best placements again on fresh draws and returns the best by that mean. doppler_trainer runs
+// stage by stage or episode by episode; doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
 // placement. An episode costs one list-scheduling run, O(steps · (ready + m) · parameters), and one
 // simulation.
 #pragma once
@@ -414,7 +414,8 @@ class doppler_trainer {
 
 // Trains the dual policy on one graph (stages I, II, III with the options' episode counts, or from
 // `weights` when given: fine-tuning), decodes greedily once more, and returns the best placement
-// seen (with drawn durations: the best of the rechecked candidates, see finish()). Throws invalid_input for bad options and not_a_dag for a cycle.
+// seen (with drawn durations: the best of the rechecked candidates, see finish()). Throws
+// invalid_input for bad options and not_a_dag for a cycle.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] doppler_result doppler(const G& graph, const M& model, const D& devices, doppler_options options = {},
                                      std::optional<dual_policy> weights = std::nullopt) {
