@@ -1,4 +1,4 @@
-// The DOPPLER workloads (ChainMM, FFNN, Llama block) generated for a 4-GPU server, placed with
+// The DOPPLER workloads (ChainMM, FFNN, Llama block, Llama layer) generated for a 4-GPU server, placed with
 // m-TOPO and simulated against running everything on one GPU.
 //
 //   ChainMM, Fig. 1:   A[ij] B[ij]    D[ij] E[ij]
@@ -62,5 +62,6 @@ int main() {
   report("ChainMM 4w", gantry::chain_mm({.inner_split = 1, .device = a100}), gpus);
   report("FFNN", gantry::ffnn({.device = a100}), gpus);
   report("Llama block", gantry::llama_block({.device = a100}), gpus);
+  report("Llama layer", gantry::llama_layer({.block = {.device = a100}}), gpus);
   return 0;
 }

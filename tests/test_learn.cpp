@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <sstream>
 
 using namespace gantry;
@@ -74,16 +75,47 @@ TEST_CASE("imitation reaches at least 95% agreement with Critical Path on a smal
   MESSAGE("agreement before " << before << ", after " << after);
   CHECK(after >= 0.95);
   CHECK(after > before);
-  // The imitation episodes place Critical Path's choices, so the best seen is at most its makespan.
+  // The imitation episodes place Critical Path's choices; those are not results of the policy.
+  CHECK_FALSE(trainer.best().has_value());
+  // Greedy decoding places every vertex, as Critical Path does (agreement 1); its schedule is valid.
   const auto cp = critical_path_schedule(g, model, gpus);
   REQUIRE(cp.ok());
-  const auto cp_sim = simulate(g, model, gpus, std::span<const device_id>(cp.placement.device),
-                               {.priority = cp.placement.order});
-  CHECK(trainer.best_makespan() <= cp_sim.schedule.makespan * (1 + 1e-12));
-  // Greedy decoding places every vertex; its schedule is valid.
   const auto greedy = trainer.decode_greedy();
   REQUIRE(greedy.ok());
+  CHECK(greedy.placement.device == cp.placement.device);
   CHECK(validate(greedy.schedule, g, model, gpus).ok());
+}
+
+TEST_CASE("imitation of a given placement instead of Critical Path") {
+  // Two chains on 2 devices; the teacher puts chain a on device 1 and chain b on device 0, placing
+  // a0, b0, a1, b1, ...: Critical Path would start a0 on device 0.
+  const graph g = two_chains();
+  const auto two = cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9});
+  const graph_model model(g, two);
+  placement teacher;
+  teacher.device.assign(12, 0);
+  for (vertex_id v = 0; v < 6; ++v) teacher.device[v] = 1;
+  for (vertex_id i = 0; i < 6; ++i) {
+    teacher.order.push_back(i);
+    teacher.order.push_back(6 + i);
+  }
+  doppler_trainer trainer(g, model, two, {.hidden = 16, .imitation_rate = 2e-2, .teacher = teacher, .seed = 3});
+  const double before = trainer.measure_agreement();
+  trainer.imitate(80);
+  const double after = trainer.measure_agreement();
+  MESSAGE("agreement with the given teacher before " << before << ", after " << after);
+  CHECK(after >= 0.95);
+  // Teacher-forced episodes are not results: nothing was decoded by the policy yet.
+  CHECK_FALSE(trainer.best().has_value());
+  const auto own = trainer.decode_greedy();
+  REQUIRE(own.ok());
+  CHECK(own.placement.device == teacher.device);
+  CHECK(validate(own.schedule, g, model, two).ok());
+
+  placement short_teacher = teacher;
+  short_teacher.device.pop_back();
+  doppler_trainer bad(g, model, two, {.teacher = short_teacher});
+  CHECK_THROWS_WITH_AS(bad.imitate(1), doctest::Contains("the teacher placement has 11 devices"), invalid_input);
 }
 
 TEST_CASE("REINFORCE repairs a policy that piles every vertex onto one device") {
@@ -136,6 +168,50 @@ TEST_CASE("the same seed gives the same weights and placement") {
   REQUIRE(sim.ok());
   CHECK(sim.schedule.makespan == a.makespan);
   CHECK(validate(sim.schedule, g, model, gpus).ok());
+}
+
+TEST_CASE("finish() judges the best distinct placements again on fresh draws") {
+  const graph g = ffnn({.batch = 1024, .hidden = 2048, .batch_split = 2, .hidden_split = 2});
+  const auto gpus = cluster::uniform(3, unlimited_memory, {.latency = 5e-6, .bandwidth = 10e9});
+  const graph_model model(g, gpus);
+  doppler_trainer trainer(g, model, gpus,
+                          {.hidden = 8, .temperature = 3.0, .greedy_every = 0, .judge_cv = 0.3, .judge_draws = 2,
+                           .recheck_candidates = 3, .recheck_draws = 5, .seed = 9});
+  trainer.reinforce(12);
+  const auto& kept = trainer.candidates();
+  REQUIRE(kept.size() == 3);
+  CHECK(kept.front().makespan == trainer.best_makespan());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    CHECK(*trainer.judge(kept[i].placement) == kept[i].makespan);
+    if (i > 0) CHECK(kept[i - 1].makespan <= kept[i].makespan);
+    for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(kept[i].placement.device == kept[j].placement.device);
+  }
+  // The recheck mean, by hand: seeds judge_seed + 2, ..., judge_seed + 6, none of the judge's.
+  const auto recheck = [&](const placement& p) {
+    double sum = 0;
+    for (std::uint64_t i = 0; i < 5; ++i) {
+      const auto sim = simulate(g, model, gpus, std::span<const device_id>(p.device),
+                                {.priority = p.order, .cv = 0.3, .seed = 0x5EED + 2 + i});
+      REQUIRE(sim.ok());
+      sum += sim.schedule.makespan;
+    }
+    return sum / 5;
+  };
+  double lowest = std::numeric_limits<double>::infinity();
+  std::size_t pick = 0;
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (const double m = recheck(kept[i].placement); m < lowest) lowest = m, pick = i;
+  CHECK(trainer.finish() == doctest::Approx(lowest).epsilon(1e-12));
+  const auto r = trainer.result();
+  CHECK(r.rechecked);
+  CHECK(r.makespan == doctest::Approx(lowest).epsilon(1e-12));
+  CHECK(r.placement.device == kept[pick].placement.device);
+  CHECK(r.placement.order == kept[pick].placement.order);
+  CHECK(kept[pick].rechecked == doctest::Approx(lowest).epsilon(1e-12));
+  const auto exact = simulate(g, model, gpus, std::span<const device_id>(r.placement.device),
+                              {.priority = r.placement.order});
+  REQUIRE(exact.ok());
+  CHECK(validate(exact.schedule, g, model, gpus).ok());
 }
 
 TEST_CASE("stage III takes its makespans from the measure callback") {
@@ -223,5 +299,6 @@ TEST_CASE("weights trained on one graph fine-tune on another; bad options are in
   CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.hidden = 0}), invalid_input);
   CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.temperature = 0}), invalid_input);
   CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.judge_draws = 0}), invalid_input);
+  CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.recheck_candidates = 0}), invalid_input);
   CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.baseline_decay = 1.0}), invalid_input);
 }

@@ -12,6 +12,7 @@
 
 #include "support.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -141,6 +142,60 @@ TEST_CASE("Llama block of Appendix C.3: counts and FLOPs") {
   CHECK(single.edge_count() == 24 + 6);
 }
 
+TEST_CASE("Llama layer of Appendix C.3: the block between an embedding and the vocabulary projection") {
+  const graph g = llama_layer();  // the block above, V = 32000, s = 4
+  // Block without x: 4 + 21 * 4 + 2 = 90. Inputs tokens, 4 E, 4 Wout; 4 lookups + their sum;
+  // final norm; per shard logits, statistics, softmax; the statistics' sum.
+  CHECK(g.vertex_count() == 90 + 9 + 5 + 1 + 12 + 1);
+  // Block 110; lookups 2 x 4, their sum 4; norm 1; logits 2 x 4, statistics 4, their sum 4, softmax 2 x 4.
+  CHECK(g.edge_count() == 110 + 8 + 4 + 1 + 8 + 4 + 4 + 8);
+  const double T = 4096, d = 4096, L = 4096, f = 11008, heads = 32, s = 4, V = 32000;
+  const double block = 8 * T * d * d + 4 * T * L * d + 6 * T * d * f + 8 * T * d + 6 * T * d + 5 * heads * L * L +
+                       5 * T * f + 2 * T * d + 2 * (s - 1) * T * d;
+  const double head = s * T * d + (s - 1) * T * d + 4 * T * d + 2 * T * d * V + 5 * T * V + 2 * (s - 1) * T;
+  CHECK(total_flops(g) == doctest::Approx(block + head).epsilon(1e-12));
+  const auto count = ops(g);
+  CHECK(count.at("input") == 7 * 4 + 1 + 4 + 4);  // weights, tokens, E, Wout (no x)
+  CHECK(count.at("matmul") == 9 * 4 + 4);
+  CHECK(count.at("rmsnorm") == 3);
+  CHECK(count.at("embedding") == 4);
+  CHECK(count.at("sum") == 2 + 2);
+  CHECK(count.at("softmax") == 4 + 4);
+  // One shard's logits: 4096 tokens x 8000 words, each a dot product of length 4096.
+  const auto logits = std::find_if(g.vertices().begin(), g.vertices().end(),
+                                   [](const vertex_properties& v) { return v.name == "output.logits[0]"; });
+  REQUIRE(logits != g.vertices().end());
+  CHECK(logits->flops == 2.0 * 4096 * 8000 * 4096);
+  CHECK(logits->output == 4096ull * 8000 * 4);
+  check_conventions(g, {});
+
+  // Meta-ops: the vocabulary-parallel ops are 4-shard meta-ops, the two joins reduce ops.
+  const auto labels = doppler_meta_ops(g);
+  std::map<std::string, std::size_t> shards, reduces;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v)
+    ++(labels.role[v] == meta_op_role::reduce ? reduces : shards)[labels.names[labels.meta_op[v]]];
+  for (const char* name : {"embedding", "output.logits", "output.softmax_stats", "output.softmax", "attention.q", "E",
+                           "Wout"})
+    CHECK_MESSAGE(shards[name] == 4, name);
+  for (const char* name : {"embedding.sum", "output.softmax_sum", "attention.sum", "ffn.sum"})
+    CHECK_MESSAGE(reduces[name] == 1, name);
+  CHECK(shards["output.rmsnorm"] == 1);
+
+  // One shard: no joins. Vocabulary 10 in 3 shards (4, 3, 3): the projection's FLOPs stay exact.
+  const graph single = llama_layer({.block = {.sequence = 16, .hidden = 64, .heads = 4, .ffn_hidden = 96, .shards = 1},
+                                    .vocabulary = 100});
+  CHECK(single.vertex_count() == 6 + 27);
+  CHECK(single.edge_count() == 31 + 7);
+  const graph odd = llama_layer({.block = {.sequence = 4, .hidden = 12, .heads = 3, .ffn_hidden = 9, .shards = 3},
+                                 .vocabulary = 10});
+  CHECK(odd.vertex_count() == 6 + 27 * 3 + 4);
+  double projection = 0;
+  for (const auto& v : odd.vertices())
+    if (v.name.starts_with("output.logits")) projection += v.flops;
+  CHECK(projection == 2.0 * 4 * 12 * 10);
+  check_conventions(odd, {});
+}
+
 TEST_CASE("device description: per-kind times, overhead and element size") {
   const workload_device device{.flops_per_second = 1e12,
                                .kinds = {{.kind = "gpu", .flops_per_second = 1e14}, {.kind = "cpu", .flops_per_second = 1e11}},
@@ -161,6 +216,11 @@ TEST_CASE("bad options are rejected with what was wrong") {
   CHECK_THROWS_WITH_AS((void)llama_block({.heads = 5}), doctest::Contains("must divide hidden"), invalid_input);
   CHECK_THROWS_WITH_AS((void)llama_block({.shards = 64}), doctest::Contains("shards must be between 1 and heads (32)"),
                        invalid_input);
+  CHECK_THROWS_WITH_AS((void)llama_layer({.vocabulary = 2}),
+                       doctest::Contains("llama_layer: shards must be between 1 and vocabulary (2), got 4"),
+                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)llama_layer({.block = {.heads = 5}}),
+                       doctest::Contains("llama_layer: heads (5) must divide hidden (4096)"), invalid_input);
   CHECK_THROWS_WITH_AS((void)chain_mm({.device = {.flops_per_second = 0}}),
                        doctest::Contains("flops_per_second must be finite and > 0"), invalid_input);
   CHECK_THROWS_WITH_AS((void)chain_mm({.device = {.kinds = {{.kind = "tpu", .flops_per_second = -1}}}}),
@@ -173,4 +233,5 @@ TEST_CASE("generated graphs place, simulate and validate on 4 and 8 devices") {
   check_schedules(ffnn(), 4);
   check_schedules(llama_block(), 4);
   check_schedules(llama_block({.shards = 8}), 8);
+  check_schedules(llama_layer(), 4);
 }

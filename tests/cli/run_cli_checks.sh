@@ -144,6 +144,12 @@ if "$gantry" learn --help >/dev/null 2>&1; then
   [[ $(wc -l <curve.csv) -eq 9 ]] || { echo "FAIL: curve.csv should have a header and 8 episodes" >&2; failures=$((failures + 1)); }
   "$gantry" learn -g "$tiny" --devices 2 --stages reinforce --episodes 2 --weights-in weights.txt >/dev/null 2>stderr.txt ||
     { echo "FAIL: gantry learn --weights-in:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  expect 2 "--teacher: unknown placer 'oracle'" "$gantry" learn -g "$tiny" --devices 2 --teacher oracle -o learned2.json
+  absent learned2.json
+  "$gantry" learn -g "$tiny" --devices 2 --teacher heft --imitation-episodes 3 --episodes 2 >stdout.txt 2>stderr.txt ||
+    { echo "FAIL: gantry learn --teacher heft:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  grep -q "agreement with heft" stdout.txt ||
+    { echo "FAIL: gantry learn --teacher heft does not name its teacher" >&2; failures=$((failures + 1)); }
 fi
 
 # gantry calibrate and execute: bad options are named; a failed run writes no trace.

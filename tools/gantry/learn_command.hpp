@@ -70,6 +70,7 @@ struct learn_command_flags {
   std::size_t hidden = 32;
   double rate = 1e-3;
   double entropy = 1e-2;
+  std::string teacher = "critical-path";  // or a placer of the registry whose placement stage I imitates
   std::string weights_in, weights_out, out, curve_csv, curve_svg;
 };
 
@@ -169,6 +170,20 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
                                    .seed = flags.seed,
                                    .time_limit = flags.time_limit};
     options.list.group = colocation_groups(g);
+    if (flags.teacher != "critical-path") {
+      const auto& entries = placers();
+      const auto entry = std::find_if(entries.begin(), entries.end(),
+                                      [&](const placer_entry& e) { return e.name == flags.teacher; });
+      if (entry == entries.end()) {
+        std::string names;
+        for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.name;
+        throw invalid_input("--teacher: unknown placer '" + flags.teacher + "' (critical-path, " + names + ")");
+      }
+      auto taught = entry->place({g, model, c});
+      if (!taught.placement.ok())
+        throw invalid_input("--teacher: " + flags.teacher + " found no placement: " + taught.placement.outcome.message);
+      options.teacher = std::move(taught.placement);
+    }
     options.on_episode = [&](const learn::learning_point& p) {
       ++shown;
       const std::size_t step = std::max<std::size_t>(1, total / 20);
@@ -190,7 +205,9 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     out << "episodes      " << learned.episodes << " in " << std::fixed << std::setprecision(1)
         << learned.training_seconds << " s (" << static_cast<double>(learned.episodes) / learned.training_seconds
         << " episodes/s)\n";
-    if (imitation) out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with Critical Path\n";
+    if (imitation)
+      out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with "
+          << (flags.teacher == "critical-path" ? std::string("Critical Path") : flags.teacher) << "\n";
     out << "best          " << std::setprecision(6) << learned.makespan * 1e3 << " ms simulated makespan\n";
     atomic_file_group outputs;
     if (!flags.out.empty())
@@ -240,6 +257,10 @@ void register_learn_command(CLI::App& app, ClusterFlags& cluster_options, graph_
       ->capture_default_str();
   command->add_option("--measured-cv", flags->measured_cv, "stage III: coefficient of variation of the durations")
       ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  command->add_option("--teacher", flags->teacher,
+                      "stage I imitates this placer: critical-path (DOPPLER's teacher) or any name of `gantry place`'s "
+                      "library placers")
       ->capture_default_str();
   command->add_option("--seed", flags->seed, "seed of the weights and the sampling")->capture_default_str();
   command->add_option("--time-limit", flags->time_limit, "seconds of training at most, over all stages")

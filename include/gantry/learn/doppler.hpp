@@ -1,14 +1,15 @@
 // DOPPLER's three training stages (DOPPLER §6) for the dual policy (learn/dual_policy.hpp):
 //   I   imitation: cross-entropy of SEL and PLC against Critical Path's (vertex, device) choices,
-//       teacher-forced;
+//       teacher-forced (or against a given placement's, doppler_options::teacher);
 //   II  REINFORCE: sampled episodes, reward = -makespan of the placement in the work-conserving
 //       simulator (sim/simulator.hpp), baseline = mean makespan of the earlier episodes, entropy bonus;
 //   III the same loop with the makespan from a callback (a real run); by default the simulator with
 //       lognormal-drawn durations, a fresh draw per episode.
 // The best placement seen (judged by the simulator, with the model's durations or the mean over
-// fixed draws) is kept, and greedy
-// decoding is tried every few episodes. doppler_trainer runs stage by stage or episode by episode;
-// doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
+// fixed draws) is kept, and greedy decoding is tried every few episodes. With drawn durations the
+// best of many noisy judgements is biased low (the winner's curse), so finish() judges the few
+// best placements again on fresh draws and returns the best by that mean. doppler_trainer runs
+// stage by stage or episode by episode; doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
 // placement. An episode costs one list-scheduling run, O(steps · (ready + m) · parameters), and one
 // simulation.
 #pragma once
@@ -18,6 +19,7 @@
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/sim/simulator.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -64,6 +66,10 @@ struct doppler_options {
   double entropy_bonus = 1e-2;       // DOPPLER §7: 1e-2
   double temperature = 1.0;          // sampled decoding
   std::size_t greedy_every = 10;     // also decode greedily every this many RL episodes (0: never)
+  // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
+  // placer's) is imitated instead: its first-placed ready vertex, on its device. Teacher-forced
+  // placements never count as found: the result is always decoded by the policy itself.
+  std::optional<placement> teacher{};
   double measured_cv = 0.1;          // stage III default: lognormal duration noise of the simulator
   // How "best seen" is judged: the mean makespan of judge_draws simulations with durations drawn
   // with judge_cv (seeds judge_seed, judge_seed + 1, ...: the same draws for every placement);
@@ -71,6 +77,11 @@ struct doppler_options {
   double judge_cv = 0;
   std::size_t judge_draws = 1;
   std::uint64_t judge_seed = 0x5EED;
+  // finish() (and doppler()) judge the recheck_candidates best distinct placements again on
+  // recheck_draws fresh draws (seeds judge_seed + judge_draws, ...) and return the best by that
+  // mean; only when judge_cv > 0 (otherwise the judgement is exact). 1 re-judges only the best.
+  std::size_t recheck_candidates = 4;
+  std::size_t recheck_draws = 40;
   // REINFORCE baseline: 0 is the mean of all earlier episodes' makespans (DOPPLER §6); a decay in
   // (0, 1) is an exponential moving average that follows an improving policy sooner.
   double baseline_decay = 0;
@@ -85,7 +96,9 @@ struct doppler_options {
 struct doppler_result {
   gantry::outcome outcome;      // ok, or why no placement was found (the engine's outcome)
   gantry::placement placement;  // the best placement seen
-  seconds makespan = std::numeric_limits<seconds>::infinity();  // its simulated makespan
+  seconds makespan = std::numeric_limits<seconds>::infinity();  // its simulated makespan (the recheck
+                                                                // mean when `rechecked`)
+  bool rechecked = false;       // chosen among the best candidates on fresh draws (judge_cv > 0)
   dual_policy weights;          // after the last episode
   std::vector<learning_point> curve;
   double agreement = 0;         // of the last imitation episode (0 when none ran)
@@ -114,6 +127,10 @@ class doppler_trainer {
       throw invalid_input("doppler: measured_cv must be finite and >= 0");
     if (!(options_.judge_cv >= 0) || !std::isfinite(options_.judge_cv) || options_.judge_draws == 0)
       throw invalid_input("doppler: judge_cv must be finite and >= 0 and judge_draws > 0");
+    if (options_.teacher && !options_.teacher->ok())
+      throw invalid_input("doppler: the teacher placement failed: " + options_.teacher->outcome.message);
+    if (options_.recheck_candidates == 0 || options_.recheck_draws == 0)
+      throw invalid_input("doppler: recheck_candidates and recheck_draws must be > 0");
     if (!(options_.baseline_decay >= 0 && options_.baseline_decay < 1))
       throw invalid_input("doppler: baseline_decay must be in [0, 1)");
     if (weights) {
@@ -208,13 +225,17 @@ class doppler_trainer {
 
   // Simulated makespan of a placement (the judge of "best"): nullopt when the run fails.
   [[nodiscard]] std::optional<seconds> judge(const placement& p) const {
+    return judge(p, options_.judge_seed, options_.judge_draws);
+  }
+  // The mean over `draws` draws with seeds first_seed, first_seed + 1, ... (one run when judge_cv = 0).
+  [[nodiscard]] std::optional<seconds> judge(const placement& p, std::uint64_t first_seed, std::size_t draws) const {
     simulate_options o = options_.simulation;
     o.priority = p.order;
-    const std::size_t draws = options_.judge_cv > 0 ? options_.judge_draws : 1;
+    if (options_.judge_cv == 0) draws = 1;
     o.cv = options_.judge_cv;
     seconds sum = 0;
     for (std::size_t i = 0; i < draws; ++i) {
-      o.seed = options_.judge_seed + i;
+      o.seed = first_seed + i;
       const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
       if (!sim.ok()) return std::nullopt;
       sum += sim.schedule.makespan;
@@ -222,14 +243,50 @@ class doppler_trainer {
     return sum / static_cast<double>(draws);
   }
 
-  // The greedy placement's agreement with Critical Path, teacher-forced (for reports and tests).
+  // The greedy placement's agreement with the teacher, teacher-forced (for reports and tests).
   [[nodiscard]] double measure_agreement() {
     episode_trace trace;
     (void)run_episode(decoding::teacher, &trace, /*count=*/false);
     return trace.agreement();
   }
 
-  // Gathers the results.
+  // Judges the best candidates again on fresh draws (see doppler_options::recheck_candidates) and
+  // makes the best of them the result; returns its makespan (infinity when none was found).
+  // Training on afterwards is allowed: a better placement found later replaces the choice.
+  seconds finish() {
+    if (candidates_.empty()) return best_makespan_;
+    if (options_.judge_cv == 0) {
+      chosen_ = 0;
+      chosen_makespan_ = candidates_.front().makespan;
+      return chosen_makespan_;
+    }
+    chosen_makespan_ = std::numeric_limits<seconds>::infinity();
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      const auto m = judge(candidates_[i].placement, options_.judge_seed + options_.judge_draws,
+                           options_.recheck_draws);
+      candidates_[i].rechecked = m ? *m : std::numeric_limits<seconds>::infinity();
+      if (candidates_[i].rechecked < chosen_makespan_) {
+        chosen_makespan_ = candidates_[i].rechecked;
+        chosen_ = i;
+      }
+    }
+    if (!chosen_) {  // every recheck failed (memory): fall back to the best judged
+      chosen_ = 0;
+      chosen_makespan_ = candidates_.front().makespan;
+    }
+    return chosen_makespan_;
+  }
+
+  // A placement kept for finish(): its judged makespan and, after finish(), its recheck mean.
+  struct candidate {
+    gantry::placement placement;
+    seconds makespan = 0;
+    seconds rechecked = std::numeric_limits<seconds>::infinity();
+  };
+  // The best distinct placements seen, best first (at most recheck_candidates).
+  [[nodiscard]] const std::vector<candidate>& candidates() const noexcept { return candidates_; }
+
+  // Gathers the results: finish()'s choice when it ran since the last improvement, else the best seen.
   [[nodiscard]] doppler_result result() const {
     doppler_result out;
     out.weights = weights_;
@@ -237,7 +294,12 @@ class doppler_trainer {
     out.agreement = last_agreement_;
     out.episodes = episodes_;
     out.training_seconds = elapsed();
-    if (best_) {
+    if (chosen_) {
+      out.placement = candidates_[*chosen_].placement;
+      out.makespan = chosen_makespan_;
+      out.outcome = out.placement.outcome;
+      out.rechecked = options_.judge_cv > 0;
+    } else if (best_) {
       out.placement = *best_;
       out.makespan = best_makespan_;
       out.outcome = best_->outcome;
@@ -252,7 +314,8 @@ class doppler_trainer {
 
  private:
   list_schedule_result run_episode(decoding mode, episode_trace* trace, bool count = true) {
-    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature);
+    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature,
+                          options_.teacher ? &*options_.teacher : nullptr);
     list_scheduler<G, M, D, doppler_policy> engine(graph_, model_, devices_, std::move(policy), options_.list);
     auto out = engine.run();
     if (count) ++episodes_;
@@ -287,18 +350,34 @@ class doppler_trainer {
     return sim.schedule.makespan;
   }
 
-  // Judges a finished run and keeps it when it beats the best.
+  // Judges a finished run, keeps it when it beats the best, and among the candidates for finish()
+  // when it is one of the best distinct placements seen.
   std::optional<seconds> consider(const list_schedule_result& run) {
     if (!run.ok()) return std::nullopt;
     const auto makespan = judge(run.placement);
-    if (makespan && *makespan < best_makespan_) {
+    if (!makespan) return makespan;
+    if (*makespan < best_makespan_) {
       best_makespan_ = *makespan;
       best_ = run.placement;
+      chosen_.reset();
     }
+    keep_candidate(run.placement, *makespan);
     return makespan;
   }
-  [[nodiscard]] seconds run_makespan(const list_schedule_result& run) {
-    const auto m = consider(run);
+  void keep_candidate(const placement& p, seconds makespan) {
+    const std::size_t limit = options_.recheck_candidates;
+    if (candidates_.size() == limit && makespan >= candidates_.back().makespan) return;
+    for (const auto& c : candidates_)
+      if (c.placement.device == p.device && c.placement.order == p.order) return;
+    auto at = std::find_if(candidates_.begin(), candidates_.end(),
+                           [&](const candidate& c) { return makespan < c.makespan; });
+    candidates_.insert(at, candidate{.placement = p, .makespan = makespan});
+    if (candidates_.size() > limit) candidates_.pop_back();
+    if (chosen_) chosen_.reset();
+  }
+  // The teacher's makespan, for the curve: judged, not kept.
+  [[nodiscard]] seconds run_makespan(const list_schedule_result& run) const {
+    const auto m = run.ok() ? judge(run.placement) : std::nullopt;
     return m ? *m : std::numeric_limits<seconds>::infinity();
   }
 
@@ -324,6 +403,9 @@ class doppler_trainer {
   std::vector<learning_point> curve_;
   std::optional<placement> best_;
   seconds best_makespan_ = std::numeric_limits<seconds>::infinity();
+  std::vector<candidate> candidates_;  // best first, distinct
+  std::optional<std::size_t> chosen_;  // finish()'s pick, reset when the candidates change
+  seconds chosen_makespan_ = std::numeric_limits<seconds>::infinity();
   gantry::outcome last_outcome_;
   seconds baseline_ = 0;
   std::size_t reinforced_ = 0, episodes_ = 0;
@@ -332,7 +414,8 @@ class doppler_trainer {
 
 // Trains the dual policy on one graph (stages I, II, III with the options' episode counts, or from
 // `weights` when given: fine-tuning), decodes greedily once more, and returns the best placement
-// seen. Throws invalid_input for bad options and not_a_dag for a cycle.
+// seen (with drawn durations: the best of the rechecked candidates, see finish()). Throws
+// invalid_input for bad options and not_a_dag for a cycle.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] doppler_result doppler(const G& graph, const M& model, const D& devices, doppler_options options = {},
                                      std::optional<dual_policy> weights = std::nullopt) {
@@ -343,6 +426,7 @@ template <adapted_graph G, placement_model M, device_set D>
   trainer.reinforce(reinforce);
   trainer.measured(measured);
   (void)trainer.decode_greedy();
+  (void)trainer.finish();
   return trainer.result();
 }
 

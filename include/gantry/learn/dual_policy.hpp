@@ -1,8 +1,8 @@
 // DOPPLER's dual policy (DOPPLER §4-5) as a policy of the list-scheduling engine
 // (place/list_scheduler.hpp): at each step SEL scores the ready vertices and one is picked, then
 // PLC scores the devices that may take it and one is picked. Decoding is greedy (argmax), sampled
-// (softmax with a temperature) or teacher-forced (Critical Path's choice is placed and both
-// policies' scores are recorded against it, for imitation). A trace of every step's candidate
+// (softmax with a temperature) or teacher-forced (Critical Path's choice, or a given placement's,
+// is placed and both policies' scores are recorded against it, for imitation). A trace of every step's candidate
 // features and choices lets the trainer (learn/doppler.hpp) backpropagate after the episode.
 // Weights are saved to and read from a small text file.
 #pragma once
@@ -12,6 +12,7 @@
 #include <gantry/learn/mlp.hpp>
 #include <gantry/place/list_policy.hpp>
 #include <gantry/place/ready_by_priority.hpp>
+#include <gantry/schedule/schedule.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -50,7 +51,7 @@ struct dual_policy {
 enum class decoding {
   greedy,   // the highest score
   sampled,  // drawn from the softmax of the scores
-  teacher,  // Critical Path's choice (imitation); the policy's own argmax is compared with it
+  teacher,  // the teacher's choice (imitation); the policy's own argmax is compared with it
 };
 
 // One step of an episode: the candidates' features and the index chosen (or taught).
@@ -73,12 +74,18 @@ struct episode_trace {
 };
 
 // The dual policy on the engine. Holds pointers: the weights, the encoding (computed at start when
-// null), the random source (sampled decoding) and the trace (none when null) must outlive the run.
+// null), the random source (sampled decoding), the trace (none when null) and the teacher must
+// outlive the run. The teacher of teacher decoding is Critical Path (largest bottom level, earliest
+// start) unless a placement is given: then its choice is the ready vertex it placed first, on the
+// device it chose (the earliest start when that device cannot take the vertex now). The features
+// flag Critical Path's choices either way.
 class doppler_policy {
  public:
   doppler_policy(const dual_policy& weights, decoding mode, detail::portable_random* random = nullptr,
-                 episode_trace* trace = nullptr, const graph_encoding* encoding = nullptr, double temperature = 1.0)
-      : weights_(&weights), mode_(mode), random_(random), trace_(trace), encoding_(encoding), temperature_(temperature) {
+                 episode_trace* trace = nullptr, const graph_encoding* encoding = nullptr, double temperature = 1.0,
+                 const placement* teacher = nullptr)
+      : weights_(&weights), mode_(mode), random_(random), trace_(trace), encoding_(encoding), temperature_(temperature),
+        teacher_(teacher) {
     if (mode == decoding::sampled && random == nullptr)
       throw invalid_input("doppler_policy: sampled decoding needs a random source");
     if (!(temperature > 0)) throw invalid_input("doppler_policy: temperature must be > 0");
@@ -100,6 +107,24 @@ class doppler_policy {
     device_count_.assign(view.device_count(), 0);
     device_load_.assign(view.device_count(), 0);
     placed_load_ = 0;
+    if (teacher_ != nullptr) {
+      if (teacher_->device.size() != view.vertex_count() || teacher_->order.size() != view.vertex_count())
+        throw invalid_input("doppler_policy: the teacher placement has " + std::to_string(teacher_->device.size()) +
+                            " devices and " + std::to_string(teacher_->order.size()) + " order entries, the graph " +
+                            std::to_string(view.vertex_count()) + " vertices");
+      teacher_rank_.assign(view.vertex_count(), view.vertex_count());
+      for (std::size_t i = 0; i < teacher_->order.size(); ++i) {
+        const vertex_id v = teacher_->order[i];
+        if (v >= view.vertex_count() || teacher_rank_[v] != view.vertex_count())
+          throw invalid_input("doppler_policy: the teacher's order is not a permutation of the vertices (at position " +
+                              std::to_string(i) + ")");
+        teacher_rank_[v] = i;
+      }
+      for (vertex_id v = 0; v < view.vertex_count(); ++v)
+        if (teacher_->device[v] >= view.device_count())
+          throw invalid_input("doppler_policy: the teacher puts vertex " + std::to_string(v) + " on no device of the " +
+                              std::to_string(view.device_count()));
+    }
   }
 
   template <class View>
@@ -157,11 +182,15 @@ class doppler_policy {
     }
     const vector select_scores = weights_->select.forward(select_x);
     const auto own_vertex = argmax(select_scores);
+    std::size_t taught_vertex = teacher_vertex;
+    if (teacher_ != nullptr)
+      for (std::size_t i = 0; i < candidates_.size(); ++i)
+        if (teacher_rank_[candidates_[i]] < teacher_rank_[candidates_[taught_vertex]]) taught_vertex = i;
     std::size_t vertex_index = 0;
     switch (mode_) {
       case decoding::greedy: vertex_index = static_cast<std::size_t>(own_vertex); break;
       case decoding::sampled: vertex_index = static_cast<std::size_t>(draw(softmax(select_scores, temperature_))); break;
-      case decoding::teacher: vertex_index = teacher_vertex; break;
+      case decoding::teacher: vertex_index = taught_vertex; break;
     }
     const vertex_id v = candidates_[vertex_index];
 
@@ -214,17 +243,21 @@ class doppler_policy {
     }
     const vector place_scores = weights_->place.forward(place_x);
     const auto own_device = argmax(place_scores);
+    std::size_t taught_device = teacher_device;
+    if (teacher_ != nullptr)
+      for (std::size_t i = 0; i < devices_.size(); ++i)
+        if (devices_[i] == teacher_->device[v]) taught_device = i;
     std::size_t device_index = 0;
     switch (mode_) {
       case decoding::greedy: device_index = static_cast<std::size_t>(own_device); break;
       case decoding::sampled: device_index = static_cast<std::size_t>(draw(softmax(place_scores, temperature_))); break;
-      case decoding::teacher: device_index = teacher_device; break;
+      case decoding::teacher: device_index = taught_device; break;
     }
     if (trace_ != nullptr) {
       trace_->steps.push_back({std::move(select_x), static_cast<Eigen::Index>(vertex_index), std::move(place_x),
                                static_cast<Eigen::Index>(device_index),
-                               static_cast<std::size_t>(own_vertex) == teacher_vertex &&
-                                   static_cast<std::size_t>(own_device) == teacher_device});
+                               static_cast<std::size_t>(own_vertex) == taught_vertex &&
+                                   static_cast<std::size_t>(own_device) == taught_device});
     }
     return list_choice{v, devices_[device_index]};
   }
@@ -254,6 +287,8 @@ class doppler_policy {
   const graph_encoding* encoding_;
   std::optional<graph_encoding> own_;
   double temperature_;
+  const placement* teacher_;
+  std::vector<std::size_t> teacher_rank_;  // per vertex: its position in the teacher's order
   matrix device_features_;  // per device: sum of the static features of the vertices on it
   std::vector<std::size_t> device_count_;
   std::vector<seconds> device_load_;

@@ -1,8 +1,8 @@
-// The three sharded workloads of DOPPLER (Fig. 1, §7 and Appendix C) as generators: ChainMM,
-// FFNN and a Llama block, built as fine-grained dataflow graphs of block operations with FLOP
+// The four sharded workloads of DOPPLER (Fig. 1, §7 and Appendix C) as generators: ChainMM,
+// FFNN, a Llama block and a Llama layer, built as fine-grained dataflow graphs of block operations with FLOP
 // counts, compute time = FLOPs / the caller's device rate, and edge bytes = tensor bytes.
 //
-// Conventions shared by the three graphs:
+// Conventions shared by the four graphs:
 //  * Every input tensor (data or weight shard) is a vertex of op "input" with no compute, whose
 //    output is the tensor's bytes; its out-edges carry those bytes. Only RMSNorm's weight vector,
 //    a few KB, is folded into its vertex as persistent memory.
@@ -118,6 +118,27 @@ struct llama_block_options {
   std::uint64_t ffn_hidden = 11008;
   unsigned shards = 4;  // s, at most heads
   workload_device device{};
+};
+
+// The complete Llama layer of DOPPLER's experiments (Appendix C.3, Fig. 5, one layer): the token
+// embedding lookup, the block above, the final RMSNorm, the output projection to the vocabulary
+// and the softmax over it (Fig. 5 ends at the softmax; no loss), all sharded s ways (s = the
+// block's shards) along the vocabulary, Megatron style.
+//
+// Added to the block (whose input x becomes the embedding's output): inputs "tokens" (batch *
+// sequence token ids, one element each), E_j (vocab_j x hidden) and Wout_j (hidden x vocab_j);
+// per shard "embedding" (a masked lookup writing tokens x hidden: 1 FLOP per element), "matmul"
+// logits, "softmax_stats" (per-token max and sum of exp of its logits: 3 FLOPs per logit, 2
+// elements per token) and "softmax" (rescale and divide: 2 FLOPs per logit); unsharded: a "sum"
+// of the lookups and a "sum" of the statistics (2 elements per token) when s > 1, and "rmsnorm".
+//   vertices = 6 + 27s + 4[s > 1]
+//   edges    = 31s + 7 + 4s[s > 1]
+//   FLOPs    = FLOPs(block) + sTd (lookups) + (s - 1)Td + 4Td (norm) + 2TdV + 5TV + 2(s - 1)T
+//              (V vocabulary; the block's other symbols)
+//   s = 4: 118 vertices, 147 edges.
+struct llama_layer_options {
+  llama_block_options block{};
+  std::uint64_t vocabulary = 32000;  // V, at least the block's shards
 };
 
 namespace detail {
@@ -303,25 +324,30 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   return b.take();
 }
 
-[[nodiscard]] inline graph llama_block(const llama_block_options& options = {}) {
+namespace detail {
+
+// Checks a Llama block's options; `who` names the generator in the message.
+inline void check_llama_block(const llama_block_options& options, const std::string& who) {
+  const std::uint64_t d = options.hidden, heads = options.heads;
+  if (options.batch == 0 || options.sequence == 0 || d == 0 || options.ffn_hidden == 0)
+    throw invalid_input(who + ": batch, sequence, hidden and ffn_hidden must be > 0");
+  if (heads == 0 || d % heads != 0)
+    throw invalid_input(who + ": heads (" + std::to_string(heads) + ") must divide hidden (" + std::to_string(d) +
+                        ")");
+  check_split(heads, options.shards, (who + ": shards").c_str(), "heads");
+  check_split(options.ffn_hidden, options.shards, (who + ": shards").c_str(), "ffn_hidden");
+}
+
+// Adds the block of llama_block() reading the activation x (tokens x hidden); returns the vertex
+// holding its output (the FFN residual). Adds 4 + 21s + 2[s > 1] vertices and 24s + 6 + 2s[s > 1]
+// edges (two of them leave x).
+inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_block_options& options) {
   const std::uint64_t batch = options.batch, length = options.sequence, d = options.hidden,
                       heads = options.heads, f = options.ffn_hidden, s = options.shards;
-  if (batch == 0 || length == 0 || d == 0 || f == 0)
-    throw invalid_input("llama_block: batch, sequence, hidden and ffn_hidden must be > 0");
-  if (heads == 0 || d % heads != 0)
-    throw invalid_input("llama_block: heads (" + std::to_string(heads) + ") must divide hidden (" +
-                        std::to_string(d) + ")");
-  detail::check_split(heads, s, "llama_block: shards", "heads");
-  detail::check_split(f, s, "llama_block: shards", "ffn_hidden");
   const std::uint64_t tokens = batch * length, head_dim = d / heads;
-  detail::workload_builder b(options.device);
-  b.reserve(5 + 21 * s + 2, 24 * s + 6 + 2 * s);
-  using detail::block_name;
-  using detail::part_size;
   const auto td = static_cast<double>(tokens * d);
   const byte_count norm_weight = b.bytes(d);
 
-  const auto x = b.input("x", tokens * d);
   const auto norm1 = b.op("attention.rmsnorm", "rmsnorm", 4 * td, tokens * d, {x}, norm_weight);
   std::vector<vertex_id> attention_parts, ffn_parts;
   std::vector<vertex_id> wq(s), wk(s), wv(s), wo(s), w1(s), w3(s), w2(s);
@@ -375,7 +401,71 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
     const auto product = b.op(block_name("ffn.mul", {j}), "mul", static_cast<double>(cells), cells, {silu, up});
     ffn_parts.push_back(b.op(block_name("ffn.down", {j}), "matmul", up_flops, tokens * d, {product, w2[j]}));
   }
-  b.op("ffn.residual", "add", td, tokens * d, {residual1, reduce("ffn.sum", ffn_parts)});
+  return b.op("ffn.residual", "add", td, tokens * d, {residual1, reduce("ffn.sum", ffn_parts)});
+}
+
+}  // namespace detail
+
+[[nodiscard]] inline graph llama_block(const llama_block_options& options = {}) {
+  detail::check_llama_block(options, "llama_block");
+  const std::uint64_t s = options.shards;
+  detail::workload_builder b(options.device);
+  b.reserve(5 + 21 * s + 2, 24 * s + 6 + 2 * s);
+  const auto x = b.input("x", options.batch * options.sequence * options.hidden);
+  (void)detail::add_llama_block(b, x, options);
+  return b.take();
+}
+
+[[nodiscard]] inline graph llama_layer(const llama_layer_options& options = {}) {
+  const auto& block = options.block;
+  detail::check_llama_block(block, "llama_layer");
+  const std::uint64_t s = block.shards, vocabulary = options.vocabulary, d = block.hidden;
+  detail::check_split(vocabulary, s, "llama_layer: shards", "vocabulary");
+  const std::uint64_t tokens = block.batch * block.sequence;
+  const auto td = static_cast<double>(tokens * d);
+  detail::workload_builder b(block.device);
+  b.reserve(6 + 27 * s + 4, 31 * s + 7 + 4 * s);
+  using detail::block_name;
+  using detail::part_size;
+
+  const auto ids = b.input("tokens", tokens);
+  std::vector<vertex_id> table(s), projection(s);
+  for (std::uint64_t j = 0; j < s; ++j) table[j] = b.input(block_name("E", {j}), part_size(vocabulary, s, j) * d);
+  for (std::uint64_t j = 0; j < s; ++j)
+    projection[j] = b.input(block_name("Wout", {j}), d * part_size(vocabulary, s, j));
+  // Vocabulary-parallel lookup: shard j writes the rows of the tokens in its vocabulary range and
+  // zeros elsewhere, so every shard produces tokens x hidden and a "sum" joins them.
+  std::vector<vertex_id> lookups;
+  for (std::uint64_t j = 0; j < s; ++j)
+    lookups.push_back(b.op(block_name("embedding", {j}), "embedding", td, tokens * d, {ids, table[j]}));
+  auto x = lookups.front();
+  if (s > 1) {
+    x = b.op("embedding.sum", "sum", static_cast<double>(s - 1) * td, tokens * d, {});
+    for (const auto v : lookups) b.connect(v, x);
+  }
+  const auto h = detail::add_llama_block(b, x, block);
+  const auto norm = b.op("output.rmsnorm", "rmsnorm", 4 * td, tokens * d, {h}, b.bytes(d));
+  // Vocabulary-parallel projection and softmax: each shard's logits, its per-token (max, sum of
+  // exp) statistics, a "sum" combining the statistics, and each shard normalised by them.
+  std::vector<vertex_id> logits(s), statistics(s);
+  for (std::uint64_t j = 0; j < s; ++j) {
+    const auto cells = tokens * part_size(vocabulary, s, j);
+    logits[j] = b.op(block_name("output.logits", {j}), "matmul", 2.0 * static_cast<double>(cells * d), cells,
+                     {norm, projection[j]});
+    statistics[j] = b.op(block_name("output.softmax_stats", {j}), "softmax_stats", 3.0 * static_cast<double>(cells),
+                         2 * tokens, {logits[j]});
+  }
+  auto combined = statistics;
+  if (s > 1) {
+    const auto sum = b.op("output.softmax_sum", "sum", static_cast<double>((s - 1) * 2 * tokens), 2 * tokens, {});
+    for (const auto v : statistics) b.connect(v, sum);
+    combined.assign(s, sum);
+  }
+  for (std::uint64_t j = 0; j < s; ++j) {
+    const auto cells = tokens * part_size(vocabulary, s, j);
+    b.op(block_name("output.softmax", {j}), "softmax", 2.0 * static_cast<double>(cells), cells,
+         {logits[j], combined[j]});
+  }
   return b.take();
 }
 
