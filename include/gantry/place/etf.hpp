@@ -54,15 +54,17 @@ class etf_policy {
     recheck_ = view.channels_shared();
     transfers_seen_ = 0;
     tie_.resize(n);
-    std::vector<vertex_id> by(n);
-    for (vertex_id v = 0; v < n; ++v) by[v] = v;
+    // The tie-break order, sorted as contiguous keys; the Kahn rank is unique, so the order is too.
+    std::vector<vertex_id> by_rank(n), by(n);
+    for (vertex_id v = 0; v < n; ++v) by_rank[view.kahn_rank(v)] = v;
     if (tie_break_ == etf_tie_break::static_level) {
       const std::vector<seconds> level = static_levels(view);
-      std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) {
-        return std::tuple(-level[a], view.kahn_rank(a)) < std::tuple(-level[b], view.kahn_rank(b));
-      });
+      std::vector<std::pair<seconds, std::uint32_t>> keys(n);
+      for (vertex_id v = 0; v < n; ++v) keys[v] = {-level[v], view.kahn_rank(v)};
+      std::sort(keys.begin(), keys.end());
+      for (std::uint32_t i = 0; i < n; ++i) by[i] = by_rank[keys[i].second];
     } else {
-      std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+      by = std::move(by_rank);
     }
     for (std::uint32_t i = 0; i < n; ++i) tie_[by[i]] = i;
     by_tie_ = std::move(by);
@@ -170,7 +172,8 @@ class etf_policy {
       const bool from_startable = !startable.empty();
       if (!from_startable && pending.empty()) return std::nullopt;
       // A startable vertex's inputs are there by free_at, so free_at stands in for its ready time.
-      const entry top = from_startable ? entry{free_at, startable.min(), by_tie_[startable.min()]} : pending.top();
+      const std::uint32_t first = from_startable ? startable.min() : 0;
+      const entry top = from_startable ? entry{free_at, first, by_tie_[first]} : pending.top();
       const auto drop = [&] {
         if (from_startable) startable.erase(top.tie);
         else pending.pop();

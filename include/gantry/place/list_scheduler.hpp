@@ -393,7 +393,7 @@ class list_scheduler {
   // For the first member of a group, also when the group's other inputs could be (group_ready).
   [[nodiscard]] seconds data_ready(vertex_id v, device_id d) const {
     collect_inputs(v);
-    return std::max(arrival(d), group_ready(v, d));
+    return std::max(arrival<false>(d), group_ready(v, d));
   }
   // Earliest start of v on d under the engine's rule: after its inputs and the last vertex on d,
   // or in the earliest idle gap long enough when the policy inserts.
@@ -447,11 +447,23 @@ class list_scheduler {
     auto& p = out.placement;
     p.outcome = me.outcome_;
     p.device = me.device_of_;
-    for (vertex_id v = 0; v < me.n_; ++v)
-      if (me.device_of_[v] != no_device) p.order.push_back(v);
-    std::sort(p.order.begin(), p.order.end(), [&](vertex_id a, vertex_id b) {
-      return std::tie(me.start_[a], me.finish_[a], me.step_of_[a]) < std::tie(me.start_[b], me.finish_[b], me.step_of_[b]);
-    });
+    {
+      // Sorted as contiguous keys (the step is unique, so the order is the same as by index).
+      struct key {
+        seconds start, finish;
+        std::uint32_t step;
+        vertex_id v;
+      };
+      std::vector<key> keys;
+      keys.reserve(me.placed_count_);
+      for (vertex_id v = 0; v < me.n_; ++v)
+        if (me.device_of_[v] != no_device) keys.push_back({me.start_[v], me.finish_[v], me.step_of_[v], v});
+      std::sort(keys.begin(), keys.end(), [](const key& a, const key& b) {
+        return std::tie(a.start, a.finish, a.step) < std::tie(b.start, b.finish, b.step);
+      });
+      p.order.resize(keys.size());
+      for (std::size_t i = 0; i < keys.size(); ++i) p.order[i] = keys[i].v;
+    }
     if (me.failed() || me.placed_count_ != me.n_) return out;
     auto& s = out.schedule;
     s.device = me.device_of_;
@@ -639,11 +651,13 @@ class list_scheduler {
   }
 
   // When every input of v (collected by collect_inputs) can be on device d. The transfers this
-  // would start are left in planned_; channel state is left as it was.
+  // would start are left in planned_ (when `plan`: only a placement and a memory check use them);
+  // channel state is left as it was.
+  template <bool plan = true>
   seconds arrival(device_id d) const {
     seconds ready = 0;
     touched_.clear();
-    planned_.clear();
+    if constexpr (plan) planned_.clear();
     for (const input& in : inputs_) {
       const vertex_id u = in.producer;
       const device_id from = device_of_[u];
@@ -669,7 +683,7 @@ class list_scheduler {
         }
       }
       ready = std::max(ready, begin + duration);
-      planned_.push_back({u, in.edge, from, d, begin, begin + duration, bytes});
+      if constexpr (plan) planned_.push_back({u, in.edge, from, d, begin, begin + duration, bytes});
     }
     for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) channel_free_[it->first] = it->second;
     return ready;
