@@ -54,15 +54,17 @@ class etf_policy {
     recheck_ = view.channels_shared();
     transfers_seen_ = 0;
     tie_.resize(n);
-    std::vector<vertex_id> by(n);
-    for (vertex_id v = 0; v < n; ++v) by[v] = v;
+    // The tie-break order, sorted as contiguous keys; the Kahn rank is unique, so the order is too.
+    std::vector<vertex_id> by_rank(n), by(n);
+    for (vertex_id v = 0; v < n; ++v) by_rank[view.kahn_rank(v)] = v;
     if (tie_break_ == etf_tie_break::static_level) {
       const std::vector<seconds> level = static_levels(view);
-      std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) {
-        return std::tuple(-level[a], view.kahn_rank(a)) < std::tuple(-level[b], view.kahn_rank(b));
-      });
+      std::vector<std::pair<seconds, std::uint32_t>> keys(n);
+      for (vertex_id v = 0; v < n; ++v) keys[v] = {-level[v], view.kahn_rank(v)};
+      std::sort(keys.begin(), keys.end());
+      for (std::uint32_t i = 0; i < n; ++i) by[i] = by_rank[keys[i].second];
     } else {
-      std::sort(by.begin(), by.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+      by = std::move(by_rank);
     }
     for (std::uint32_t i = 0; i < n; ++i) tie_[by[i]] = i;
     by_tie_ = std::move(by);
@@ -71,7 +73,7 @@ class etf_policy {
   template <class View>
   void on_ready(const View& view, vertex_id v) {
     for (device_id d = 0; d < view.device_count(); ++d)
-      if (view.allowed(v, d)) push(d, {view.data_ready(v, d), tie_[v], v});
+      if (view.allowed(v, d)) push(view, d, {view.data_ready(v, d), tie_[v], v});
   }
 
   template <class View>
@@ -88,20 +90,20 @@ class etf_policy {
     }
     for (device_id x = 0; x < blocked_.size(); ++x) {
       if (!view.memory_changed(x)) continue;
-      for (const entry& e : blocked_[x]) push(x, e);
+      for (const entry& e : blocked_[x]) push(view, x, e);
       blocked_[x].clear();
     }
     // A group just bound to d: its waiting members' keys there lose the group's other inputs.
     if (view.last_bound_group())
       for (const vertex_id w : view.group_members(v))
-        if (view.is_ready(w)) push(d, {view.data_ready(w, d), tie_[w], w});
+        if (view.is_ready(w)) push(view, d, {view.data_ready(w, d), tie_[w], w});
     // A copy just sent to d may bring another consumer's inputs there sooner than its key says.
     const auto& transfers = view.transfers();
     if (recheck_ && view.options().cache_transfers) {
       const csr_graph& g = view.graph();
       for (; transfers_seen_ < transfers.size(); ++transfers_seen_)
         for (const vertex_id w : g.successors(transfers[transfers_seen_].tensor))
-          if (view.is_ready(w) && view.allowed(w, d)) push(d, {view.data_ready(w, d), tie_[w], w});
+          if (view.is_ready(w) && view.allowed(w, d)) push(view, d, {view.data_ready(w, d), tie_[w], w});
     }
     transfers_seen_ = transfers.size();
   }
@@ -149,8 +151,12 @@ class etf_policy {
     return level;
   }
 
-  void push(device_id d, const entry& e) {
-    pending_[d].push(e);
+  // An entry whose inputs are there by the time d is free goes straight to the startable set, where
+  // best_on() would move it (d's free time only grows).
+  template <class View>
+  void push(const View& view, device_id d, const entry& e) {
+    if (e.ready <= view.available_at(d)) startable_[d].insert(e.tie);
+    else pending_[d].push(e);
     if (best_known_[d] && (!best_[d] || std::tie(e.ready, e.tie) < std::tie(best_[d]->ready, best_[d]->tie)))
       best_known_[d] = 0;
   }
@@ -170,7 +176,8 @@ class etf_policy {
       const bool from_startable = !startable.empty();
       if (!from_startable && pending.empty()) return std::nullopt;
       // A startable vertex's inputs are there by free_at, so free_at stands in for its ready time.
-      const entry top = from_startable ? entry{free_at, startable.min(), by_tie_[startable.min()]} : pending.top();
+      const std::uint32_t first = from_startable ? startable.min() : 0;
+      const entry top = from_startable ? entry{free_at, first, by_tie_[first]} : pending.top();
       const auto drop = [&] {
         if (from_startable) startable.erase(top.tie);
         else pending.pop();

@@ -157,10 +157,7 @@ class list_scheduler {
     for (device_id d = 0; d < m_; ++d) free_[d] = devices_.capacity(d);
     dynamic_ = options_.respect_memory && options_.accounting == memory_accounting::dynamic;
     timeline_.resize(dynamic_ ? m_ : 0);
-    for (auto& timeline : timeline_) {
-      timeline.clear();
-      timeline.reserve(4 * n_ / m_ + 16);  // about three changes per vertex and some per transfer
-    }
+    for (auto& timeline : timeline_) timeline.clear();
     persistent_held_.assign(dynamic_ ? m_ : 0, 0);
     consumers_left_.resize(dynamic_ ? n_ : 0);
     for (vertex_id v = 0; v < consumers_left_.size(); ++v) consumers_left_[v] = static_cast<std::uint32_t>(g.out_degree(v));
@@ -212,6 +209,13 @@ class list_scheduler {
       fixed = options_.fixed_device[v];
     }
     init_group_units();
+    // At least what added_bytes(v, d) can be on any device: fits() settles a roomy device with it.
+    added_bound_.resize(dynamic_ ? n_ : 0);
+    for (vertex_id v = 0; v < added_bound_.size(); ++v) {
+      byte_count bytes = detail::saturating_add(group_reservation(v), own_reserved(v));
+      for (const edge_id e : g.in_edges(v)) bytes = detail::saturating_add(bytes, model_.edge_bytes(e));
+      added_bound_[v] = bytes;
+    }
 
     // Forward-only placement holds backward vertices back until every forward vertex is placed.
     forward_gate_ = false;
@@ -389,7 +393,7 @@ class list_scheduler {
   // For the first member of a group, also when the group's other inputs could be (group_ready).
   [[nodiscard]] seconds data_ready(vertex_id v, device_id d) const {
     collect_inputs(v);
-    return std::max(arrival(d), group_ready(v, d));
+    return std::max(arrival<false>(d), group_ready(v, d));
   }
   // Earliest start of v on d under the engine's rule: after its inputs and the last vertex on d,
   // or in the earliest idle gap long enough when the policy inserts.
@@ -406,6 +410,7 @@ class list_scheduler {
   // Whether v fits on d by the memory rules (always true when memory is not respected).
   [[nodiscard]] bool fits(vertex_id v, device_id d) const {
     if (!options_.respect_memory) return true;
+    if (dynamic_ && fits_anyway(d, added_bound_[v])) return true;  // O(1), before the inputs are looked at
     collect_inputs(v);
     if (!dynamic_) return need(v, d) <= free_[d];
     if (!tracked(d) || fits_anyway(d, added_bytes(v, d))) return true;
@@ -442,11 +447,23 @@ class list_scheduler {
     auto& p = out.placement;
     p.outcome = me.outcome_;
     p.device = me.device_of_;
-    for (vertex_id v = 0; v < me.n_; ++v)
-      if (me.device_of_[v] != no_device) p.order.push_back(v);
-    std::sort(p.order.begin(), p.order.end(), [&](vertex_id a, vertex_id b) {
-      return std::tie(me.start_[a], me.finish_[a], me.step_of_[a]) < std::tie(me.start_[b], me.finish_[b], me.step_of_[b]);
-    });
+    {
+      // Sorted as contiguous keys (the step is unique, so the order is the same as by index).
+      struct key {
+        seconds start, finish;
+        std::uint32_t step;
+        vertex_id v;
+      };
+      std::vector<key> keys;
+      keys.reserve(me.placed_count_);
+      for (vertex_id v = 0; v < me.n_; ++v)
+        if (me.device_of_[v] != no_device) keys.push_back({me.start_[v], me.finish_[v], me.step_of_[v], v});
+      std::sort(keys.begin(), keys.end(), [](const key& a, const key& b) {
+        return std::tie(a.start, a.finish, a.step) < std::tie(b.start, b.finish, b.step);
+      });
+      p.order.resize(keys.size());
+      for (std::size_t i = 0; i < keys.size(); ++i) p.order[i] = keys[i].v;
+    }
     if (me.failed() || me.placed_count_ != me.n_) return out;
     auto& s = out.schedule;
     s.device = me.device_of_;
@@ -634,11 +651,13 @@ class list_scheduler {
   }
 
   // When every input of v (collected by collect_inputs) can be on device d. The transfers this
-  // would start are left in planned_; channel state is left as it was.
+  // would start are left in planned_ (when `plan`: only a placement and a memory check use them);
+  // channel state is left as it was.
+  template <bool plan = true>
   seconds arrival(device_id d) const {
     seconds ready = 0;
     touched_.clear();
-    planned_.clear();
+    if constexpr (plan) planned_.clear();
     for (const input& in : inputs_) {
       const vertex_id u = in.producer;
       const device_id from = device_of_[u];
@@ -664,7 +683,7 @@ class list_scheduler {
         }
       }
       ready = std::max(ready, begin + duration);
-      planned_.push_back({u, in.edge, from, d, begin, begin + duration, bytes});
+      if constexpr (plan) planned_.push_back({u, in.edge, from, d, begin, begin + duration, bytes});
     }
     for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) channel_free_[it->first] = it->second;
     return ready;
@@ -716,7 +735,8 @@ class list_scheduler {
   // Capacity of d less the most it holds at any time from `from` on.
   [[nodiscard]] byte_count free_from(device_id d, seconds from) const {
     if (!tracked(d)) return unlimited_memory;
-    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from);
+    if (!timeline_[d].built()) replay_holds(d);
+    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from, replayed_);
     const auto capacity = as_signed(devices_.capacity(d));
     return held >= capacity ? 0 : static_cast<byte_count>(capacity - held);
   }
@@ -791,18 +811,43 @@ class list_scheduler {
       for (; i < holds_.size() && holds_[i].first == from; ++i) added += holds_[i].second;
       if (added <= 0) continue;  // nothing added over this stretch: the timeline already fits
       const seconds to = i < holds_.size() ? holds_[i].first : std::numeric_limits<seconds>::infinity();
+      if (!timeline_[d].built()) {
+        replay_holds(d);
+        timeline_[d].build(replayed_);
+      }
       if (base + added + timeline_[d].peak(from, to) > capacity) return false;
     }
     return true;
   }
+  // Until d's timeline is first asked for a range, its holds are only counted: replay_holds()
+  // lists them again from the placed state, so a run with room to spare keeps no log of them.
   void hold_on(device_id d, seconds time, std::int64_t bytes) {
     if (!tracked(d)) return;
-    timeline_[d].add(time, bytes);
+    if (timeline_[d].built()) timeline_[d].add(time, bytes);
+    else timeline_[d].add_deferred(bytes);
     if (bytes < 0) changed_[d] = 1;
   }
   // Every consumer of u is placed: its output and its received copies now end (schedule.hpp's
-  // rules): a copy when the last consumer it serves on its device has finished.
+  // rules): a copy when the last consumer it serves on its device has finished. The ends are only
+  // worked out for a device whose timeline is built; the others just learn that memory was freed.
   void release_tensor(vertex_id u) {
+    bool any_built = tracked(device_of_[u]) && timeline_[device_of_[u]].built();
+    if (options_.cache_transfers)
+      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t]) {
+        const device_id to = transfers_[t].to;
+        if (!tracked(to)) continue;
+        any_built = any_built || timeline_[to].built();
+        if (transfers_[t].bytes != 0) changed_[to] = 1;
+      }
+    if (any_built) {
+      tensor_frees(u, [&](device_id d, seconds time, std::int64_t bytes) { hold_on(d, time, bytes); });
+    } else if (model_.output_bytes(u) != 0 && tracked(device_of_[u])) {
+      changed_[device_of_[u]] = 1;
+    }
+  }
+  // The frees of release_tensor(u), as emit(device, time, -bytes).
+  template <class Emit>
+  void tensor_frees(vertex_id u, Emit emit) const {
     const csr_graph& g = *view_;
     const device_id home = device_of_[u];
     seconds output_end = finish_[u];
@@ -826,9 +871,31 @@ class list_scheduler {
     }
     if (options_.cache_transfers)
       for (const auto& [t, end] : copy_end_)
-        hold_on(transfers_[t].to, end, -as_signed(transfers_[t].bytes));
+        emit(transfers_[t].to, end, -as_signed(transfers_[t].bytes));
     if (const byte_count bytes = model_.output_bytes(u); bytes != 0)
-      hold_on(home, output_end, -as_signed(bytes));
+      emit(home, output_end, -as_signed(bytes));
+  }
+  // Every hold on d so far, as hold_placed() and release_tensor() made them, into replayed_.
+  void replay_holds(device_id d) const {
+    const csr_graph& g = *view_;
+    replayed_.clear();
+    for (vertex_id v = 0; v < n_; ++v) {
+      if (device_of_[v] != d) continue;
+      const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
+      replayed_.emplace_back(start_[v], temporary + as_signed(model_.output_bytes(v)));
+      replayed_.emplace_back(finish_[v], -temporary);
+    }
+    for (const transfer& t : transfers_) {
+      if (t.to != d) continue;
+      replayed_.emplace_back(copy_held_from(t.start, t.tensor), as_signed(t.bytes));
+      if (!options_.cache_transfers) replayed_.emplace_back(finish_[g.target(t.edge)], -as_signed(t.bytes));
+    }
+    for (vertex_id u = 0; u < n_; ++u) {
+      if (device_of_[u] == no_device || consumers_left_[u] != 0) continue;
+      tensor_frees(u, [&](device_id to, seconds time, std::int64_t bytes) {
+        if (to == d) replayed_.emplace_back(time, bytes);
+      });
+    }
   }
   // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now).
   void hold_placed(vertex_id v, device_id d, bool new_group, std::size_t first_new_transfer) {
@@ -1062,8 +1129,10 @@ class list_scheduler {
   mutable std::vector<detail::memory_timeline> timeline_;  // per device, without persistent bytes
   std::vector<std::int64_t> persistent_held_;              // per device
   std::vector<std::uint32_t> consumers_left_;              // per vertex: out-edges whose target is not placed
-  std::vector<std::pair<std::uint32_t, seconds>> copy_end_;  // scratch for release_tensor()
+  mutable std::vector<std::pair<std::uint32_t, seconds>> copy_end_;  // scratch for tensor_frees()
+  mutable std::vector<detail::memory_timeline::change> replayed_;  // scratch for replay_holds()
   std::vector<std::uint8_t> changed_;                      // per device: the last placement freed memory there
+  std::vector<byte_count> added_bound_;                    // per vertex: at least added_bytes(v, d) on every d
 
   bool forward_gate_ = false;  // forward-only placement chosen
   bool gate_open_ = true;      // backward vertices may be placed

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -16,8 +17,13 @@ namespace gantry::detail {
 // keep their sum and largest prefix sum, so adding a change and finding the most memory held over
 // a range of times are O(log k) expected for k distinct times. Changes at one time add up. Until a
 // range is first asked for, changes are only logged (O(1)) and the bound is the sum of allocations.
+// An owner that can list its changes again (the list scheduler, from its placed state) defers them
+// instead: add_deferred() only counts the allocation, and build() takes the list when a range is
+// first needed, so a run that never needs one keeps no log at all.
 class memory_timeline {
  public:
+  using change = std::pair<seconds, std::int64_t>;  // (time, bytes)
+
   // Adds `bytes` (negative to free) to the memory held from `time` on.
   void add(seconds time, std::int64_t bytes) {
     if (bytes == 0) return;
@@ -28,16 +34,31 @@ class memory_timeline {
       allocated_ += std::max<std::int64_t>(bytes, 0);
     }
   }
+  // Counts a change the owner will list again in build(): until then only its allocation counts.
+  void add_deferred(std::int64_t bytes) { allocated_ += std::max<std::int64_t>(bytes, 0); }
+  [[nodiscard]] bool built() const noexcept { return built_; }
+  // Builds the treap from the log and the deferred changes (every one so far); later changes are
+  // added with add(). A range query builds it from the log alone.
+  void build(std::span<const change> deferred = {}) {
+    if (built_) return;
+    built_ = true;
+    for (const auto& [time, bytes] : log_) root_ = insert(root_, time, bytes);
+    for (const auto& [time, bytes] : deferred)
+      if (bytes != 0) root_ = insert(root_, time + 0.0, bytes);
+    log_ = {};
+  }
   // The most memory held at any time in [from, to), changes at `from` included.
   [[nodiscard]] std::int64_t peak(seconds from, seconds to) {
     build();
     return std::max(held_at(from), peak_keys(root_, from, to, 0, false, false));
   }
   // The most memory held at any time from `from` on, without building the treap (then
-  // O(k log k), for messages and queries).
-  [[nodiscard]] std::int64_t peak_from(seconds from) const {
+  // O(k log k) with the deferred changes, for messages and queries).
+  [[nodiscard]] std::int64_t peak_from(seconds from, std::span<const change> deferred = {}) const {
     if (built_) return std::max(held_at(from), peak_keys(root_, from, std::numeric_limits<seconds>::infinity(), 0, false, false));
     auto changes = log_;
+    for (const auto& [time, bytes] : deferred)
+      if (bytes != 0) changes.emplace_back(time + 0.0, bytes);
     std::sort(changes.begin(), changes.end());
     std::int64_t level = 0, most = none;
     for (std::size_t i = 0; i < changes.size();) {
@@ -149,15 +170,8 @@ class memory_timeline {
                      peak_keys(x.right, from, to, through, true, before_to)});
   }
 
-  void build() {
-    if (built_) return;
-    built_ = true;
-    for (const auto& [time, bytes] : log_) root_ = insert(root_, time, bytes);
-    log_ = {};
-  }
-
   std::vector<node> nodes_;
-  std::vector<std::pair<seconds, std::int64_t>> log_;
+  std::vector<change> log_;
   std::uint32_t root_ = nil;
   std::uint64_t seed_ = 0;
   std::int64_t allocated_ = 0;
