@@ -9,9 +9,9 @@
 // fixed draws) is kept, and greedy decoding is tried every few episodes. With drawn durations the
 // best of many noisy judgements is biased low (the winner's curse), so finish() judges the few
 // best placements again on fresh draws and returns the best by that mean. doppler_trainer runs
-// stage by stage or episode by episode; doppler() is the one-call form. Everything is seeded: the same seed gives the same weights and
-// placement. An episode costs one list-scheduling run, O(steps · (ready + m) · parameters), and one
-// simulation.
+// stage by stage or episode by episode; doppler() is the one-call form. Everything is seeded: the
+// same seed gives the same weights and placement. An episode costs one list-scheduling run,
+// O(steps · (ready + m) · parameters), and one simulation.
 #pragma once
 
 #include <gantry/learn/dual_policy.hpp>
