@@ -4,9 +4,9 @@
 // Devices run one vertex at a time; a tensor (a producer's edges of equal bytes) moves over the
 // resources of its route in the cluster's topology (model/topology.hpp) once its producer is done,
 // and is cached on the receiving device; memory is held and freed by the rules of
-// schedule/schedule.hpp; a start that does not fit waits for memory while others go ahead; no
-// device or channel is left idle while work it could start is ready. The backend is a template
-// argument: no virtual call per event. O((n + e) log n + t log t) for t transfers in parallel mode.
+// schedule/schedule.hpp (detail::memory_ledger counts who still reads what); a start that does not
+// fit waits for memory while others go ahead; no device or channel is left idle while work it could
+// start is ready. The backend is a template argument: no virtual call per event. O((n + e) log n + t log t) for t transfers in parallel mode.
 #pragma once
 
 #include <gantry/core/enum_names.hpp>
@@ -15,6 +15,7 @@
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>
+#include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/schedule.hpp>
 
@@ -224,10 +225,9 @@ class event_loop {
     for (vertex_id v = 0; v < n; ++v) duration_[v] = model_.compute_time(v, placement_[v]) * draw();
     pending_.resize(n);
     for (vertex_id v = 0; v < n; ++v) pending_[v] = static_cast<std::uint32_t>(g_.in_degree(v));
-    output_holders_.assign(n, 0);
+    ledger_.reset(n);
     edge_transfer_.assign(g_.edge_count(), detail::no_transfer);
     transfer_duration_.clear();
-    transfer_holders_.clear();
     busy_.assign(m_, 0);
     topology_ = detail::topology_of(devices_);
     channel_busy_.assign(topology_.resource_count(), 0);
@@ -495,7 +495,7 @@ class event_loop {
   void hand_output(vertex_id v) {
     const device_id d = placement_[v];
     auto& s = result_.schedule;
-    std::uint32_t holders = 0;
+    std::uint32_t readers = 0;
     const auto succ = g_.successors(v);
     const auto out = g_.out_edges(v);
     const std::size_t first_new = s.transfers.size();
@@ -503,7 +503,7 @@ class event_loop {
       const vertex_id w = succ[i];
       const device_id to = placement_[w];
       if (to == d) {
-        ++holders;
+        ++readers;
         if (--pending_[w] == 0) make_ready(w);
         continue;
       }
@@ -516,7 +516,7 @@ class event_loop {
       if (t == detail::no_transfer) {
         t = static_cast<std::uint32_t>(s.transfers.size());
         s.transfers.push_back({v, e, d, to, 0, 0, bytes});
-        transfer_holders_.push_back(0);
+        ledger_.add_copy();
         const seconds time = model_.transfer_time(e, d, to);
         if constexpr (!modelled)
           check_time(time, [&] { return "the transfer of " + name(v) + " to device " + std::to_string(to) + " takes"; },
@@ -528,18 +528,18 @@ class event_loop {
                             !booking_claimed_[booking->second];
         if (listed) booking_claimed_[booking->second] = 1;
         transfer_booking_.push_back(listed ? booking->second : detail::no_transfer);
-        ++holders;
+        ++readers;
       }
       edge_transfer_[e] = t;
-      ++transfer_holders_[t];
+      ledger_.expect(ledger_.copy(t));
     }
+    ledger_.take(ledger_.output(v), now(), readers);
+    if (readers == 0) release(d, model_.output_bytes(v));
     for (std::size_t k = first_new; k < s.transfers.size(); ++k) {
       const auto t = static_cast<std::uint32_t>(k);
       if (!topology_.shared() && room_for(s.transfers[k].to, s.transfers[k].bytes, 0, v, "received")) start_transfer(t);
       else transfer_queue_.insert({now(), rank_[v], s.transfers[k].edge, t});
     }
-    output_holders_[v] = holders;
-    if (holders == 0) release(d, model_.output_bytes(v));
   }
 
   // v no longer needs its inputs.
@@ -551,11 +551,11 @@ class event_loop {
     for (std::size_t i = 0; i < pred.size(); ++i) {
       const vertex_id u = pred[i];
       if (placement_[u] == d) {
-        if (--output_holders_[u] == 0) release(d, model_.output_bytes(u));
+        if (ledger_.read(ledger_.output(u), now())) release(d, model_.output_bytes(u));
       } else {
         const std::uint32_t t = edge_transfer_[in[i]];
         if (!modelled && t == detail::no_transfer) continue;  // a measured run draining after a failure
-        if (--transfer_holders_[t] == 0) release(d, s.transfers[t].bytes);
+        if (ledger_.read(ledger_.copy(t), now())) release(d, s.transfers[t].bytes);
       }
     }
   }
@@ -589,7 +589,7 @@ class event_loop {
     }
     for (const resource_id r : topology_.route_of(tr.from, tr.to)) channel_busy_[r] = 0;
     const vertex_id u = tr.tensor;
-    if (--output_holders_[u] == 0) release(tr.from, model_.output_bytes(u));
+    if (ledger_.read(ledger_.output(u), now())) release(tr.from, model_.output_bytes(u));
     if (!result_.ok()) return;  // a measured run draining after a failure
     const auto succ = g_.successors(u);
     const auto out = g_.out_edges(u);
@@ -689,8 +689,8 @@ class event_loop {
       while (j < drops_.size() && drops_[j] == drops_[i]) ++j;
       const auto [kind, id] = drops_[i];
       const auto count = static_cast<std::uint32_t>(j - i);
-      if (kind == 0 && output_holders_[id] == count) freed += model_.output_bytes(id);
-      if (kind == 1 && transfer_holders_[id] == count) freed += result_.schedule.transfers[id].bytes;
+      if (kind == 0 && ledger_.readers(ledger_.output(id)) == count) freed += model_.output_bytes(id);
+      if (kind == 1 && ledger_.readers(ledger_.copy(id)) == count) freed += result_.schedule.transfers[id].bytes;
       i = j;
     }
     return freed;
@@ -768,10 +768,10 @@ class event_loop {
   double sigma_ = 0;
   std::vector<seconds> duration_;
   std::vector<std::uint32_t> pending_;         // inputs not yet on the vertex's device, per vertex
-  std::vector<std::uint32_t> output_holders_;  // who still needs a vertex's output on its own device
+  // Who still reads each output on its own device and each received copy (schedule.hpp's rules).
+  detail::memory_ledger ledger_;
   std::vector<std::uint32_t> edge_transfer_;   // the transfer serving each cross-device edge
   std::vector<seconds> transfer_duration_;
-  std::vector<std::uint32_t> transfer_holders_;  // consumers still needing a received copy
   std::vector<std::uint8_t> busy_;
   gantry::topology topology_;
   std::vector<std::uint8_t> channel_busy_;  // per resource of the topology
