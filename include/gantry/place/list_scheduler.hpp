@@ -23,6 +23,7 @@
 #include <gantry/order/levels.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/list_policy.hpp>
+#include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/idle_gaps.hpp>
 #include <gantry/schedule/memory_timeline.hpp>
@@ -159,9 +160,8 @@ class list_scheduler {
     timeline_.resize(dynamic_ ? m_ : 0);
     for (auto& timeline : timeline_) timeline.clear();
     persistent_held_.assign(dynamic_ ? m_ : 0, 0);
-    consumers_left_.resize(dynamic_ ? n_ : 0);
-    for (vertex_id v = 0; v < consumers_left_.size(); ++v) consumers_left_[v] = static_cast<std::uint32_t>(g.out_degree(v));
-    copy_end_.clear();
+    ledger_.reset(dynamic_ ? n_ : 0);
+    if (dynamic_) ledger_.reserve_copies(g.edge_count());
     changed_.assign(m_, 0);
     channel_free_.assign(topology_.resource_count(), 0);
     transfers_.clear();
@@ -732,11 +732,12 @@ class list_scheduler {
   [[nodiscard]] seconds copy_held_from(seconds start, vertex_id u) const {
     return topology_.shared() ? finish_[u] : start;
   }
-  // Capacity of d less the most it holds at any time from `from` on.
+  // Capacity of d less the most it holds at any time from `from` on. The first query of a device
+  // builds its timeline, so a policy asking every step (DOPPLER's features) pays O(log k) a call.
   [[nodiscard]] byte_count free_from(device_id d, seconds from) const {
     if (!tracked(d)) return unlimited_memory;
-    if (!timeline_[d].built()) replay_holds(d);
-    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from, replayed_);
+    build_timeline(d);
+    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from);
     const auto capacity = as_signed(devices_.capacity(d));
     return held >= capacity ? 0 : static_cast<byte_count>(capacity - held);
   }
@@ -765,13 +766,9 @@ class list_scheduler {
       const vertex_id u = pred[i];
       const bool seen = std::find(pred.begin(), pred.begin() + i, u) != pred.begin() + i;
       if (device_of_[u] != d || model_.output_bytes(u) == 0 || seen) continue;
-      if (consumers_left_[u] != static_cast<std::uint32_t>(std::count(pred.begin(), pred.end(), u))) continue;
-      seconds output_end = std::max(finish_[u], end);
-      for (const vertex_id w : g.successors(u))
-        if (w != v && device_of_[w] == d) output_end = std::max(output_end, finish_[w]);
-      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t])
-        output_end = std::max(output_end, transfers_[t].finish);
-      holds_.emplace_back(output_end, -as_signed(model_.output_bytes(u)));
+      const auto output = ledger_.output(u);
+      if (ledger_.readers(output) != static_cast<std::uint32_t>(std::count(pred.begin(), pred.end(), u))) continue;
+      holds_.emplace_back(std::max(ledger_.end(output), end), -as_signed(model_.output_bytes(u)));
     }
     return added;
   }
@@ -811,10 +808,7 @@ class list_scheduler {
       for (; i < holds_.size() && holds_[i].first == from; ++i) added += holds_[i].second;
       if (added <= 0) continue;  // nothing added over this stretch: the timeline already fits
       const seconds to = i < holds_.size() ? holds_[i].first : std::numeric_limits<seconds>::infinity();
-      if (!timeline_[d].built()) {
-        replay_holds(d);
-        timeline_[d].build(replayed_);
-      }
+      build_timeline(d);
       if (base + added + timeline_[d].peak(from, to) > capacity) return false;
     }
     return true;
@@ -822,82 +816,48 @@ class list_scheduler {
   // Until d's timeline is first asked for a range, its holds are only counted: replay_holds()
   // lists them again from the placed state, so a run with room to spare keeps no log of them.
   void hold_on(device_id d, seconds time, std::int64_t bytes) {
-    if (!tracked(d)) return;
+    if (bytes == 0 || !tracked(d)) return;
+    if (bytes < 0) changed_[d] = 1;
     if (timeline_[d].built()) timeline_[d].add(time, bytes);
     else timeline_[d].add_deferred(bytes);
-    if (bytes < 0) changed_[d] = 1;
   }
-  // Every consumer of u is placed: its output and its received copies now end (schedule.hpp's
-  // rules): a copy when the last consumer it serves on its device has finished. The ends are only
-  // worked out for a device whose timeline is built; the others just learn that memory was freed.
-  void release_tensor(vertex_id u) {
-    bool any_built = tracked(device_of_[u]) && timeline_[device_of_[u]].built();
+  // Every consumer of u is placed: its output and (cached) its received copies are freed, each when
+  // its last reader is done (schedule.hpp's rules; the ledger has kept the ends). Until a device's
+  // timeline is built, a free there only marks that memory was freed.
+  void free_tensor(vertex_id u) {
     if (options_.cache_transfers)
-      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t]) {
-        const device_id to = transfers_[t].to;
-        if (!tracked(to)) continue;
-        any_built = any_built || timeline_[to].built();
-        if (transfers_[t].bytes != 0) changed_[to] = 1;
-      }
-    if (any_built) {
-      tensor_frees(u, [&](device_id d, seconds time, std::int64_t bytes) { hold_on(d, time, bytes); });
-    } else if (model_.output_bytes(u) != 0 && tracked(device_of_[u])) {
-      changed_[device_of_[u]] = 1;
-    }
+      for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t])
+        if (const auto copy = ledger_.copy(t); ledger_.read(copy, 0))
+          hold_on(transfers_[t].to, ledger_.end(copy), -as_signed(transfers_[t].bytes));
+    hold_on(device_of_[u], ledger_.end(ledger_.output(u)), -as_signed(model_.output_bytes(u)));
   }
-  // The frees of release_tensor(u), as emit(device, time, -bytes).
-  template <class Emit>
-  void tensor_frees(vertex_id u, Emit emit) const {
-    const csr_graph& g = *view_;
-    const device_id home = device_of_[u];
-    seconds output_end = finish_[u];
-    copy_end_.clear();
-    for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t]) {
-      output_end = std::max(output_end, transfers_[t].finish);
-      copy_end_.emplace_back(t, transfers_[t].finish);
-    }
-    const auto succ = g.successors(u);
-    const auto out = g.out_edges(u);
-    for (std::size_t i = 0; i < succ.size(); ++i) {
-      const vertex_id w = succ[i];
-      if (device_of_[w] == home) {
-        output_end = std::max(output_end, finish_[w]);
-        continue;
-      }
-      if (!options_.cache_transfers) continue;
-      const byte_count bytes = model_.edge_bytes(out[i]);
-      for (auto& [t, end] : copy_end_)
-        if (transfers_[t].to == device_of_[w] && transfers_[t].bytes == bytes) end = std::max(end, finish_[w]);
-    }
-    if (options_.cache_transfers)
-      for (const auto& [t, end] : copy_end_)
-        emit(transfers_[t].to, end, -as_signed(transfers_[t].bytes));
-    if (const byte_count bytes = model_.output_bytes(u); bytes != 0)
-      emit(home, output_end, -as_signed(bytes));
+  // From the first range query on, d's holds are kept exactly in its timeline.
+  void build_timeline(device_id d) const {
+    if (timeline_[d].built()) return;
+    replay_holds(d);
+    timeline_[d].build(replayed_);
   }
-  // Every hold on d so far, as hold_placed() and release_tensor() made them, into replayed_.
+  // Every hold on d so far, as hold_placed() and free_tensor() made them, into replayed_.
   void replay_holds(device_id d) const {
-    const csr_graph& g = *view_;
     replayed_.clear();
     for (vertex_id v = 0; v < n_; ++v) {
       if (device_of_[v] != d) continue;
       const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
-      replayed_.emplace_back(start_[v], temporary + as_signed(model_.output_bytes(v)));
+      const std::int64_t output = as_signed(model_.output_bytes(v));
+      replayed_.emplace_back(start_[v], temporary + output);
       replayed_.emplace_back(finish_[v], -temporary);
+      if (ledger_.readers(ledger_.output(v)) == 0) replayed_.emplace_back(ledger_.end(ledger_.output(v)), -output);
     }
-    for (const transfer& t : transfers_) {
-      if (t.to != d) continue;
-      replayed_.emplace_back(copy_held_from(t.start, t.tensor), as_signed(t.bytes));
-      if (!options_.cache_transfers) replayed_.emplace_back(finish_[g.target(t.edge)], -as_signed(t.bytes));
-    }
-    for (vertex_id u = 0; u < n_; ++u) {
-      if (device_of_[u] == no_device || consumers_left_[u] != 0) continue;
-      tensor_frees(u, [&](device_id to, seconds time, std::int64_t bytes) {
-        if (to == d) replayed_.emplace_back(time, bytes);
-      });
+    for (std::size_t t = 0; t < transfers_.size(); ++t) {
+      if (transfers_[t].to != d) continue;
+      const std::int64_t bytes = as_signed(transfers_[t].bytes);
+      replayed_.emplace_back(copy_held_from(transfers_[t].start, transfers_[t].tensor), bytes);
+      if (ledger_.readers(ledger_.copy(t)) == 0) replayed_.emplace_back(ledger_.end(ledger_.copy(t)), -bytes);
     }
   }
-  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now).
+  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now), and
+  // v's reads of its inputs. A copy serves one edge without caching; with caching, it stays open
+  // (one reader for the tensor's other consumers) until its tensor's last consumer is placed.
   void hold_placed(vertex_id v, device_id d, bool new_group, std::size_t first_new_transfer) {
     const csr_graph& g = *view_;
     if (tracked(d)) {
@@ -907,14 +867,29 @@ class list_scheduler {
     const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
     hold_on(d, start_[v], temporary + as_signed(model_.output_bytes(v)));
     hold_on(d, finish_[v], -temporary);
+    ledger_.take(ledger_.output(v), finish_[v], static_cast<std::uint32_t>(g.out_degree(v)));
     for (std::size_t t = first_new_transfer; t < transfers_.size(); ++t) {
-      hold_on(d, copy_held_from(transfers_[t].start, transfers_[t].tensor), as_signed(transfers_[t].bytes));
-      if (!options_.cache_transfers)
-        hold_on(d, finish_[v], -as_signed(transfers_[t].bytes));
+      const transfer& copy = transfers_[t];
+      ledger_.take(ledger_.add_copy(), copy.finish, 1);
+      hold_on(d, copy_held_from(copy.start, copy.tensor), as_signed(copy.bytes));
+      if (options_.cache_transfers) continue;
+      if (ledger_.read(ledger_.copy(t), finish_[v])) hold_on(d, finish_[v], -as_signed(copy.bytes));
+      if (ledger_.read(ledger_.output(copy.tensor), copy.finish)) free_tensor(copy.tensor);
     }
-    for (const vertex_id u : g.predecessors(v))
-      if (--consumers_left_[u] == 0) release_tensor(u);
-    if (g.out_degree(v) == 0) release_tensor(v);
+    const auto pred = g.predecessors(v);
+    const auto in = g.in_edges(v);
+    for (std::size_t i = 0; i < pred.size(); ++i) {
+      const vertex_id u = pred[i];
+      seconds read_until = finish_[v];  // v reads u's output on d; an input from elsewhere comes by a copy
+      if (device_of_[u] != d) {
+        if (!options_.cache_transfers) continue;  // read by its copy above
+        const auto t = cached(u, d, model_.edge_bytes(in[i]));
+        ledger_.extend(ledger_.copy(t), finish_[v]);
+        read_until = transfers_[t].finish;
+      }
+      if (ledger_.read(ledger_.output(u), read_until)) free_tensor(u);
+    }
+    if (g.out_degree(v) == 0) free_tensor(v);
   }
 
   // Earliest start on d for a vertex of length `length` whose inputs are there at `ready`.
@@ -1128,8 +1103,7 @@ class list_scheduler {
   bool dynamic_ = false;
   mutable std::vector<detail::memory_timeline> timeline_;  // per device, without persistent bytes
   std::vector<std::int64_t> persistent_held_;              // per device
-  std::vector<std::uint32_t> consumers_left_;              // per vertex: out-edges whose target is not placed
-  mutable std::vector<std::pair<std::uint32_t, seconds>> copy_end_;  // scratch for tensor_frees()
+  detail::memory_ledger ledger_;                           // who still reads each output and received copy
   mutable std::vector<detail::memory_timeline::change> replayed_;  // scratch for replay_holds()
   std::vector<std::uint8_t> changed_;                      // per device: the last placement freed memory there
   std::vector<byte_count> added_bound_;                    // per vertex: at least added_bytes(v, d) on every d

@@ -52,13 +52,11 @@ class memory_timeline {
     build();
     return std::max(held_at(from), peak_keys(root_, from, to, 0, false, false));
   }
-  // The most memory held at any time from `from` on, without building the treap (then
-  // O(k log k) with the deferred changes, for messages and queries).
-  [[nodiscard]] std::int64_t peak_from(seconds from, std::span<const change> deferred = {}) const {
+  // The most memory held at any time from `from` on, without building the treap (then O(k log k)
+  // from the log; an owner deferring changes builds first).
+  [[nodiscard]] std::int64_t peak_from(seconds from) const {
     if (built_) return std::max(held_at(from), peak_keys(root_, from, std::numeric_limits<seconds>::infinity(), 0, false, false));
     auto changes = log_;
-    for (const auto& [time, bytes] : deferred)
-      if (bytes != 0) changes.emplace_back(time + 0.0, bytes);
     std::sort(changes.begin(), changes.end());
     std::int64_t level = 0, most = none;
     for (std::size_t i = 0; i < changes.size();) {

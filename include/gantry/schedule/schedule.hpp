@@ -1,6 +1,9 @@
 // What placers and the simulator return: a placement (a device per vertex), and a schedule
 // (start and finish of every vertex, every transfer, and a summary). The memory rules below are
-// the single definition shared by the simulator, validate() and the memory-aware placers.
+// the single definition shared by the simulator, validate() and the memory-aware placers:
+// detail::memory_ledger (schedule/memory_ledger.hpp) counts who still reads each output and copy
+// for the list-scheduling engine and the event loop, and detail::memory_events()
+// (schedule/memory_profile.hpp) turns a finished schedule into per-device memory events.
 //
 // Memory held on a device d over a schedule:
 //   persistent(v), for v on d: the whole step, [0, makespan];
