@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -104,7 +105,9 @@ class topology {
         if (b != no_node) add(base + 2 * b + 1);   // b's incoming port
       }
     }
-    std::sort(r.resources.begin(), r.resources.begin() + r.count);
+    // At most four: insertion sort (std::sort, inlined here, also trips GCC 12's -Warray-bounds).
+    for (std::size_t i = 1; i < r.count; ++i)
+      for (std::size_t j = i; j > 0 && r.resources[j] < r.resources[j - 1]; --j) std::swap(r.resources[j], r.resources[j - 1]);
     return r;
   }
 
