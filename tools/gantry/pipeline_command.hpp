@@ -35,10 +35,12 @@ struct graph_reading {
                                                     const read_limits& limits = {}) {
   if (how.format != "auto" && how.format != "gantry" && how.format != "pipedream")
     throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
-  const std::string text = read_text_file(path, limits);
-  if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
-    return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}), {}};
-  return parse_graph_file(text, path, limits);
+  return detail::with_text_file(path, limits, [&](std::string_view text) -> graph_file {
+    if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
+      return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}),
+              {}};
+    return parse_graph_file(text, path, limits);
+  });
 }
 
 // The options that say how `--graph` is read, for every command that reads a graph.

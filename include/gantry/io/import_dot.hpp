@@ -555,8 +555,8 @@ inline std::string exact_number(double value) {
 // Reads a DOT file (gzip-compressed or not). Throws io_error when it cannot be read and
 // parse_error, naming the file and line, when its content is wrong.
 [[nodiscard]] inline graph read_graph_dot(const std::filesystem::path& path, const read_limits& limits = {}) {
-  const std::string text = read_text_file(path, limits);
-  return parse_graph_dot(text, path.string(), limits);
+  return detail::with_text_file(path, limits,
+                                [&](std::string_view text) { return parse_graph_dot(text, path.string(), limits); });
 }
 
 // Writes g as a digraph with the attributes above; read_graph_dot() gives back the same graph

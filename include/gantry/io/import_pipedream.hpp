@@ -281,8 +281,8 @@ class pipedream_parser {
 // read and parse_error, naming the file and line, when its content is wrong.
 [[nodiscard]] inline graph read_graph_pipedream(const std::filesystem::path& path, const pipedream_options& options = {},
                                                 const read_limits& limits = {}) {
-  const std::string text = read_text_file(path, limits);
-  return parse_graph_pipedream(text, path.string(), options);
+  return detail::with_text_file(
+      path, limits, [&](std::string_view text) { return parse_graph_pipedream(text, path.string(), options); });
 }
 
 }  // namespace gantry

@@ -47,7 +47,7 @@ namespace gantry {
 
 // Reads a chain file (gzip-compressed or not). Throws io_error or parse_error naming the file.
 [[nodiscard]] inline chain read_chain(const std::filesystem::path& path) {
-  return parse_chain(read_text_file(path), path.string());
+  return detail::with_text_file(path, read_limits{}, [&](std::string_view text) { return parse_chain(text, path.string()); });
 }
 
 [[nodiscard]] inline std::string chain_text(const chain& c) {
