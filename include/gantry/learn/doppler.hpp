@@ -86,7 +86,9 @@ struct doppler_options {
   // (0, 1) is an exponential moving average that follows an improving policy sooner.
   double baseline_decay = 0;
   std::uint64_t seed = 1;
-  double time_limit = std::numeric_limits<double>::infinity();  // seconds of training, over all stages
+  // Seconds of training over all stages, the final greedy decode and finish() included: no episode
+  // starts when the longest so far, one more decode and the rechecks could end past the limit.
+  double time_limit = std::numeric_limits<double>::infinity();
   list_options list{};               // the engine's options (memory, groups, ...)
   simulate_options simulation{};     // how a placement is judged; priority is set per placement
   measure_function measure{};        // stage III's makespan; empty: the simulator with drawn durations
@@ -185,15 +187,15 @@ class doppler_trainer {
     return record(measured ? learn_stage::measured : learn_stage::reinforce, run, reward_makespan, 0);
   }
 
-  // Runs a stage for `episodes` episodes or until the time limit.
+  // Runs a stage for `episodes` episodes or until the time limit (see out_of_time()).
   void imitate(std::size_t episodes) {
-    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) episode_imitation();
+    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) timed([&] { episode_imitation(); });
   }
   void reinforce(std::size_t episodes) {
-    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) episode_reinforce(false);
+    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) timed([&] { episode_reinforce(false); });
   }
   void measured(std::size_t episodes) {
-    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) episode_reinforce(true);
+    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) timed([&] { episode_reinforce(true); });
   }
 
   // Places with the current weights, greedily (counts toward the best seen).
@@ -221,7 +223,15 @@ class doppler_trainer {
   [[nodiscard]] double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
-  [[nodiscard]] bool out_of_time() const { return elapsed() >= options_.time_limit; }
+  // Whether another episode could take training past the time limit: the longest episode so far,
+  // one more for the final greedy decode, and finish()'s rechecks at the mean time of a judged draw.
+  [[nodiscard]] bool out_of_time() const {
+    double reserve = 2 * longest_episode_;
+    if (options_.judge_cv != 0 && judged_draws_ != 0)
+      reserve += static_cast<double>(options_.recheck_candidates * options_.recheck_draws) * judge_seconds_ /
+                 static_cast<double>(judged_draws_);
+    return elapsed() + reserve >= options_.time_limit;
+  }
 
   // Simulated makespan of a placement (the judge of "best"): nullopt when the run fails.
   [[nodiscard]] std::optional<seconds> judge(const placement& p) const {
@@ -234,12 +244,17 @@ class doppler_trainer {
     if (options_.judge_cv == 0) draws = 1;
     o.cv = options_.judge_cv;
     seconds sum = 0;
-    for (std::size_t i = 0; i < draws; ++i) {
+    const double began = elapsed();
+    std::size_t i = 0;
+    for (; i < draws; ++i) {
       o.seed = first_seed + i;
       const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
-      if (!sim.ok()) return std::nullopt;
+      if (!sim.ok()) break;
       sum += sim.schedule.makespan;
     }
+    judge_seconds_ += elapsed() - began;
+    judged_draws_ += std::min(draws, i + 1);
+    if (i < draws) return std::nullopt;
     return sum / static_cast<double>(draws);
   }
 
@@ -410,6 +425,17 @@ class doppler_trainer {
   seconds baseline_ = 0;
   std::size_t reinforced_ = 0, episodes_ = 0;
   double last_agreement_ = 0;
+  // For out_of_time(): the longest episode, and the time and number of the draws judged so far.
+  double longest_episode_ = 0;
+  mutable double judge_seconds_ = 0;
+  mutable std::size_t judged_draws_ = 0;
+
+  template <class Episode>
+  void timed(Episode episode) {
+    const double began = elapsed();
+    episode();
+    longest_episode_ = std::max(longest_episode_, elapsed() - began);
+  }
 };
 
 // Trains the dual policy on one graph (stages I, II, III with the options' episode counts, or from
