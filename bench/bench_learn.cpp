@@ -7,8 +7,8 @@
 // draws per candidate, then its 4 best candidates again on 40 fresh draws), so the reported figure
 // is not the lucky minimum of many noisy judgements.
 // Training: imitation of a teacher, then REINFORCE, for a time budget per graph: argument 1 or
-// GANTRY_LEARN_BUDGET, seconds (default 120; the issue allows 600). The teacher (argument 2 or
-// GANTRY_LEARN_TEACHER) is "critical-path" (DOPPLER's, the default) or "best": the other placer
+// GANTRY_LEARN_BUDGET, seconds (default 120). The teacher (argument 2 or GANTRY_LEARN_TEACHER) is
+// "critical-path" (DOPPLER's, the default) or "best": the other placer
 // whose placement has the lowest mean over the training draws (never the held-out ones). Writes
 // learning curves to bench_learn_<graph>.csv in the working directory. Each graph trains on one
 // thread.
@@ -160,7 +160,8 @@ int main(int argc, char** argv) {
   for (const auto& r : rows) {
     bench::print_target(("learn_" + r.graph + "_vs_best_other").c_str(), r.learned / r.best_other, 1.0);
   }
-  for (const auto& r : rows) bench::print_target(("learn_" + r.graph + "_train_seconds").c_str(), r.seconds, 600.0);
+  // Training, its final decode and rechecks included, stays within the budget.
+  for (const auto& r : rows) bench::print_target(("learn_" + r.graph + "_train_seconds").c_str(), r.seconds, budget);
   bench::print_target_at_least("learn_graphs_5pct_below_critical_path_at_least", below_cp, 2);
   return 0;
 }
