@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -595,4 +596,88 @@ TEST_CASE("a transfer that does not fit waits for memory; without waiting the ru
   CHECK(eager.outcome.time == 1);
   CHECK(eager.outcome.needed == 60);
   CHECK(eager.outcome.available == 40);
+}
+
+TEST_CASE("admission: a start that fits is held back when the priority order would have no room left") {
+  // a (2 s) on d1 sends 10 B to b on d0; c on d0 has no inputs; e on d0 reads b and c. d0 holds
+  // 100 B; every copy takes 1 s. Priority a, b, c, e.
+  //   b: 1 s, 50 B scratch, 10 B output; c: 1 s, 60 B output; e: 1 s, nothing.
+  // Running ahead, c would start at 0 (b is not ready) and hold its 60 B until e. a's copy lands
+  // [2, 3], and then b needs 60 B with 70 of 100 in use: nothing can go on (the loop got stuck
+  // there before the admission rule; without waiting the run fails there too).
+  // The priority order one vertex at a time needs at most 70 B on d0 (b: the copy, its scratch and
+  // output; c: b's and c's outputs), so c's 60 B held from 0 until its turn would need 130: held
+  // back. a [0, 2), copy [2, 3), b [3, 4), c [4, 5), e [5, 6): the strict replay's times.
+  graph g;
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 2, .output = 10});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1, .output = 10, .temporary = 50});
+  const auto c = g.add_vertex(vertex_properties{.name = "c", .compute = 1, .output = 60});
+  const auto e = g.add_vertex(vertex_properties{.name = "e", .compute = 1});
+  g.add_edge(a, b, 10);
+  g.add_edge(b, e, 10);
+  g.add_edge(c, e, 60);
+  const link_model one_second{.latency = 1, .bandwidth = std::numeric_limits<double>::infinity()};
+  const cluster tight({{.name = "d0", .capacity = 100}, {.name = "d1"}}, one_second);
+  const graph_model model(g, tight);
+  const placement_t where{1, 0, 0, 0};
+  const std::vector<vertex_id> priority{a, b, c, e};
+  for (const auto policy : {ready_policy::placement_order, ready_policy::fifo, ready_policy::bottom_level}) {
+    CAPTURE(to_string(policy));
+    const auto s = run_ok(g, model, tight, where, {.policy = policy, .priority = priority});
+    CHECK(s.start == std::vector<seconds>{0, 3, 4, 5});
+    CHECK(s.makespan == 6);
+    CHECK(s.peak_memory[0] == 70);
+  }
+  const auto strict = run_ok(g, model, tight, where, {.policy = ready_policy::strict_order, .priority = priority});
+  CHECK(strict.start == std::vector<seconds>{0, 3, 4, 5});
+  const auto eager = simulate(g, model, tight, where, {.priority = priority, .wait_for_memory = false});
+  CHECK(eager.outcome.code == status::out_of_memory);
+  CHECK(eager.outcome.vertex == b);
+  CHECK(eager.outcome.time == 3);
+  CHECK(eager.outcome.needed == 50);  // b's scratch, asked for first
+  CHECK(eager.outcome.available == 30);
+
+  // With 130 B d0 can hold everything it ever holds at once: no rule, c runs ahead at 0.
+  const cluster roomy({{.name = "d0", .capacity = 130}, {.name = "d1"}}, one_second);
+  const auto ahead = run_ok(g, graph_model(g, roomy), roomy, where, {.priority = priority});
+  CHECK(ahead.start == std::vector<seconds>{0, 3, 0, 4});
+  CHECK(ahead.makespan == 5);
+  CHECK(ahead.peak_memory[0] == 130);
+}
+
+TEST_CASE("admission: a copy that fits is held back until the priority order has room for it") {
+  // On d1: p (1 s) sends 40 B to q on d0, then a (2 s) sends 10 B to b on d0. On d0 (100 B): b
+  // (1 s, 60 B scratch, 10 B output), then q (1 s), which reads p and b. Copies take 1 s. Priority
+  // p, a, b, q.
+  // Running ahead, p's copy lands [1, 2) and a's [3, 4); b then needs 70 B with 50 of 100 in use,
+  // and q needs b: stuck. In the priority order p's copy is needed only at q's turn, and holding its
+  // 40 B over b's turn would need 120: held back until b has started, then it waits for b's scratch
+  // to go: p [0, 1), a [1, 3), a's copy [3, 4), b [4, 5), p's copy [5, 6), q [6, 7).
+  graph g;
+  const auto p = g.add_vertex(vertex_properties{.name = "p", .compute = 1, .output = 40});
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 2, .output = 10});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1, .output = 10, .temporary = 60});
+  const auto q = g.add_vertex(vertex_properties{.name = "q", .compute = 1});
+  g.add_edge(p, q, 40);
+  g.add_edge(a, b, 10);
+  g.add_edge(b, q, 10);
+  const cluster c({{.name = "d0", .capacity = 100}, {.name = "d1"}},
+                  {.latency = 1, .bandwidth = std::numeric_limits<double>::infinity()});
+  const graph_model model(g, c);
+  const placement_t where{1, 1, 0, 0};
+  const std::vector<vertex_id> priority{p, a, b, q};
+  const auto s = run_ok(g, model, c, where, {.priority = priority});
+  CHECK(s.start == std::vector<seconds>{0, 1, 4, 6});
+  REQUIRE(s.transfers.size() == 2);
+  CHECK(s.transfers[0].tensor == p);
+  CHECK(s.transfers[0].start == 5);
+  CHECK(s.transfers[1].tensor == a);
+  CHECK(s.transfers[1].start == 3);
+  CHECK(s.makespan == 7);
+  CHECK(s.peak_memory[0] == 80);
+
+  const auto eager = simulate(g, model, c, where, {.priority = priority, .wait_for_memory = false});
+  CHECK(eager.outcome.code == status::out_of_memory);
+  CHECK(eager.outcome.vertex == b);
+  CHECK(eager.outcome.time == 4);
 }

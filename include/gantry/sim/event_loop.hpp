@@ -6,7 +6,17 @@
 // and is cached on the receiving device; memory is held and freed by the rules of
 // schedule/schedule.hpp (detail::memory_ledger counts who still reads what); a start that does not
 // fit waits for memory while others go ahead; no device or channel is left idle while work it could
-// start is ready. The backend is a template argument: no virtual call per event. O((n + e) log n + t log t) for t transfers in parallel mode.
+// start is ready. The backend is a template argument: no virtual call per event.
+// O((n + e) log n + t log t) for t transfers in parallel mode.
+//
+// Admission (sim/admission.hpp, work-conserving policies with wait_for_memory): running ahead of the
+// priority order can paint a run into a corner (a later vertex's output fills the memory an earlier
+// one needs, and neither can start), so a start or transfer that fits is still held back when it
+// would leave the priority order, run one vertex at a time from here, no room to finish. Where that
+// order fits at time 0 the run never gets stuck on memory. On a virtual clock the rule is used only
+// when the run without it waits for memory at some point (tried first, to its first wait, when some
+// device could fill up), so a run whose memory never binds is unchanged; strict_order and
+// wait_for_memory = false keep no such rule.
 #pragma once
 
 #include <gantry/core/enum_names.hpp>
@@ -18,6 +28,7 @@
 #include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/schedule.hpp>
+#include <gantry/sim/admission.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +36,7 @@
 #include <concepts>
 #include <ctime>
 #include <functional>
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
@@ -74,8 +86,10 @@ struct simulate_options {
   std::span<const transfer> transfer_order = {};
   // A vertex or transfer whose bytes do not fit on its device now waits until memory is freed
   // (meanwhile the device runs the next ready vertex that fits, and other transfers go ahead); the
-  // run fails with out_of_memory only when nothing can go on. false: the first allocation that does
-  // not fit ends the run (a runtime without memory-aware dispatch, as Baechi's simulator).
+  // run fails with out_of_memory only when nothing can go on. A start that fits is held back when it
+  // would leave the priority order no room to finish (admission, above). false: the first
+  // allocation that does not fit ends the run (a runtime without memory-aware dispatch, as Baechi's
+  // simulator).
   bool wait_for_memory = true;
 };
 
@@ -260,6 +274,14 @@ class event_loop {
     }
     memory_now_.assign(m_, 0);
     waiting_ = {};
+    admission_ = {};
+    copy_turn_.clear();
+    waited_ = false;
+    if (options_.wait_for_memory && options_.policy != ready_policy::strict_order && !trial_) {
+      admission_.init(g_, model_, devices_, placement_, rank_, options_.cache_transfers);
+      if constexpr (modelled)
+        if (admission_.engaged() && !trial_waits()) admission_ = {};
+    }
     s.order.assign(m_, {});
     s.busy.assign(m_, 0);
     s.peak_memory.assign(m_, 0);
@@ -338,6 +360,16 @@ class event_loop {
   [[nodiscard]] const R& result() const noexcept { return result_; }
 
  private:
+  template <placement_model, device_set, execution_backend, class>
+  friend class event_loop;
+  struct trial_tag {};
+  event_loop(const csr_graph& g, const M& model, const D& devices, std::span<const device_id> placement, B& backend,
+             simulate_options options, const char* who, trial_tag)
+      : g_(g), model_(model), devices_(devices), placement_(placement), backend_(backend), options_(options),
+        who_(who), trial_(true) {
+    init();
+  }
+
   using ready_key = std::tuple<double, std::uint32_t, vertex_id>;  // policy key, rank, vertex
 
   // Failed, and nothing launched is left to finish (a virtual clock's launches are abandoned).
@@ -537,7 +569,8 @@ class event_loop {
     if (readers == 0) release(d, model_.output_bytes(v));
     for (std::size_t k = first_new; k < s.transfers.size(); ++k) {
       const auto t = static_cast<std::uint32_t>(k);
-      if (!topology_.shared() && room_for(s.transfers[k].to, s.transfers[k].bytes, 0, v, "received")) start_transfer(t);
+      if (!topology_.shared() && room_for(s.transfers[k].to, s.transfers[k].bytes, 0, v, "received") && admits_copy(t))
+        start_transfer(t);
       else transfer_queue_.insert({now(), rank_[v], s.transfers[k].edge, t});
     }
   }
@@ -599,8 +632,8 @@ class event_loop {
 
   // Starts every transfer and vertex that can start now: transfers first (they never wait for
   // devices, and a device that starts now may be a receiver), then on each idle device the first
-  // ready vertex in policy order that fits. A zero-length vertex on a virtual clock finishes at
-  // once and may let more start, so this repeats until nothing starts.
+  // ready vertex in policy order that fits and is admitted. A zero-length vertex on a virtual clock
+  // finishes at once and may let more start, so this repeats until nothing starts.
   void dispatch() {
     waiting_ = {};
     for (bool started = true; started && result_.ok();) {
@@ -614,7 +647,8 @@ class event_loop {
           // A booked transfer waits for the ones booked before it on each of its resources.
           return booking != detail::no_transfer && booked_[r][booked_next_[r]] != booking;
         };
-        if (std::any_of(path.begin(), path.end(), blocked) || !room_for(tr.to, tr.bytes, 0, tr.tensor, "received")) {
+        if (std::any_of(path.begin(), path.end(), blocked) || !room_for(tr.to, tr.bytes, 0, tr.tensor, "received") ||
+            !admits_copy(std::get<3>(*it))) {
           ++it;
           continue;
         }
@@ -632,12 +666,12 @@ class event_loop {
             started = true;
           }
         } else {
-          // The first ready vertex in policy order that fits; the others wait for memory.
+          // The first ready vertex in policy order that fits and is admitted; the others wait.
           skipped_.clear();
           while (!ready_[d].empty()) {
             const auto top = ready_[d].top();
             ready_[d].pop();
-            if (vertex_fits(std::get<2>(top))) {
+            if (vertex_fits(std::get<2>(top)) && admits(std::get<2>(top))) {
               start_vertex(std::get<2>(top));
               started = true;
               break;
@@ -659,6 +693,7 @@ class event_loop {
     const byte_count held = memory_now_[d] - std::min(freed, memory_now_[d]);
     if (bytes <= capacity && held <= capacity - bytes) return true;
     waiting_ = {d, v, bytes, capacity > held ? capacity - held : 0, what};
+    waited_ = true;
     return false;
   }
   // Whether v can start now: its temporary and output bytes (on a virtual clock, a zero-length
@@ -670,6 +705,47 @@ class event_loop {
                       "temporary and output");
     if (g_.out_degree(v) == 0) return true;
     return room_for(d, model_.output_bytes(v), freed_by_inputs(v), v, "output");
+  }
+  // On a virtual clock the run without the admission rule is known in advance: where no start in it
+  // waits for memory the rule stays off, so such a run is exactly what it was without the rule.
+  bool trial_waits() const {
+    virtual_clock clock;
+    using trial_loop = event_loop<M, D, virtual_clock, R>;
+    trial_loop trial(g_, model_, devices_, placement_, clock, options_, who_, typename trial_loop::trial_tag{});
+    while (!trial.waited_ && trial.step()) {
+    }
+    return trial.waited_;
+  }
+  // The admission rule (sim/admission.hpp): whether starting v now leaves the priority order, run
+  // one vertex at a time, room to finish. Records the start when it does.
+  bool admits(vertex_id v) {
+    if (!admission_.engaged()) return true;
+    const device_id d = placement_[v];
+    const byte_count held = g_.out_degree(v) == 0 ? 0 : model_.output_bytes(v);  // until v's turn
+    if (!admission_.hold_until(d, rank_[v], held, v))
+      return held_back(d, v, held, "output (held back for the priority order)");
+    admission_.started(rank_[v]);
+    return true;
+  }
+  // The same for transfer t: its copy is held from now until its first reader's turn.
+  bool admits_copy(std::uint32_t t) {
+    if (!admission_.engaged()) return true;
+    const auto& tr = result_.schedule.transfers[t];
+    if (t >= copy_turn_.size()) copy_turn_.resize(result_.schedule.transfers.size(), no_turn);
+    std::uint32_t& first = copy_turn_[t];
+    if (first == no_turn) {
+      const auto succ = g_.successors(tr.tensor);
+      const auto out = g_.out_edges(tr.tensor);
+      for (std::size_t i = 0; i < succ.size(); ++i)
+        if (edge_transfer_[out[i]] == t) first = std::min(first, rank_[succ[i]]);
+    }
+    return admission_.hold_until(tr.to, first, tr.bytes, g_.vertex_count() + t) ||
+           held_back(tr.to, tr.tensor, tr.bytes, "received (held back for the priority order)");
+  }
+  // Remembered like a start that does not fit (the run cannot stall on it while the order fits).
+  bool held_back(device_id d, vertex_id v, byte_count bytes, const char* what) {
+    waiting_ = {d, v, bytes, devices_.capacity(d) - memory_in_use(d), what};
+    return false;
   }
   // Bytes release_inputs(v) would free on v's device.
   byte_count freed_by_inputs(vertex_id v) {
@@ -783,6 +859,11 @@ class event_loop {
     const char* what = "";
   } waiting_;
   std::vector<ready_key> skipped_;
+  detail::memory_admission admission_;
+  static constexpr std::uint32_t no_turn = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> copy_turn_;  // per transfer: its first reader's rank (admits_copy)
+  bool trial_ = false;   // a run without the admission rule, to see whether memory binds (trial_waits)
+  bool waited_ = false;  // a start or transfer has waited for memory
   std::vector<std::pair<int, std::uint32_t>> drops_;
   // Strict replay with a transfer order: per (tensor, receiver, bytes) its place in the order; per
   // resource the places of the transfers it serves, in order, and how many have started; per
