@@ -447,23 +447,7 @@ class list_scheduler {
     auto& p = out.placement;
     p.outcome = me.outcome_;
     p.device = me.device_of_;
-    {
-      // Sorted as contiguous keys (the step is unique, so the order is the same as by index).
-      struct key {
-        seconds start, finish;
-        std::uint32_t step;
-        vertex_id v;
-      };
-      std::vector<key> keys;
-      keys.reserve(me.placed_count_);
-      for (vertex_id v = 0; v < me.n_; ++v)
-        if (me.device_of_[v] != no_device) keys.push_back({me.start_[v], me.finish_[v], me.step_of_[v], v});
-      std::sort(keys.begin(), keys.end(), [](const key& a, const key& b) {
-        return std::tie(a.start, a.finish, a.step) < std::tie(b.start, b.finish, b.step);
-      });
-      p.order.resize(keys.size());
-      for (std::size_t i = 0; i < keys.size(); ++i) p.order[i] = keys[i].v;
-    }
+    p.order = me.order_by_start();
     if (me.failed() || me.placed_count_ != me.n_) return out;
     auto& s = out.schedule;
     s.device = me.device_of_;
@@ -478,6 +462,75 @@ class list_scheduler {
     }
     summarize(s, *me.view_, me.model_, me.m_);
     return out;
+  }
+
+  // The placed vertices by (start, finish, placement step). A device's vertices in placement order
+  // are already in that order unless the policy inserts into idle gaps, so the devices' lists are
+  // merged in O(n log m); a list out of order falls back to sorting everything.
+  [[nodiscard]] std::vector<vertex_id> order_by_start() const {
+    std::vector<vertex_id> by_step(placed_count_);
+    std::vector<std::uint32_t> first(m_ + 1, 0);
+    for (vertex_id v = 0; v < n_; ++v)
+      if (device_of_[v] != no_device) {
+        by_step[step_of_[v]] = v;
+        ++first[device_of_[v] + 1];
+      }
+    for (std::size_t d = 0; d < m_; ++d) first[d + 1] += first[d];
+    std::vector<vertex_id> on_device(placed_count_);
+    {
+      std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+      for (const vertex_id v : by_step) on_device[fill[device_of_[v]]++] = v;
+    }
+    const auto before = [&](vertex_id a, vertex_id b) {
+      return std::tie(start_[a], finish_[a], step_of_[a]) < std::tie(start_[b], finish_[b], step_of_[b]);
+    };
+    bool sorted = true;
+    for (std::size_t d = 0; d < m_ && sorted; ++d)
+      for (std::uint32_t i = first[d]; i + 1 < first[d + 1] && sorted; ++i)
+        sorted = before(on_device[i], on_device[i + 1]);
+    if (!sorted) {
+      std::sort(by_step.begin(), by_step.end(), before);
+      return by_step;
+    }
+    // A min-heap of the devices' next vertices, keys held in place.
+    struct head {
+      seconds start, finish;
+      std::uint32_t step;
+      device_id d;
+      bool operator<(const head& o) const { return std::tie(start, finish, step) < std::tie(o.start, o.finish, o.step); }
+    };
+    std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
+    const auto head_of = [&](device_id d) {
+      const vertex_id v = on_device[next[d]];
+      return head{start_[v], finish_[v], step_of_[v], d};
+    };
+    std::vector<head> heap;
+    for (device_id d = 0; d < m_; ++d)
+      if (first[d] != first[d + 1]) heap.push_back(head_of(d));
+    const auto sift_down = [&](std::size_t i) {
+      const head moving = heap[i];
+      for (std::size_t child; (child = 2 * i + 1) < heap.size(); i = child) {
+        if (child + 1 < heap.size() && heap[child + 1] < heap[child]) ++child;
+        if (!(heap[child] < moving)) break;
+        heap[i] = heap[child];
+      }
+      heap[i] = moving;
+    };
+    for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+    std::vector<vertex_id> order;
+    order.reserve(placed_count_);
+    while (!heap.empty()) {
+      const device_id d = heap.front().d;
+      order.push_back(on_device[next[d]++]);
+      if (next[d] != first[d + 1]) {
+        heap.front() = head_of(d);
+      } else {
+        heap.front() = heap.back();
+        heap.pop_back();
+      }
+      if (!heap.empty()) sift_down(0);
+    }
+    return order;
   }
 
   static constexpr std::uint32_t no_transfer = std::numeric_limits<std::uint32_t>::max();
