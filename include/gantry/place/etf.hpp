@@ -9,11 +9,14 @@
 #include <gantry/place/list_scheduler.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <queue>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -58,11 +61,7 @@ class etf_policy {
     std::vector<vertex_id> by_rank(n), by(n);
     for (vertex_id v = 0; v < n; ++v) by_rank[view.kahn_rank(v)] = v;
     if (tie_break_ == etf_tie_break::static_level) {
-      const std::vector<seconds> level = static_levels(view);
-      std::vector<std::pair<seconds, std::uint32_t>> keys(n);
-      for (vertex_id v = 0; v < n; ++v) keys[v] = {-level[v], view.kahn_rank(v)};
-      std::sort(keys.begin(), keys.end());
-      for (std::uint32_t i = 0; i < n; ++i) by[i] = by_rank[keys[i].second];
+      by = by_level(static_levels(view), by_rank);
     } else {
       by = std::move(by_rank);
     }
@@ -149,6 +148,48 @@ class etf_policy {
       level[*it] = mean_compute_time(view.model(), *it, view.device_count()) + tail;
     }
     return level;
+  }
+
+  // The vertices by larger static level, then Kahn order. Levels are sums of compute times, so
+  // non-negative: their bit patterns, inverted, sort as the levels do in reverse, and a stable LSD
+  // radix sort of Kahn order by them (16-bit digits, a digit the same for all skipped) settles ties
+  // by rank. Other levels (a negative or NaN time) take a comparison sort with the same order.
+  static std::vector<vertex_id> by_level(const std::vector<seconds>& level, std::vector<vertex_id> order) {
+    const std::size_t n = order.size();
+    const bool plain = std::all_of(level.begin(), level.end(), [](seconds x) { return x >= 0; });
+    if (!plain || n < 256) {
+      std::vector<std::uint32_t> rank(n);
+      for (std::uint32_t i = 0; i < n; ++i) rank[order[i]] = i;
+      std::sort(order.begin(), order.end(), [&](vertex_id a, vertex_id b) {
+        return std::pair(-level[a], rank[a]) < std::pair(-level[b], rank[b]);
+      });
+      return order;
+    }
+    struct item {
+      std::uint64_t key;
+      vertex_id v;
+    };
+    std::vector<item> items(n), scratch(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = level[order[i]] + 0.0;  // -0.0 becomes +0.0
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      items[i] = {~bits, order[i]};
+    }
+    std::vector<std::uint32_t> count(std::size_t{1} << 16);
+    item* from = items.data();
+    item* to = scratch.data();
+    for (int shift = 0; shift < 64; shift += 16) {
+      std::fill(count.begin(), count.end(), 0);
+      for (std::size_t i = 0; i < n; ++i) ++count[(from[i].key >> shift) & 0xFFFF];
+      if (count[(from[0].key >> shift) & 0xFFFF] == n) continue;
+      std::uint32_t sum = 0;
+      for (auto& c : count) sum += std::exchange(c, sum);
+      for (std::size_t i = 0; i < n; ++i) to[count[(from[i].key >> shift) & 0xFFFF]++] = from[i];
+      std::swap(from, to);
+    }
+    for (std::size_t i = 0; i < n; ++i) order[i] = from[i].v;
+    return order;
   }
 
   // An entry whose inputs are there by the time d is free goes straight to the startable set, where
