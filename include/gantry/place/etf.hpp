@@ -71,8 +71,10 @@ class etf_policy {
 
   template <class View>
   void on_ready(const View& view, vertex_id v) {
+    ready_at_.resize(view.device_count());
+    view.data_ready_all(v, ready_at_);
     for (device_id d = 0; d < view.device_count(); ++d)
-      if (view.allowed(v, d)) push(view, d, {view.data_ready(v, d), tie_[v], v});
+      if (view.allowed(v, d)) push(view, d, {ready_at_[d], tie_[v], v});
   }
 
   template <class View>
@@ -257,6 +259,7 @@ class etf_policy {
   std::vector<std::vector<entry>> blocked_;
   std::vector<std::optional<entry>> best_;
   std::vector<std::uint8_t> best_known_;
+  std::vector<seconds> ready_at_;  // scratch: a vertex's data_ready per device
 };
 
 // ETF ignores memory (options.respect_memory is treated as false).

@@ -132,6 +132,7 @@ class list_scheduler {
     n_ = g.vertex_count();
     m_ = devices_.device_count();
     topology_ = detail::topology_of(devices_);
+    shared_ = topology_.shared();
     check_arguments();
     const auto topo = detail::kahn_on(g);
     detail::require_dag(graph_, g, topo);
@@ -299,7 +300,7 @@ class list_scheduler {
   // Which resources each transfer occupies (model/topology.hpp).
   [[nodiscard]] const gantry::topology& topology() const noexcept { return topology_; }
   // Whether transfers share resources, so a transfer may wait for another.
-  [[nodiscard]] bool channels_shared() const noexcept { return topology_.shared(); }
+  [[nodiscard]] bool channels_shared() const noexcept { return shared_; }
 
   // Vertices whose inputs are all placed and that are not placed themselves, in no particular
   // order. Backward vertices wait while forward-only placement holds them, and a group's source
@@ -380,7 +381,7 @@ class list_scheduler {
   // arrives), and for a member of a group not bound yet (its other members' inputs get placed; once
   // bound, only the group's own device counts).
   [[nodiscard]] bool ready_may_change(vertex_id v) const {
-    return topology_.shared() || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
+    return shared_ || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
   }
   // Whether the last placement was the first of its group (of several): the group is bound now.
   [[nodiscard]] bool last_bound_group() const noexcept { return last_bound_group_; }
@@ -394,6 +395,17 @@ class list_scheduler {
   [[nodiscard]] seconds data_ready(vertex_id v, device_id d) const {
     collect_inputs(v);
     return std::max(arrival<false>(d), group_ready(v, d));
+  }
+  // data_ready(v, d) for every device d, into out (device_count() entries): without shared
+  // channels, one pass over v's inputs and their copies serves every device.
+  void data_ready_all(vertex_id v, std::span<seconds> out) const {
+    collect_inputs(v);
+    if (shared_) {
+      for (device_id d = 0; d < m_; ++d) out[d] = arrival<false>(d);
+    } else {
+      arrival_all(out);
+    }
+    for (device_id d = 0; d < m_; ++d) out[d] = std::max(out[d], group_ready(v, d));
   }
   // Earliest start of v on d under the engine's rule: after its inputs and the last vertex on d,
   // or in the earliest idle gap long enough when the policy inserts.
@@ -689,7 +701,7 @@ class list_scheduler {
       }
       inputs_.push_back({u, in[i]});
     }
-    if (topology_.shared())
+    if (shared_)
       std::sort(inputs_.begin(), inputs_.end(), [&](const input& a, const input& b) {
         return std::tie(finish_[a.producer], start_[a.producer], step_of_[a.producer], a.edge) <
                std::tie(finish_[b.producer], start_[b.producer], step_of_[b.producer], b.edge);
@@ -740,6 +752,29 @@ class list_scheduler {
     }
     for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) channel_free_[it->first] = it->second;
     return ready;
+  }
+  // arrival<false>(d) for every device at once, when no channels are shared: per input, the copy a
+  // device already has (the newest of the right size, as cached() finds it) or a new transfer.
+  void arrival_all(std::span<seconds> out) const {
+    std::fill(out.begin(), out.end(), 0.0);
+    copy_on_.resize(m_);
+    for (const input& in : inputs_) {
+      const vertex_id u = in.producer;
+      const device_id from = device_of_[u];
+      const seconds done = finish_[u];
+      std::fill(copy_on_.begin(), copy_on_.end(), no_transfer);
+      if (options_.cache_transfers) {
+        const byte_count bytes = model_.edge_bytes(in.edge);
+        for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t])
+          if (transfers_[t].bytes == bytes && copy_on_[transfers_[t].to] == no_transfer) copy_on_[transfers_[t].to] = t;
+      }
+      for (device_id d = 0; d < m_; ++d) {
+        const seconds at = d == from                    ? done
+                           : copy_on_[d] != no_transfer ? transfers_[copy_on_[d]].finish
+                                                        : done + model_.transfer_time(in.edge, from, d);
+        out[d] = std::max(out[d], at);
+      }
+    }
   }
   // Records the transfers of the last arrival() and reserves their channels.
   void commit_transfers() {
@@ -1138,6 +1173,7 @@ class list_scheduler {
   list_options options_;
   std::size_t n_ = 0, m_ = 0;
   gantry::topology topology_;
+  bool shared_ = false;  // topology_.shared(), asked often
 
   gantry::outcome outcome_;
   std::size_t placed_count_ = 0;
@@ -1168,6 +1204,7 @@ class list_scheduler {
   mutable vertex_id inputs_of_ = no_vertex;
   mutable std::vector<std::pair<std::size_t, seconds>> touched_;
   mutable std::vector<transfer> planned_;  // the transfers the last arrival() would start
+  mutable std::vector<std::uint32_t> copy_on_;  // scratch for arrival_all(): per device, a copy of one input
   mutable std::vector<std::pair<seconds, std::int64_t>> holds_;  // scratch for new_holds()
 
   std::vector<std::uint32_t> group_of_;
