@@ -79,6 +79,8 @@ class etf_policy {
 
   template <class View>
   void on_placed(const View& view, vertex_id v, device_id d) {
+    // v leaves every startable set now, which best_on() would otherwise do one device at a time.
+    for (auto& startable : startable_) startable.erase(tie_[v]);
     for (device_id other = 0; other < best_.size(); ++other) {
       if (!best_known_[other]) continue;
       if (other == d || recheck_ || !best_[other] || view.ready_may_change(best_[other]->vertex)) {
