@@ -71,6 +71,30 @@ TEST_CASE("a correct cross-device schedule passes, with memory peaks as the rule
   CHECK(s.peak_memory_time == std::vector<seconds>{0, 3});
 }
 
+TEST_CASE("summarize() reads each device's order off a by-start order, ties by vertex id") {
+  // Five vertices of no work on two devices; 1 and 3 tie on d0 at [2, 2), 2 and 4 on d1 at [1, 1).
+  graph g;
+  for (int i = 0; i < 5; ++i) g.add_vertex(vertex_properties{});
+  const cluster c = two_devices();
+  const graph_model model(g, c);
+  schedule s;
+  s.device = {0, 0, 1, 0, 1};
+  s.start = {0, 2, 1, 2, 1};
+  s.finish = {1, 2, 1, 2, 1};
+  // Sorted by (start, finish) with each tie the other way round: the ties come back by id.
+  schedule hinted = s;
+  summarize(hinted, snapshot(g), model, 2, true, std::vector<vertex_id>{0, 4, 2, 3, 1});
+  summarize(s, snapshot(g), model, 2);
+  CHECK(s.order == std::vector<std::vector<vertex_id>>{{0, 1, 3}, {2, 4}});
+  CHECK(hinted.order == s.order);
+  CHECK(hinted.makespan == 2);
+  CHECK(hinted.busy == std::vector<seconds>{1, 0});
+  // An order that is not by start is sorted instead of trusted.
+  schedule misled = s;
+  summarize(misled, snapshot(g), model, 2, true, std::vector<vertex_id>{1, 3, 0, 4, 2});
+  CHECK(misled.order == s.order);
+}
+
 TEST_CASE("a correct single-device schedule and a cached transfer serving two consumers pass") {
   const graph g = pair_graph();
   const cluster c = two_devices();

@@ -472,7 +472,7 @@ class list_scheduler {
       s.finish = std::move(self.finish_);
       s.transfers = std::move(self.transfers_);
     }
-    summarize(s, *me.view_, me.model_, me.m_);
+    summarize(s, *me.view_, me.model_, me.m_, true, p.order);
     return out;
   }
 
