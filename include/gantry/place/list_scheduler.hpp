@@ -685,19 +685,28 @@ class list_scheduler {
     const csr_graph& g = *view_;
     inputs_.clear();
     inputs_of_ = v;
-    ++stamp_now_;
     const auto pred = g.predecessors(v);
     const auto in = g.in_edges(v);
+    // Whether u was met before: by scanning the few inputs so far, or by stamps (a random access
+    // per producer, which costs more than a short scan) when there are many.
+    const bool stamped = pred.size() > 16;
+    if (stamped) ++stamp_now_;
+    const auto met = [&](vertex_id u) {
+      if (stamped) return stamp_[u] == stamp_now_;
+      for (const input& other : inputs_)
+        if (other.producer == u) return true;
+      return false;
+    };
     for (std::size_t i = 0; i < pred.size(); ++i) {
       const vertex_id u = pred[i];
       if (options_.cache_transfers) {
-        if (stamp_[u] == stamp_now_) {  // u sends v several edges: one input per distinct size
+        if (met(u)) {  // u sends v several edges: one input per distinct size
           const byte_count bytes = model_.edge_bytes(in[i]);
           bool seen = false;
           for (const input& other : inputs_) seen = seen || (other.producer == u && model_.edge_bytes(other.edge) == bytes);
           if (seen) continue;
         }
-        stamp_[u] = stamp_now_;
+        if (stamped) stamp_[u] = stamp_now_;
       }
       inputs_.push_back({u, in[i]});
     }
