@@ -55,6 +55,12 @@ class etf_policy {
     best_.assign(m, std::nullopt);
     best_known_.assign(m, 0);
     recheck_ = view.channels_shared();
+    // Without groups and fixed devices, an unplaced vertex may go to any device not excluded and
+    // its keys change only with channels: checks that need no look-up of the vertex.
+    simple_ = true;
+    for (vertex_id v = 0; v < n && simple_; ++v)
+      simple_ = view.group_members(v).size() < 2 && view.bound_device(v) == no_device;
+    placed_.assign(n, 0);
     transfers_seen_ = 0;
     tie_.resize(n);
     // The tie-break order, sorted as contiguous keys; the Kahn rank is unique, so the order is too.
@@ -74,22 +80,23 @@ class etf_policy {
     ready_at_.resize(view.device_count());
     view.data_ready_all(v, ready_at_);
     for (device_id d = 0; d < view.device_count(); ++d)
-      if (view.allowed(v, d)) push(view, d, {ready_at_[d], tie_[v], v});
+      if (allowed(view, v, d)) push(view, d, {ready_at_[d], tie_[v], v});
   }
 
   template <class View>
   void on_placed(const View& view, vertex_id v, device_id d) {
     // v leaves every startable set now, which best_on() would otherwise do one device at a time.
     for (auto& startable : startable_) startable.erase(tie_[v]);
+    placed_[tie_[v]] = 1;
     for (device_id other = 0; other < best_.size(); ++other) {
       if (!best_known_[other]) continue;
-      if (other == d || recheck_ || !best_[other] || view.ready_may_change(best_[other]->vertex)) {
+      if (other == d || recheck_ || !best_[other] || may_change(view, best_[other]->vertex)) {
         best_known_[other] = 0;
         continue;
       }
       // Transfers made for v go into d only, so other devices' memory and arrivals stay as they were.
       const vertex_id candidate = best_[other]->vertex;
-      if (candidate == v || !view.allowed(candidate, other)) best_known_[other] = 0;
+      if (candidate == v || !allowed(view, candidate, other)) best_known_[other] = 0;
     }
     for (device_id x = 0; x < blocked_.size(); ++x) {
       if (!view.memory_changed(x)) continue;
@@ -196,6 +203,16 @@ class etf_policy {
     return order;
   }
 
+  // view.allowed() and view.ready_may_change() for an unplaced vertex, without looking it up when simple_.
+  template <class View>
+  bool allowed(const View& view, vertex_id v, device_id d) const {
+    return simple_ ? !view.excluded(d) : view.allowed(v, d);
+  }
+  template <class View>
+  bool may_change(const View& view, vertex_id v) const {
+    return simple_ ? recheck_ : view.ready_may_change(v);
+  }
+
   // An entry whose inputs are there by the time d is free goes straight to the startable set, where
   // best_on() would move it (d's free time only grows).
   template <class View>
@@ -228,11 +245,11 @@ class etf_policy {
         else pending.pop();
       };
       const vertex_id v = top.vertex;
-      if (view.is_placed(v) || !view.allowed(v, d)) {
+      if (simple_ ? placed_[top.tie] || view.excluded(d) : view.is_placed(v) || !view.allowed(v, d)) {
         drop();
         continue;
       }
-      if (recheck_ || view.ready_may_change(v)) {
+      if (recheck_ || may_change(view, v)) {
         const seconds now_ready = view.data_ready(v, d);
         if (from_startable ? now_ready > free_at : now_ready != top.ready) {
           drop();
@@ -261,6 +278,8 @@ class etf_policy {
   std::vector<std::vector<entry>> blocked_;
   std::vector<std::optional<entry>> best_;
   std::vector<std::uint8_t> best_known_;
+  bool simple_ = false;                // no groups, no fixed devices
+  std::vector<std::uint8_t> placed_;   // per tie rank: placed (read near the ranks best_on() reads)
   std::vector<seconds> ready_at_;  // scratch: a vertex's data_ready per device
 };
 
