@@ -212,10 +212,12 @@ class list_scheduler {
     init_group_units();
     // At least what added_bytes(v, d) can be on any device: fits() settles a roomy device with it.
     added_bound_.resize(dynamic_ ? n_ : 0);
+    largest_added_bound_ = 0;
     for (vertex_id v = 0; v < added_bound_.size(); ++v) {
       byte_count bytes = detail::saturating_add(group_reservation(v), own_reserved(v));
       for (const edge_id e : g.in_edges(v)) bytes = detail::saturating_add(bytes, model_.edge_bytes(e));
       added_bound_[v] = bytes;
+      largest_added_bound_ = std::max(largest_added_bound_, bytes);
     }
 
     // Forward-only placement holds backward vertices back until every forward vertex is placed.
@@ -405,7 +407,9 @@ class list_scheduler {
     } else {
       arrival_all(out);
     }
-    for (device_id d = 0; d < m_; ++d) out[d] = std::max(out[d], group_ready(v, d));
+    const std::uint32_t grp = group_of_[v];
+    if (group_size_[grp] >= 2 && group_device_[grp] == no_device)  // else group_ready() is 0
+      for (device_id d = 0; d < m_; ++d) out[d] = std::max(out[d], group_ready(v, d));
   }
   // Earliest start of v on d under the engine's rule: after its inputs and the last vertex on d,
   // or in the earliest idle gap long enough when the policy inserts.
@@ -422,7 +426,8 @@ class list_scheduler {
   // Whether v fits on d by the memory rules (always true when memory is not respected).
   [[nodiscard]] bool fits(vertex_id v, device_id d) const {
     if (!options_.respect_memory) return true;
-    if (dynamic_ && fits_anyway(d, added_bound_[v])) return true;  // O(1), before the inputs are looked at
+    // O(1), before the inputs are looked at: d has room for the most any vertex adds, or for v's bound.
+    if (dynamic_ && (fits_anyway(d, largest_added_bound_) || fits_anyway(d, added_bound_[v]))) return true;
     collect_inputs(v);
     if (!dynamic_) return need(v, d) <= free_[d];
     if (!tracked(d) || fits_anyway(d, added_bytes(v, d))) return true;
@@ -1232,6 +1237,7 @@ class list_scheduler {
   mutable std::vector<detail::memory_timeline::change> replayed_;  // scratch for replay_holds()
   std::vector<std::uint8_t> changed_;                      // per device: the last placement freed memory there
   std::vector<byte_count> added_bound_;                    // per vertex: at least added_bytes(v, d) on every d
+  byte_count largest_added_bound_ = 0;                     // the largest of added_bound_
 
   bool forward_gate_ = false;  // forward-only placement chosen
   bool gate_open_ = true;      // backward vertices may be placed
