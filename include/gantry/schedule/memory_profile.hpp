@@ -127,10 +127,12 @@ struct schedule_memory {
 
 // Requires a schedule whose device, start and finish vectors cover every vertex and whose device
 // ids are below device_count (validate() checks that first), and `serving` as serving_transfers()
-// gives it for that schedule. O(n + e + t) plus sorting each device's events.
+// gives it for that schedule. O(n + e + t) plus sorting each device's events (unless `sorted` is
+// false: each device's events are then in no particular order).
 template <class M>
 [[nodiscard]] schedule_memory memory_events(const csr_graph& g, const schedule& s, const M& model,
-                                            std::size_t device_count, const std::vector<std::uint32_t>& serving) {
+                                            std::size_t device_count, const std::vector<std::uint32_t>& serving,
+                                            bool sorted = true) {
   const std::size_t n = g.vertex_count();
   // When each output and each received copy is last needed.
   std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
@@ -183,6 +185,7 @@ template <class M>
       out.events[fill[t.to]++] = {memory_event_key(transfer_end[i], false), t.bytes};
     }
   }
+  if (!sorted) return out;
   std::vector<memory_event> scratch;
   for (std::size_t d = 0; d < device_count; ++d)
     sort_memory_events(out.events.get() + out.first[d], out.first[d + 1] - out.first[d], scratch);
@@ -201,22 +204,103 @@ struct memory_profile {
 };
 
 namespace detail {
+// The peak of one device's sorted events over `base` held throughout, and when it was first
+// reached (time 0 when never above base).
+inline void peak_of(byte_count base, const memory_event* events, std::size_t count, byte_count& peak, seconds& time) {
+  byte_count now = base;
+  peak = base;
+  time = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& event = events[i];
+    if (!schedule_memory::is_allocation(event)) {
+      now -= event.bytes;
+    } else if ((now += event.bytes) > peak) {
+      peak = now;
+      time = schedule_memory::time_of(event);
+    }
+  }
+}
+
+// peak_of() for a device's events in any order, sorting only the stretches of time that can hold
+// the peak. The events go into buckets by time (monotone in the key, so a bucket's events all
+// come before the next bucket's in sorted order). The level at each bucket boundary is reached,
+// so the highest one is a lower bound on the peak; a bucket whose level at its start plus all its
+// allocations stays below that bound cannot hold the peak and is skipped. The others are sorted
+// and scanned in time order from their start level, which finds the first time the peak is
+// reached, as a scan of everything would. Equal keys may come in any order: allocations at one
+// time end at the same level, whatever their order. Leaves the events permuted.
+inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t count, byte_count& peak,
+                             seconds& time, std::vector<memory_event>& scratch) {
+  const auto sorted_peak = [&] {
+    sort_memory_events(events, count, scratch);
+    peak_of(base, events, count, peak, time);
+  };
+  constexpr std::size_t buckets = 1024;
+  if (count < 8 * buckets) return sorted_peak();
+  double low = schedule_memory::time_of(events[0]), high = low;
+  for (std::size_t i = 1; i < count; ++i) {
+    const double t = schedule_memory::time_of(events[i]);
+    low = std::min(low, t);
+    high = std::max(high, t);
+  }
+  const double scale = static_cast<double>(buckets) / (high - low);
+  if (!std::isfinite(low) || !std::isfinite(high) || !(high > low) || !std::isfinite(scale)) return sorted_peak();
+  const auto bucket_of = [&](const memory_event& e) {
+    return std::min(buckets - 1, static_cast<std::size_t>((schedule_memory::time_of(e) - low) * scale));
+  };
+  std::vector<std::size_t> first(buckets + 1, 0);
+  std::vector<byte_count> allocated(buckets, 0), freed(buckets, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t b = bucket_of(events[i]);
+    ++first[b + 1];
+    byte_count& sum = schedule_memory::is_allocation(events[i]) ? allocated[b] : freed[b];
+    if (sum + events[i].bytes < sum) return sorted_peak();  // overflow: not a real schedule's bytes
+    sum += events[i].bytes;
+  }
+  // Levels at bucket starts; a level that would fall below zero or overflow takes the plain path.
+  std::vector<byte_count> level(buckets + 1);
+  level[0] = base;
+  byte_count bound = base;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const byte_count high_water = level[b] + allocated[b];
+    if (high_water < level[b] || high_water < freed[b]) return sorted_peak();
+    level[b + 1] = high_water - freed[b];
+    bound = std::max(bound, level[b + 1]);
+    first[b + 1] += first[b];
+  }
+  scratch.resize(count);
+  {
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < count; ++i) scratch[fill[bucket_of(events[i])]++] = events[i];
+  }
+  peak = base;
+  time = 0;
+  std::vector<memory_event> bucket_scratch;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (level[b] + allocated[b] < bound) continue;
+    memory_event* part = scratch.data() + first[b];
+    const std::size_t size = first[b + 1] - first[b];
+    sort_memory_events(part, size, bucket_scratch);
+    byte_count now = level[b];
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!schedule_memory::is_allocation(part[i])) {
+        now -= part[i].bytes;
+      } else if ((now += part[i].bytes) > peak) {
+        peak = now;
+        time = schedule_memory::time_of(part[i]);
+      }
+    }
+  }
+  std::copy(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(count), events);
+}
+
 // The peak of each device's events, and when it was first reached.
 [[nodiscard]] inline memory_profile profile_of(const schedule_memory& memory) {
   const std::size_t device_count = memory.base.size();
   memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
-  for (std::size_t d = 0; d < device_count; ++d) {
-    byte_count now = memory.base[d];
-    for (std::size_t i = memory.first[d]; i < memory.first[d + 1]; ++i) {
-      const auto& event = memory.events[i];
-      if (!detail::schedule_memory::is_allocation(event)) {
-        now -= event.bytes;
-      } else if ((now += event.bytes) > profile.peak[d]) {
-        profile.peak[d] = now;
-        profile.peak_time[d] = detail::schedule_memory::time_of(event);
-      }
-    }
-  }
+  for (std::size_t d = 0; d < device_count; ++d)
+    peak_of(memory.base[d], memory.events.get() + memory.first[d], memory.first[d + 1] - memory.first[d],
+            profile.peak[d], profile.peak_time[d]);
   return profile;
 }
 }  // namespace detail
@@ -226,7 +310,13 @@ namespace detail {
 template <memory_model M>
 [[nodiscard]] memory_profile compute_memory_profile(const csr_graph& g, const schedule& s, const M& model,
                                                     std::size_t device_count) {
-  return detail::profile_of(detail::memory_events(g, s, model, device_count));
+  auto memory = detail::memory_events(g, s, model, device_count, detail::serving_transfers(g, s, model), false);
+  memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
+  std::vector<detail::memory_event> scratch;
+  for (std::size_t d = 0; d < device_count; ++d)
+    detail::peak_of_unsorted(memory.base[d], memory.events.get() + memory.first[d], memory.first[d + 1] - memory.first[d],
+                             profile.peak[d], profile.peak_time[d], scratch);
+  return profile;
 }
 
 // Fills makespan, busy time, bytes moved and the per-device order of s; fills peak memory from the
