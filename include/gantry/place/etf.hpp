@@ -203,7 +203,7 @@ class etf_policy {
     return order;
   }
 
-  // view.allowed() and view.ready_may_change() for an unplaced vertex, without looking it up when simple_.
+  // view.allowed() and view.ready_may_change() for an unplaced vertex; without a look-up when simple_.
   template <class View>
   bool allowed(const View& view, vertex_id v, device_id d) const {
     return simple_ ? !view.excluded(d) : view.allowed(v, d);
@@ -278,9 +278,9 @@ class etf_policy {
   std::vector<std::vector<entry>> blocked_;
   std::vector<std::optional<entry>> best_;
   std::vector<std::uint8_t> best_known_;
-  bool simple_ = false;                // no groups, no fixed devices
-  std::vector<std::uint8_t> placed_;   // per tie rank: placed (read near the ranks best_on() reads)
-  std::vector<seconds> ready_at_;  // scratch: a vertex's data_ready per device
+  bool simple_ = false;               // no groups, no fixed devices
+  std::vector<std::uint8_t> placed_;  // per tie rank: placed (read near the ranks best_on() reads)
+  std::vector<seconds> ready_at_;     // scratch: a vertex's data_ready per device
 };
 
 // ETF ignores memory (options.respect_memory is treated as false).

@@ -514,7 +514,9 @@ class list_scheduler {
       seconds start, finish;
       std::uint32_t step;
       device_id d;
-      bool operator<(const head& o) const { return std::tie(start, finish, step) < std::tie(o.start, o.finish, o.step); }
+      bool operator<(const head& o) const {
+        return std::tie(start, finish, step) < std::tie(o.start, o.finish, o.step);
+      }
     };
     std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
     const auto head_of = [&](device_id d) {

@@ -314,8 +314,8 @@ template <memory_model M>
   memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
   std::vector<detail::memory_event> scratch;
   for (std::size_t d = 0; d < device_count; ++d)
-    detail::peak_of_unsorted(memory.base[d], memory.events.get() + memory.first[d], memory.first[d + 1] - memory.first[d],
-                             profile.peak[d], profile.peak_time[d], scratch);
+    detail::peak_of_unsorted(memory.base[d], memory.events.get() + memory.first[d],
+                             memory.first[d + 1] - memory.first[d], profile.peak[d], profile.peak_time[d], scratch);
   return profile;
 }
 
