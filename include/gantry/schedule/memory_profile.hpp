@@ -228,7 +228,7 @@ inline void peak_of(byte_count base, const memory_event* events, std::size_t cou
 // allocations stays below that bound cannot hold the peak and is skipped. The others are sorted
 // and scanned in time order from their start level, which finds the first time the peak is
 // reached, as a scan of everything would. Equal keys may come in any order: allocations at one
-// time end at the same level, whatever their order. Leaves the events permuted.
+// time end at the same level, whatever their order. May sort the events in place.
 inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t count, byte_count& peak,
                              seconds& time, std::vector<memory_event>& scratch) {
   const auto sorted_peak = [&] {
@@ -291,7 +291,6 @@ inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t 
       }
     }
   }
-  std::copy(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(count), events);
 }
 
 // The peak of each device's events, and when it was first reached.
