@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,79 @@ TEST_CASE("a correct cross-device schedule passes, with memory peaks as the rule
   CHECK(s.order == std::vector<std::vector<vertex_id>>{{0}, {1}});
   CHECK(s.peak_memory == std::vector<byte_count>{110, 125});
   CHECK(s.peak_memory_time == std::vector<seconds>{0, 3});
+}
+
+TEST_CASE("summarize() reads each device's order off a by-start order, ties by vertex id") {
+  // Five vertices of no work on two devices; 1 and 3 tie on d0 at [2, 2), 2 and 4 on d1 at [1, 1).
+  graph g;
+  for (int i = 0; i < 5; ++i) g.add_vertex(vertex_properties{});
+  const cluster c = two_devices();
+  const graph_model model(g, c);
+  schedule s;
+  s.device = {0, 0, 1, 0, 1};
+  s.start = {0, 2, 1, 2, 1};
+  s.finish = {1, 2, 1, 2, 1};
+  // Sorted by (start, finish) with each tie the other way round: the ties come back by id.
+  schedule hinted = s;
+  summarize(hinted, snapshot(g), model, 2, true, std::vector<vertex_id>{0, 4, 2, 3, 1});
+  summarize(s, snapshot(g), model, 2);
+  CHECK(s.order == std::vector<std::vector<vertex_id>>{{0, 1, 3}, {2, 4}});
+  CHECK(hinted.order == s.order);
+  CHECK(hinted.makespan == 2);
+  CHECK(hinted.busy == std::vector<seconds>{1, 0});
+  // An order that is not by start is sorted instead of trusted.
+  schedule misled = s;
+  summarize(misled, snapshot(g), model, 2, true, std::vector<vertex_id>{1, 3, 0, 4, 2});
+  CHECK(misled.order == s.order);
+}
+
+TEST_CASE("a device's peak from unsorted events matches the scan of the sorted events") {
+  // 5,000 back-to-back one-byte holds [i, i + 1) and one of 100 bytes over [2500.5, 2500.7), on 7
+  // bytes held throughout: 108 bytes at 2500.5, the only time above 8. Enough events to be
+  // bucketed, given in a shuffled order.
+  std::vector<detail::memory_event> events;
+  for (int i = 0; i < 5000; ++i) {
+    events.push_back({detail::memory_event_key(i, true), 1});
+    events.push_back({detail::memory_event_key(i + 1, false), 1});
+  }
+  events.push_back({detail::memory_event_key(2500.5, true), 100});
+  events.push_back({detail::memory_event_key(2500.7, false), 100});
+  std::mt19937_64 rng(3);
+  std::shuffle(events.begin(), events.end(), rng);
+  std::vector<detail::memory_event> scratch;
+  byte_count peak = 0;
+  seconds time = 0;
+  detail::peak_of_unsorted(7, events.data(), events.size(), peak, time, scratch);
+  CHECK(peak == 108);
+  CHECK(time == 2500.5);
+
+  // Seeded random holds, with times spread out, repeated, and far apart.
+  for (int trial = 0; trial < 12; ++trial) {
+    events.clear();
+    const auto draw = [&]() -> double {
+      switch (trial % 3) {
+        case 0: return std::uniform_real_distribution<double>(0, 70)(rng);
+        case 1: return static_cast<double>(rng() % 40);
+        default: return rng() % 10 == 0 ? 1e6 : std::uniform_real_distribution<double>(0, 1e-3)(rng);
+      }
+    };
+    while (events.size() < 9000) {
+      double from = draw(), to = draw();
+      if (to < from) std::swap(from, to);
+      if (!(from < to)) continue;
+      const byte_count bytes = 1 + rng() % 1000;
+      events.push_back({detail::memory_event_key(from, true), bytes});
+      events.push_back({detail::memory_event_key(to, false), bytes});
+    }
+    std::vector<detail::memory_event> sorted = events;
+    detail::sort_memory_events(sorted.data(), sorted.size(), scratch);
+    byte_count expected_peak = 0;
+    seconds expected_time = 0;
+    detail::peak_of(3, sorted.data(), sorted.size(), expected_peak, expected_time);
+    detail::peak_of_unsorted(3, events.data(), events.size(), peak, time, scratch);
+    CHECK(peak == expected_peak);
+    CHECK(time == expected_time);
+  }
 }
 
 TEST_CASE("a correct single-device schedule and a cached transfer serving two consumers pass") {

@@ -9,11 +9,14 @@
 #include <gantry/place/list_scheduler.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <queue>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -52,17 +55,19 @@ class etf_policy {
     best_.assign(m, std::nullopt);
     best_known_.assign(m, 0);
     recheck_ = view.channels_shared();
+    // Without groups and fixed devices, an unplaced vertex may go to any device not excluded and
+    // its keys change only with channels: checks that need no look-up of the vertex.
+    simple_ = true;
+    for (vertex_id v = 0; v < n && simple_; ++v)
+      simple_ = view.group_members(v).size() < 2 && view.bound_device(v) == no_device;
+    placed_.assign(n, 0);
     transfers_seen_ = 0;
     tie_.resize(n);
     // The tie-break order, sorted as contiguous keys; the Kahn rank is unique, so the order is too.
     std::vector<vertex_id> by_rank(n), by(n);
     for (vertex_id v = 0; v < n; ++v) by_rank[view.kahn_rank(v)] = v;
     if (tie_break_ == etf_tie_break::static_level) {
-      const std::vector<seconds> level = static_levels(view);
-      std::vector<std::pair<seconds, std::uint32_t>> keys(n);
-      for (vertex_id v = 0; v < n; ++v) keys[v] = {-level[v], view.kahn_rank(v)};
-      std::sort(keys.begin(), keys.end());
-      for (std::uint32_t i = 0; i < n; ++i) by[i] = by_rank[keys[i].second];
+      by = by_level(static_levels(view), by_rank);
     } else {
       by = std::move(by_rank);
     }
@@ -72,21 +77,26 @@ class etf_policy {
 
   template <class View>
   void on_ready(const View& view, vertex_id v) {
+    ready_at_.resize(view.device_count());
+    view.data_ready_all(v, ready_at_);
     for (device_id d = 0; d < view.device_count(); ++d)
-      if (view.allowed(v, d)) push(view, d, {view.data_ready(v, d), tie_[v], v});
+      if (allowed(view, v, d)) push(view, d, {ready_at_[d], tie_[v], v});
   }
 
   template <class View>
   void on_placed(const View& view, vertex_id v, device_id d) {
+    // v leaves every startable set now, which best_on() would otherwise do one device at a time.
+    for (auto& startable : startable_) startable.erase(tie_[v]);
+    placed_[tie_[v]] = 1;
     for (device_id other = 0; other < best_.size(); ++other) {
       if (!best_known_[other]) continue;
-      if (other == d || recheck_ || !best_[other] || view.ready_may_change(best_[other]->vertex)) {
+      if (other == d || recheck_ || !best_[other] || may_change(view, best_[other]->vertex)) {
         best_known_[other] = 0;
         continue;
       }
       // Transfers made for v go into d only, so other devices' memory and arrivals stay as they were.
       const vertex_id candidate = best_[other]->vertex;
-      if (candidate == v || !view.allowed(candidate, other)) best_known_[other] = 0;
+      if (candidate == v || !allowed(view, candidate, other)) best_known_[other] = 0;
     }
     for (device_id x = 0; x < blocked_.size(); ++x) {
       if (!view.memory_changed(x)) continue;
@@ -151,6 +161,58 @@ class etf_policy {
     return level;
   }
 
+  // The vertices by larger static level, then Kahn order. Levels are sums of compute times, so
+  // non-negative: their bit patterns, inverted, sort as the levels do in reverse, and a stable LSD
+  // radix sort of Kahn order by them (16-bit digits, a digit the same for all skipped) settles ties
+  // by rank. Other levels (a negative or NaN time) take a comparison sort with the same order.
+  static std::vector<vertex_id> by_level(const std::vector<seconds>& level, std::vector<vertex_id> order) {
+    const std::size_t n = order.size();
+    const bool plain = std::all_of(level.begin(), level.end(), [](seconds x) { return x >= 0; });
+    if (!plain || n < 256) {
+      std::vector<std::uint32_t> rank(n);
+      for (std::uint32_t i = 0; i < n; ++i) rank[order[i]] = i;
+      std::sort(order.begin(), order.end(), [&](vertex_id a, vertex_id b) {
+        return std::pair(-level[a], rank[a]) < std::pair(-level[b], rank[b]);
+      });
+      return order;
+    }
+    struct item {
+      std::uint64_t key;
+      vertex_id v;
+    };
+    std::vector<item> items(n), scratch(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = level[order[i]] + 0.0;  // -0.0 becomes +0.0
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      items[i] = {~bits, order[i]};
+    }
+    std::vector<std::uint32_t> count(std::size_t{1} << 16);
+    item* from = items.data();
+    item* to = scratch.data();
+    for (int shift = 0; shift < 64; shift += 16) {
+      std::fill(count.begin(), count.end(), 0);
+      for (std::size_t i = 0; i < n; ++i) ++count[(from[i].key >> shift) & 0xFFFF];
+      if (count[(from[0].key >> shift) & 0xFFFF] == n) continue;
+      std::uint32_t sum = 0;
+      for (auto& c : count) sum += std::exchange(c, sum);
+      for (std::size_t i = 0; i < n; ++i) to[count[(from[i].key >> shift) & 0xFFFF]++] = from[i];
+      std::swap(from, to);
+    }
+    for (std::size_t i = 0; i < n; ++i) order[i] = from[i].v;
+    return order;
+  }
+
+  // view.allowed() and view.ready_may_change() for an unplaced vertex; without a look-up when simple_.
+  template <class View>
+  bool allowed(const View& view, vertex_id v, device_id d) const {
+    return simple_ ? !view.excluded(d) : view.allowed(v, d);
+  }
+  template <class View>
+  bool may_change(const View& view, vertex_id v) const {
+    return simple_ ? recheck_ : view.ready_may_change(v);
+  }
+
   // An entry whose inputs are there by the time d is free goes straight to the startable set, where
   // best_on() would move it (d's free time only grows).
   template <class View>
@@ -183,11 +245,11 @@ class etf_policy {
         else pending.pop();
       };
       const vertex_id v = top.vertex;
-      if (view.is_placed(v) || !view.allowed(v, d)) {
+      if (simple_ ? placed_[top.tie] || view.excluded(d) : view.is_placed(v) || !view.allowed(v, d)) {
         drop();
         continue;
       }
-      if (recheck_ || view.ready_may_change(v)) {
+      if (recheck_ || may_change(view, v)) {
         const seconds now_ready = view.data_ready(v, d);
         if (from_startable ? now_ready > free_at : now_ready != top.ready) {
           drop();
@@ -216,6 +278,9 @@ class etf_policy {
   std::vector<std::vector<entry>> blocked_;
   std::vector<std::optional<entry>> best_;
   std::vector<std::uint8_t> best_known_;
+  bool simple_ = false;               // no groups, no fixed devices
+  std::vector<std::uint8_t> placed_;  // per tie rank: placed (read near the ranks best_on() reads)
+  std::vector<seconds> ready_at_;     // scratch: a vertex's data_ready per device
 };
 
 // ETF ignores memory (options.respect_memory is treated as false).

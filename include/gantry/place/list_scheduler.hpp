@@ -133,6 +133,7 @@ class list_scheduler {
     n_ = g.vertex_count();
     m_ = devices_.device_count();
     topology_ = detail::topology_of(devices_);
+    shared_ = topology_.shared();
     check_arguments();
     const auto topo = detail::kahn_on(g);
     detail::require_dag(graph_, g, topo);
@@ -211,10 +212,12 @@ class list_scheduler {
     init_group_units();
     // At least what added_bytes(v, d) can be on any device: fits() settles a roomy device with it.
     added_bound_.resize(dynamic_ ? n_ : 0);
+    largest_added_bound_ = 0;
     for (vertex_id v = 0; v < added_bound_.size(); ++v) {
       byte_count bytes = detail::saturating_add(group_reservation(v), own_reserved(v));
       for (const edge_id e : g.in_edges(v)) bytes = detail::saturating_add(bytes, model_.edge_bytes(e));
       added_bound_[v] = bytes;
+      largest_added_bound_ = std::max(largest_added_bound_, bytes);
     }
 
     // Forward-only placement holds backward vertices back until every forward vertex is placed.
@@ -299,7 +302,7 @@ class list_scheduler {
   // Which resources each transfer occupies (model/topology.hpp).
   [[nodiscard]] const gantry::topology& topology() const noexcept { return topology_; }
   // Whether transfers share resources, so a transfer may wait for another.
-  [[nodiscard]] bool channels_shared() const noexcept { return topology_.shared(); }
+  [[nodiscard]] bool channels_shared() const noexcept { return shared_; }
 
   // Vertices whose inputs are all placed and that are not placed themselves, in no particular
   // order. Backward vertices wait while forward-only placement holds them, and a group's source
@@ -380,7 +383,7 @@ class list_scheduler {
   // arrives), and for a member of a group not bound yet (its other members' inputs get placed; once
   // bound, only the group's own device counts).
   [[nodiscard]] bool ready_may_change(vertex_id v) const {
-    return topology_.shared() || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
+    return shared_ || (group_size_[group_of_[v]] > 1 && group_device_[group_of_[v]] == no_device);
   }
   // Whether the last placement was the first of its group (of several): the group is bound now.
   [[nodiscard]] bool last_bound_group() const noexcept { return last_bound_group_; }
@@ -394,6 +397,19 @@ class list_scheduler {
   [[nodiscard]] seconds data_ready(vertex_id v, device_id d) const {
     collect_inputs(v);
     return std::max(arrival<false>(d), group_ready(v, d));
+  }
+  // data_ready(v, d) for every device d, into out (device_count() entries): without shared
+  // channels, one pass over v's inputs and their copies serves every device.
+  void data_ready_all(vertex_id v, std::span<seconds> out) const {
+    collect_inputs(v);
+    if (shared_) {
+      for (device_id d = 0; d < m_; ++d) out[d] = arrival<false>(d);
+    } else {
+      arrival_all(out);
+    }
+    const std::uint32_t grp = group_of_[v];
+    if (group_size_[grp] >= 2 && group_device_[grp] == no_device)  // else group_ready() is 0
+      for (device_id d = 0; d < m_; ++d) out[d] = std::max(out[d], group_ready(v, d));
   }
   // Earliest start of v on d under the engine's rule: after its inputs and the last vertex on d,
   // or in the earliest idle gap long enough when the policy inserts.
@@ -410,7 +426,8 @@ class list_scheduler {
   // Whether v fits on d by the memory rules (always true when memory is not respected).
   [[nodiscard]] bool fits(vertex_id v, device_id d) const {
     if (!options_.respect_memory) return true;
-    if (dynamic_ && fits_anyway(d, added_bound_[v])) return true;  // O(1), before the inputs are looked at
+    // O(1), before the inputs are looked at: d has room for the most any vertex adds, or for v's bound.
+    if (dynamic_ && (fits_anyway(d, largest_added_bound_) || fits_anyway(d, added_bound_[v]))) return true;
     collect_inputs(v);
     if (!dynamic_) return need(v, d) <= free_[d];
     if (!tracked(d) || fits_anyway(d, added_bytes(v, d))) return true;
@@ -447,23 +464,7 @@ class list_scheduler {
     auto& p = out.placement;
     p.outcome = me.outcome_;
     p.device = me.device_of_;
-    {
-      // Sorted as contiguous keys (the step is unique, so the order is the same as by index).
-      struct key {
-        seconds start, finish;
-        std::uint32_t step;
-        vertex_id v;
-      };
-      std::vector<key> keys;
-      keys.reserve(me.placed_count_);
-      for (vertex_id v = 0; v < me.n_; ++v)
-        if (me.device_of_[v] != no_device) keys.push_back({me.start_[v], me.finish_[v], me.step_of_[v], v});
-      std::sort(keys.begin(), keys.end(), [](const key& a, const key& b) {
-        return std::tie(a.start, a.finish, a.step) < std::tie(b.start, b.finish, b.step);
-      });
-      p.order.resize(keys.size());
-      for (std::size_t i = 0; i < keys.size(); ++i) p.order[i] = keys[i].v;
-    }
+    p.order = me.order_by_start();
     if (me.failed() || me.placed_count_ != me.n_) return out;
     auto& s = out.schedule;
     s.device = me.device_of_;
@@ -476,8 +477,79 @@ class list_scheduler {
       s.finish = std::move(self.finish_);
       s.transfers = std::move(self.transfers_);
     }
-    summarize(s, *me.view_, me.model_, me.m_);
+    summarize(s, *me.view_, me.model_, me.m_, true, p.order);
     return out;
+  }
+
+  // The placed vertices by (start, finish, placement step). A device's vertices in placement order
+  // are already in that order unless the policy inserts into idle gaps, so the devices' lists are
+  // merged in O(n log m); a list out of order falls back to sorting everything.
+  [[nodiscard]] std::vector<vertex_id> order_by_start() const {
+    std::vector<vertex_id> by_step(placed_count_);
+    std::vector<std::uint32_t> first(m_ + 1, 0);
+    for (vertex_id v = 0; v < n_; ++v)
+      if (device_of_[v] != no_device) {
+        by_step[step_of_[v]] = v;
+        ++first[device_of_[v] + 1];
+      }
+    for (std::size_t d = 0; d < m_; ++d) first[d + 1] += first[d];
+    std::vector<vertex_id> on_device(placed_count_);
+    {
+      std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+      for (const vertex_id v : by_step) on_device[fill[device_of_[v]]++] = v;
+    }
+    const auto before = [&](vertex_id a, vertex_id b) {
+      return std::tie(start_[a], finish_[a], step_of_[a]) < std::tie(start_[b], finish_[b], step_of_[b]);
+    };
+    bool sorted = true;
+    for (std::size_t d = 0; d < m_ && sorted; ++d)
+      for (std::uint32_t i = first[d]; i + 1 < first[d + 1] && sorted; ++i)
+        sorted = before(on_device[i], on_device[i + 1]);
+    if (!sorted) {
+      std::sort(by_step.begin(), by_step.end(), before);
+      return by_step;
+    }
+    // A min-heap of the devices' next vertices, keys held in place.
+    struct head {
+      seconds start, finish;
+      std::uint32_t step;
+      device_id d;
+      bool operator<(const head& o) const {
+        return std::tie(start, finish, step) < std::tie(o.start, o.finish, o.step);
+      }
+    };
+    std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
+    const auto head_of = [&](device_id d) {
+      const vertex_id v = on_device[next[d]];
+      return head{start_[v], finish_[v], step_of_[v], d};
+    };
+    std::vector<head> heap;
+    for (device_id d = 0; d < m_; ++d)
+      if (first[d] != first[d + 1]) heap.push_back(head_of(d));
+    const auto sift_down = [&](std::size_t i) {
+      const head moving = heap[i];
+      for (std::size_t child; (child = 2 * i + 1) < heap.size(); i = child) {
+        if (child + 1 < heap.size() && heap[child + 1] < heap[child]) ++child;
+        if (!(heap[child] < moving)) break;
+        heap[i] = heap[child];
+      }
+      heap[i] = moving;
+    };
+    for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+    std::vector<vertex_id> order;
+    order.reserve(placed_count_);
+    while (!heap.empty()) {
+      const device_id d = heap.front().d;
+      order.push_back(on_device[next[d]++]);
+      if (next[d] != first[d + 1]) {
+        heap.front() = head_of(d);
+      } else {
+        heap.front() = heap.back();
+        heap.pop_back();
+      }
+      if (!heap.empty()) sift_down(0);
+    }
+    return order;
   }
 
   static constexpr std::uint32_t no_transfer = std::numeric_limits<std::uint32_t>::max();
@@ -620,23 +692,32 @@ class list_scheduler {
     const csr_graph& g = *view_;
     inputs_.clear();
     inputs_of_ = v;
-    ++stamp_now_;
     const auto pred = g.predecessors(v);
     const auto in = g.in_edges(v);
+    // Whether u was met before: by scanning the few inputs so far, or by stamps (a random access
+    // per producer, which costs more than a short scan) when there are many.
+    const bool stamped = pred.size() > 16;
+    if (stamped) ++stamp_now_;
+    const auto met = [&](vertex_id u) {
+      if (stamped) return stamp_[u] == stamp_now_;
+      for (const input& other : inputs_)
+        if (other.producer == u) return true;
+      return false;
+    };
     for (std::size_t i = 0; i < pred.size(); ++i) {
       const vertex_id u = pred[i];
       if (options_.cache_transfers) {
-        if (stamp_[u] == stamp_now_) {  // u sends v several edges: one input per distinct size
+        if (met(u)) {  // u sends v several edges: one input per distinct size
           const byte_count bytes = model_.edge_bytes(in[i]);
           bool seen = false;
           for (const input& other : inputs_) seen = seen || (other.producer == u && model_.edge_bytes(other.edge) == bytes);
           if (seen) continue;
         }
-        stamp_[u] = stamp_now_;
+        if (stamped) stamp_[u] = stamp_now_;
       }
       inputs_.push_back({u, in[i]});
     }
-    if (topology_.shared())
+    if (shared_)
       std::sort(inputs_.begin(), inputs_.end(), [&](const input& a, const input& b) {
         return std::tie(finish_[a.producer], start_[a.producer], step_of_[a.producer], a.edge) <
                std::tie(finish_[b.producer], start_[b.producer], step_of_[b.producer], b.edge);
@@ -687,6 +768,29 @@ class list_scheduler {
     }
     for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) channel_free_[it->first] = it->second;
     return ready;
+  }
+  // arrival<false>(d) for every device at once, when no channels are shared: per input, the copy a
+  // device already has (the newest of the right size, as cached() finds it) or a new transfer.
+  void arrival_all(std::span<seconds> out) const {
+    std::fill(out.begin(), out.end(), 0.0);
+    copy_on_.resize(m_);
+    for (const input& in : inputs_) {
+      const vertex_id u = in.producer;
+      const device_id from = device_of_[u];
+      const seconds done = finish_[u];
+      std::fill(copy_on_.begin(), copy_on_.end(), no_transfer);
+      if (options_.cache_transfers) {
+        const byte_count bytes = model_.edge_bytes(in.edge);
+        for (auto t = first_transfer_[u]; t != no_transfer; t = transfer_next_[t])
+          if (transfers_[t].bytes == bytes && copy_on_[transfers_[t].to] == no_transfer) copy_on_[transfers_[t].to] = t;
+      }
+      for (device_id d = 0; d < m_; ++d) {
+        const seconds at = d == from                    ? done
+                           : copy_on_[d] != no_transfer ? transfers_[copy_on_[d]].finish
+                                                        : done + model_.transfer_time(in.edge, from, d);
+        out[d] = std::max(out[d], at);
+      }
+    }
   }
   // Records the transfers of the last arrival() and reserves their channels.
   void commit_transfers() {
@@ -1060,6 +1164,7 @@ class list_scheduler {
   list_options options_;
   std::size_t n_ = 0, m_ = 0;
   gantry::topology topology_;
+  bool shared_ = false;  // topology_.shared(), asked often
 
   gantry::outcome outcome_;
   std::size_t placed_count_ = 0;
@@ -1090,6 +1195,7 @@ class list_scheduler {
   mutable vertex_id inputs_of_ = no_vertex;
   mutable std::vector<std::pair<std::size_t, seconds>> touched_;
   mutable std::vector<transfer> planned_;  // the transfers the last arrival() would start
+  mutable std::vector<std::uint32_t> copy_on_;  // scratch for arrival_all(): per device, a copy of one input
   mutable std::vector<std::pair<seconds, std::int64_t>> holds_;  // scratch for new_holds()
 
   std::vector<std::uint32_t> group_of_;
@@ -1107,6 +1213,7 @@ class list_scheduler {
   mutable std::vector<detail::memory_timeline::change> replayed_;  // scratch for replay_holds()
   std::vector<std::uint8_t> changed_;                      // per device: the last placement freed memory there
   std::vector<byte_count> added_bound_;                    // per vertex: at least added_bytes(v, d) on every d
+  byte_count largest_added_bound_ = 0;                     // the largest of added_bound_
 
   bool forward_gate_ = false;  // forward-only placement chosen
   bool gate_open_ = true;      // backward vertices may be placed

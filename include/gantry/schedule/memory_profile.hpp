@@ -11,7 +11,9 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -76,9 +78,10 @@ struct memory_event {
   byte_count bytes;
 };
 
-// Sorts events by key: an LSD radix sort on 16-bit digits (passes whose digit is the same for every
-// event are skipped), std::sort for short runs. About five times faster than std::sort on the
-// hundreds of thousands of events of a 100k-vertex schedule.
+// Sorts events by key: an LSD radix sort on 11-bit digits, whose six counts fit in L1 and are all
+// taken in one read (passes whose digit is the same for every event are skipped), std::sort for
+// short runs. About five times faster than std::sort on the hundreds of thousands of events of a
+// 100k-vertex schedule.
 inline void sort_memory_events(memory_event* events, std::size_t n, std::vector<memory_event>& scratch) {
   if (n < 1024) {
     std::sort(events, events + n, [](const memory_event& a, const memory_event& b) { return a.key < b.key; });
@@ -87,18 +90,19 @@ inline void sort_memory_events(memory_event* events, std::size_t n, std::vector<
   scratch.resize(n);
   memory_event* from = events;
   memory_event* to = scratch.data();
-  std::vector<std::uint32_t> count(std::size_t{1} << 16);
-  for (int shift = 0; shift < 64; shift += 16) {
-    std::fill(count.begin(), count.end(), 0);
-    for (std::size_t i = 0; i < n; ++i) ++count[(from[i].key >> shift) & 0xFFFF];
-    if (count[(from[0].key >> shift) & 0xFFFF] == n) continue;
+  constexpr int digit_bits = 11, passes = 6;  // 66 bits cover the key
+  constexpr std::uint64_t digit_mask = (std::uint64_t{1} << digit_bits) - 1;
+  std::vector<std::uint32_t> count(passes << digit_bits, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int pass = 0; pass < passes; ++pass)
+      ++count[(pass << digit_bits) + ((events[i].key >> (pass * digit_bits)) & digit_mask)];
+  for (int pass = 0; pass < passes; ++pass) {
+    const int shift = pass * digit_bits;
+    std::uint32_t* digit_count = count.data() + (pass << digit_bits);
+    if (digit_count[(from[0].key >> shift) & digit_mask] == n) continue;
     std::uint32_t sum = 0;
-    for (auto& c : count) {
-      const std::uint32_t here = c;
-      c = sum;
-      sum += here;
-    }
-    for (std::size_t i = 0; i < n; ++i) to[count[(from[i].key >> shift) & 0xFFFF]++] = from[i];
+    for (std::size_t c = 0; c <= digit_mask; ++c) sum += std::exchange(digit_count[c], sum);
+    for (std::size_t i = 0; i < n; ++i) to[digit_count[(from[i].key >> shift) & digit_mask]++] = from[i];
     std::swap(from, to);
   }
   if (from != events) std::copy(from, from + n, events);
@@ -123,10 +127,12 @@ struct schedule_memory {
 
 // Requires a schedule whose device, start and finish vectors cover every vertex and whose device
 // ids are below device_count (validate() checks that first), and `serving` as serving_transfers()
-// gives it for that schedule. O(n + e + t) plus sorting each device's events.
+// gives it for that schedule. O(n + e + t) plus sorting each device's events (unless `sorted` is
+// false: each device's events are then in no particular order).
 template <class M>
 [[nodiscard]] schedule_memory memory_events(const csr_graph& g, const schedule& s, const M& model,
-                                            std::size_t device_count, const std::vector<std::uint32_t>& serving) {
+                                            std::size_t device_count, const std::vector<std::uint32_t>& serving,
+                                            bool sorted = true) {
   const std::size_t n = g.vertex_count();
   // When each output and each received copy is last needed.
   std::vector<seconds> output_end(s.finish.begin(), s.finish.end());
@@ -179,6 +185,7 @@ template <class M>
       out.events[fill[t.to]++] = {memory_event_key(transfer_end[i], false), t.bytes};
     }
   }
+  if (!sorted) return out;
   std::vector<memory_event> scratch;
   for (std::size_t d = 0; d < device_count; ++d)
     sort_memory_events(out.events.get() + out.first[d], out.first[d + 1] - out.first[d], scratch);
@@ -197,22 +204,102 @@ struct memory_profile {
 };
 
 namespace detail {
+// The peak of one device's sorted events over `base` held throughout, and when it was first
+// reached (time 0 when never above base).
+inline void peak_of(byte_count base, const memory_event* events, std::size_t count, byte_count& peak, seconds& time) {
+  byte_count now = base;
+  peak = base;
+  time = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& event = events[i];
+    if (!schedule_memory::is_allocation(event)) {
+      now -= event.bytes;
+    } else if ((now += event.bytes) > peak) {
+      peak = now;
+      time = schedule_memory::time_of(event);
+    }
+  }
+}
+
+// peak_of() for a device's events in any order, sorting only the stretches of time that can hold
+// the peak. The events go into buckets by time (monotone in the key, so a bucket's events all
+// come before the next bucket's in sorted order). The level at each bucket boundary is reached,
+// so the highest one is a lower bound on the peak; a bucket whose level at its start plus all its
+// allocations stays below that bound cannot hold the peak and is skipped. The others are sorted
+// and scanned in time order from their start level, which finds the first time the peak is
+// reached, as a scan of everything would. Equal keys may come in any order: allocations at one
+// time end at the same level, whatever their order. May sort the events in place.
+inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t count, byte_count& peak,
+                             seconds& time, std::vector<memory_event>& scratch) {
+  const auto sorted_peak = [&] {
+    sort_memory_events(events, count, scratch);
+    peak_of(base, events, count, peak, time);
+  };
+  constexpr std::size_t buckets = 1024;
+  if (count < 8 * buckets) return sorted_peak();
+  double low = schedule_memory::time_of(events[0]), high = low;
+  for (std::size_t i = 1; i < count; ++i) {
+    const double t = schedule_memory::time_of(events[i]);
+    low = std::min(low, t);
+    high = std::max(high, t);
+  }
+  const double scale = static_cast<double>(buckets) / (high - low);
+  if (!std::isfinite(low) || !std::isfinite(high) || !(high > low) || !std::isfinite(scale)) return sorted_peak();
+  const auto bucket_of = [&](const memory_event& e) {
+    return std::min(buckets - 1, static_cast<std::size_t>((schedule_memory::time_of(e) - low) * scale));
+  };
+  std::vector<std::size_t> first(buckets + 1, 0);
+  std::vector<byte_count> allocated(buckets, 0), freed(buckets, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t b = bucket_of(events[i]);
+    ++first[b + 1];
+    byte_count& sum = schedule_memory::is_allocation(events[i]) ? allocated[b] : freed[b];
+    if (sum + events[i].bytes < sum) return sorted_peak();  // overflow: not a real schedule's bytes
+    sum += events[i].bytes;
+  }
+  // Levels at bucket starts; a level that would fall below zero or overflow takes the plain path.
+  std::vector<byte_count> level(buckets + 1);
+  level[0] = base;
+  byte_count bound = base;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const byte_count high_water = level[b] + allocated[b];
+    if (high_water < level[b] || high_water < freed[b]) return sorted_peak();
+    level[b + 1] = high_water - freed[b];
+    bound = std::max(bound, level[b + 1]);
+    first[b + 1] += first[b];
+  }
+  scratch.resize(count);
+  {
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < count; ++i) scratch[fill[bucket_of(events[i])]++] = events[i];
+  }
+  peak = base;
+  time = 0;
+  std::vector<memory_event> bucket_scratch;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (level[b] + allocated[b] < bound) continue;
+    memory_event* part = scratch.data() + first[b];
+    const std::size_t size = first[b + 1] - first[b];
+    sort_memory_events(part, size, bucket_scratch);
+    byte_count now = level[b];
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!schedule_memory::is_allocation(part[i])) {
+        now -= part[i].bytes;
+      } else if ((now += part[i].bytes) > peak) {
+        peak = now;
+        time = schedule_memory::time_of(part[i]);
+      }
+    }
+  }
+}
+
 // The peak of each device's events, and when it was first reached.
 [[nodiscard]] inline memory_profile profile_of(const schedule_memory& memory) {
   const std::size_t device_count = memory.base.size();
   memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
-  for (std::size_t d = 0; d < device_count; ++d) {
-    byte_count now = memory.base[d];
-    for (std::size_t i = memory.first[d]; i < memory.first[d + 1]; ++i) {
-      const auto& event = memory.events[i];
-      if (!detail::schedule_memory::is_allocation(event)) {
-        now -= event.bytes;
-      } else if ((now += event.bytes) > profile.peak[d]) {
-        profile.peak[d] = now;
-        profile.peak_time[d] = detail::schedule_memory::time_of(event);
-      }
-    }
-  }
+  for (std::size_t d = 0; d < device_count; ++d)
+    peak_of(memory.base[d], memory.events.get() + memory.first[d], memory.first[d + 1] - memory.first[d],
+            profile.peak[d], profile.peak_time[d]);
   return profile;
 }
 }  // namespace detail
@@ -222,26 +309,57 @@ namespace detail {
 template <memory_model M>
 [[nodiscard]] memory_profile compute_memory_profile(const csr_graph& g, const schedule& s, const M& model,
                                                     std::size_t device_count) {
-  return detail::profile_of(detail::memory_events(g, s, model, device_count));
+  auto memory = detail::memory_events(g, s, model, device_count, detail::serving_transfers(g, s, model), false);
+  memory_profile profile{memory.base, std::vector<seconds>(device_count, 0)};
+  std::vector<detail::memory_event> scratch;
+  for (std::size_t d = 0; d < device_count; ++d)
+    detail::peak_of_unsorted(memory.base[d], memory.events.get() + memory.first[d],
+                             memory.first[d + 1] - memory.first[d], profile.peak[d], profile.peak_time[d], scratch);
+  return profile;
 }
 
 // Fills makespan, busy time, bytes moved and the per-device order of s; fills peak memory from the
-// memory profile unless with_memory is false (the simulator tracks it while it runs).
+// memory profile unless with_memory is false (the simulator tracks it while it runs). A caller
+// that has every vertex sorted by (start, finish) may pass it as by_start (ties in any order):
+// each device's order is then read off it in O(n) instead of sorted.
 template <memory_model M>
-void summarize(schedule& s, const csr_graph& g, const M& model, std::size_t device_count, bool with_memory = true) {
+void summarize(schedule& s, const csr_graph& g, const M& model, std::size_t device_count, bool with_memory = true,
+               std::span<const vertex_id> by_start = {}) {
   s.makespan = 0;
   s.busy.assign(device_count, 0);
   s.bytes_moved = 0;
   s.order.assign(device_count, {});
+  std::vector<std::size_t> count(device_count, 0);
   for (vertex_id v = 0; v < s.start.size(); ++v) {
     s.makespan = std::max(s.makespan, s.finish[v]);
     s.busy[s.device[v]] += s.finish[v] - s.start[v];
-    s.order[s.device[v]].push_back(v);
+    ++count[s.device[v]];
   }
-  for (auto& list : s.order)
-    std::stable_sort(list.begin(), list.end(), [&](vertex_id a, vertex_id b) {
-      return std::tie(s.start[a], s.finish[a]) < std::tie(s.start[b], s.finish[b]);
-    });
+  for (std::size_t d = 0; d < device_count; ++d) s.order[d].reserve(count[d]);
+  const auto earlier = [&](vertex_id a, vertex_id b) {
+    return std::tie(s.start[a], s.finish[a]) < std::tie(s.start[b], s.finish[b]);
+  };
+  if (by_start.size() == s.start.size()) {
+    for (const vertex_id v : by_start) s.order[s.device[v]].push_back(v);
+    // Ties by vertex id, as the stable sort below leaves them; a list out of order is sorted.
+    for (auto& list : s.order) {
+      bool sorted = true;
+      for (std::size_t i = 0; i < list.size() && sorted;) {
+        std::size_t end = i + 1;
+        while (end < list.size() && !earlier(list[i], list[end]) && !earlier(list[end], list[i])) ++end;
+        sorted = end == list.size() || earlier(list[i], list[end]);
+        std::sort(list.begin() + static_cast<std::ptrdiff_t>(i), list.begin() + static_cast<std::ptrdiff_t>(end));
+        i = end;
+      }
+      if (!sorted) {
+        std::sort(list.begin(), list.end());
+        std::stable_sort(list.begin(), list.end(), earlier);
+      }
+    }
+  } else {
+    for (vertex_id v = 0; v < s.start.size(); ++v) s.order[s.device[v]].push_back(v);
+    for (auto& list : s.order) std::stable_sort(list.begin(), list.end(), earlier);
+  }
   for (const auto& t : s.transfers) {
     s.makespan = std::max(s.makespan, t.finish);
     s.bytes_moved += t.bytes;
