@@ -27,6 +27,9 @@ cluster one_device(byte_count capacity) {
   return cluster({{.name = "gpu0", .capacity = capacity}}, link_model{.latency = 0, .bandwidth = 1e9});
 }
 
+template <class Ledger>
+concept keeps_ends = requires(const Ledger& ledger) { ledger.end(0); };
+
 void require_valid(const list_schedule_result& r, const graph& g, const graph_model& model, const cluster& c) {
   INFO(r.placement.outcome.message);
   REQUIRE(r.ok());
@@ -229,9 +232,9 @@ TEST_CASE("memory_ledger: a holding is freed at the latest end of its owner and 
   // Two vertices, one copy. Output of 0 ends at 3 with two readers: one done at 5, one at 4 (it
   // stays until 5). Output of 1 has no reader: free at its own end. The copy is kept open by one
   // reader while others are done without being counted (extend), as the engine does with caching.
-  detail::memory_ledger ledger;
+  detail::memory_ledger<> ledger;
   ledger.reset(2);
-  const auto out0 = detail::memory_ledger::output(0), out1 = detail::memory_ledger::output(1);
+  const auto out0 = ledger.output(0), out1 = ledger.output(1);
   ledger.take(out0, 3, 2);
   ledger.take(out1, 2, 0);
   CHECK(ledger.readers(out1) == 0);
@@ -256,6 +259,14 @@ TEST_CASE("memory_ledger: a holding is freed at the latest end of its owner and 
   CHECK_FALSE(ledger.read(counted, 1));
   CHECK(ledger.read(counted, 2));
   CHECK(ledger.end(counted) == 2);
+  // Counting only (the event loop frees at once): the same answers, and no ends to ask for.
+  detail::memory_ledger<false> counts;
+  counts.reset(1);
+  counts.take(counts.output(0), 3, 2);
+  CHECK_FALSE(counts.read(counts.output(0), 5));
+  CHECK(counts.read(counts.output(0), 4));
+  static_assert(!keeps_ends<detail::memory_ledger<false>>);
+  static_assert(keeps_ends<detail::memory_ledger<>>);
 }
 
 TEST_CASE("free_memory is exact and changes no decision, asked every step or never") {

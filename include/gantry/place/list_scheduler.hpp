@@ -1209,7 +1209,7 @@ class list_scheduler {
   bool dynamic_ = false;
   mutable std::vector<detail::memory_timeline> timeline_;  // per device, without persistent bytes
   std::vector<std::int64_t> persistent_held_;              // per device
-  detail::memory_ledger ledger_;                           // who still reads each output and received copy
+  detail::memory_ledger<> ledger_;                           // who still reads each output and received copy
   mutable std::vector<detail::memory_timeline::change> replayed_;  // scratch for replay_holds()
   std::vector<std::uint8_t> changed_;                      // per device: the last placement freed memory there
   std::vector<byte_count> added_bound_;                    // per vertex: at least added_bytes(v, d) on every d

@@ -844,8 +844,9 @@ class event_loop {
   double sigma_ = 0;
   std::vector<seconds> duration_;
   std::vector<std::uint32_t> pending_;         // inputs not yet on the vertex's device, per vertex
-  // Who still reads each output on its own device and each received copy (schedule.hpp's rules).
-  detail::memory_ledger ledger_;
+  // Who still reads each output on its own device and each received copy (schedule.hpp's rules);
+  // a holding is freed as its last reader finishes, so no ends are kept.
+  detail::memory_ledger<false> ledger_;
   std::vector<std::uint32_t> edge_transfer_;   // the transfer serving each cross-device edge
   std::vector<seconds> transfer_duration_;
   std::vector<std::uint8_t> busy_;
