@@ -6,6 +6,7 @@
 #pragma once
 
 #include <gantry/core/index_set.hpp>
+#include <gantry/core/radix_sort.hpp>
 #include <gantry/place/list_scheduler.hpp>
 
 #include <algorithm>
@@ -162,9 +163,9 @@ class etf_policy {
   }
 
   // The vertices by larger static level, then Kahn order. Levels are sums of compute times, so
-  // non-negative: their bit patterns, inverted, sort as the levels do in reverse, and a stable LSD
-  // radix sort of Kahn order by them (16-bit digits, a digit the same for all skipped) settles ties
-  // by rank. Other levels (a negative or NaN time) take a comparison sort with the same order.
+  // non-negative: their bit patterns, inverted, sort as the levels do in reverse, and a stable
+  // radix sort of Kahn order by them settles ties by rank. Other levels (a negative or NaN time)
+  // take a comparison sort with the same order.
   static std::vector<vertex_id> by_level(const std::vector<seconds>& level, std::vector<vertex_id> order) {
     const std::size_t n = order.size();
     const bool plain = std::all_of(level.begin(), level.end(), [](seconds x) { return x >= 0; });
@@ -180,26 +181,15 @@ class etf_policy {
       std::uint64_t key;
       vertex_id v;
     };
-    std::vector<item> items(n), scratch(n);
+    std::vector<item> items(n), scratch;
     for (std::size_t i = 0; i < n; ++i) {
       const double x = level[order[i]] + 0.0;  // -0.0 becomes +0.0
       std::uint64_t bits;
       std::memcpy(&bits, &x, sizeof bits);
       items[i] = {~bits, order[i]};
     }
-    std::vector<std::uint32_t> count(std::size_t{1} << 16);
-    item* from = items.data();
-    item* to = scratch.data();
-    for (int shift = 0; shift < 64; shift += 16) {
-      std::fill(count.begin(), count.end(), 0);
-      for (std::size_t i = 0; i < n; ++i) ++count[(from[i].key >> shift) & 0xFFFF];
-      if (count[(from[0].key >> shift) & 0xFFFF] == n) continue;
-      std::uint32_t sum = 0;
-      for (auto& c : count) sum += std::exchange(c, sum);
-      for (std::size_t i = 0; i < n; ++i) to[count[(from[i].key >> shift) & 0xFFFF]++] = from[i];
-      std::swap(from, to);
-    }
-    for (std::size_t i = 0; i < n; ++i) order[i] = from[i].v;
+    detail::radix_sort_by_key(items.data(), n, scratch);
+    for (std::size_t i = 0; i < n; ++i) order[i] = items[i].v;
     return order;
   }
 
