@@ -53,8 +53,8 @@
 #include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
-#include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/memory_ledger.hpp>
+#include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/memory_timeline.hpp>
 #include <gantry/schedule/schedule.hpp>
 #include <gantry/schedule/validate.hpp>
