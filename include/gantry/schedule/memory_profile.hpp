@@ -8,6 +8,7 @@
 #include <gantry/schedule/schedule.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -185,12 +186,9 @@ struct memory_profile {
 };
 
 namespace detail {
-// The peak of one device's sorted events over `base` held throughout, and when it was first
-// reached (time 0 when never above base).
-inline void peak_of(byte_count base, const memory_event* events, std::size_t count, byte_count& peak, seconds& time) {
-  byte_count now = base;
-  peak = base;
-  time = 0;
+// Scans sorted events from `now` bytes held, raising `peak` (and its first `time`) where they go
+// above it.
+inline void scan_peak(byte_count now, const memory_event* events, std::size_t count, byte_count& peak, seconds& time) {
   for (std::size_t i = 0; i < count; ++i) {
     const auto& event = events[i];
     if (!schedule_memory::is_allocation(event)) {
@@ -200,6 +198,13 @@ inline void peak_of(byte_count base, const memory_event* events, std::size_t cou
       time = schedule_memory::time_of(event);
     }
   }
+}
+// The peak of one device's sorted events over `base` held throughout, and when it was first
+// reached (time 0 when never above base).
+inline void peak_of(byte_count base, const memory_event* events, std::size_t count, byte_count& peak, seconds& time) {
+  peak = base;
+  time = 0;
+  scan_peak(base, events, count, peak, time);
 }
 
 // peak_of() for a device's events in any order, sorting only the stretches of time that can hold
@@ -262,15 +267,7 @@ inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t 
     memory_event* part = scratch.data() + first[b];
     const std::size_t size = first[b + 1] - first[b];
     sort_memory_events(part, size, bucket_scratch);
-    byte_count now = level[b];
-    for (std::size_t i = 0; i < size; ++i) {
-      if (!schedule_memory::is_allocation(part[i])) {
-        now -= part[i].bytes;
-      } else if ((now += part[i].bytes) > peak) {
-        peak = now;
-        time = schedule_memory::time_of(part[i]);
-      }
-    }
+    scan_peak(level[b], part, size, peak, time);
   }
 }
 
