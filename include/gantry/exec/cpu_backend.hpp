@@ -1,5 +1,7 @@
 // The CPU backend of the executor (exec/executor.hpp): a worker thread per device runs each vertex
-// for its modelled duration (a calibrated busy loop, a spin on the clock, or a sleep: cpu_kernel); a copy is a real memcpy from the
+// for its modelled duration (a calibrated busy loop, a spin on the clock, or a sleep: cpu_kernel),
+// or runs its real work (cpu_kernel::work: a DOPPLER workload's matrix products and element-wise
+// ops with Eigen, exec/eigen_operations.hpp); a copy is a real memcpy from the
 // sender's buffer into the receiver's, paced to the link model: it ends no earlier than latency +
 // bytes / bandwidth after it was launched, and it is recorded from its launch, when its channels
 // were taken (a copy thread's wake-up is part of a link's latency, as a DMA engine's start is).
@@ -18,10 +20,13 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -83,6 +88,7 @@ enum class cpu_kernel {
   spin,       // spin on the clock until the duration has passed: holds the core, keeps the time
   sleep,      // sleep, then spin the last sleep_margin: frees the core, as a device that computes
               // while its host waits (an accelerator); any number of devices run in parallel
+  work,       // cpu_backend_options::work(launch): the vertex's real work, however long it takes
 };
 
 [[nodiscard]] constexpr const char* to_string(cpu_kernel k) noexcept {
@@ -90,6 +96,7 @@ enum class cpu_kernel {
     case cpu_kernel::busy_loop: return "busy-loop";
     case cpu_kernel::spin: return "spin";
     case cpu_kernel::sleep: return "sleep";
+    case cpu_kernel::work: return "work";
   }
   return "unknown";
 }
@@ -104,6 +111,10 @@ struct cpu_backend_options {
   std::size_t max_copy_bytes = std::size_t{16} << 20;
   // A copy lasts at least its modelled time (false: only as long as its memcpy takes).
   bool pace_copies = true;
+  // work: runs a vertex on its device's thread (required for cpu_kernel::work), one call per device
+  // at a time, e.g. an eigen_operations. What it throws ends the run: wait() rethrows it once
+  // everything launched has finished.
+  std::function<void(const vertex_launch&)> work{};
 };
 
 class cpu_backend {
@@ -113,6 +124,8 @@ class cpu_backend {
     if (options_.kernel == cpu_kernel::busy_loop && !(options_.loop_rate > 0 && std::isfinite(options_.loop_rate)))
       throw invalid_input("cpu_backend: the busy_loop kernel needs loop_rate > 0 (calibrate_busy_loop()), got " +
                           std::to_string(options_.loop_rate));
+    if (options_.kernel == cpu_kernel::work && !options_.work)
+      throw invalid_input("cpu_backend: the work kernel needs a work function (an eigen_operations, say)");
     if (!(options_.sleep_margin >= 0)) throw invalid_input("cpu_backend: sleep_margin must be >= 0");
   }
   cpu_backend(const cpu_backend&) = delete;
@@ -135,11 +148,17 @@ class cpu_backend {
     }
     std::lock_guard lock(done_mutex_);
     done_.clear();
+    failure_ = nullptr;
+    in_flight_ = 0;
     epoch_ = clock::now();
   }
 
   void launch_vertex(const vertex_launch& v) {
     auto& w = *workers_.at(v.device);
+    {
+      std::lock_guard lock(done_mutex_);
+      ++in_flight_;
+    }
     {
       std::lock_guard lock(w.mutex);
       w.jobs.push_back(v);
@@ -151,6 +170,10 @@ class cpu_backend {
     if (c.from >= workers_.size() || c.to >= workers_.size())
       throw invalid_input("cpu_backend: a copy from device " + std::to_string(c.from) + " to " + std::to_string(c.to) +
                           " on " + std::to_string(workers_.size()) + " devices");
+    {
+      std::lock_guard lock(done_mutex_);
+      ++in_flight_;
+    }
     std::unique_lock lock(copy_mutex_);
     copy_jobs_.push_back({c, clock::now()});
     // One copy thread per copy in flight: the executor has already checked that the route is free.
@@ -161,7 +184,12 @@ class cpu_backend {
 
   void wait(std::vector<completion>& out) {
     std::unique_lock lock(done_mutex_);
-    done_ready_.wait(lock, [&] { return !done_.empty(); });
+    done_ready_.wait(lock, [&] { return !done_.empty() || (failure_ && in_flight_ == 0); });
+    if (failure_) {  // the work function threw: once nothing runs, the run ends with its exception
+      done_ready_.wait(lock, [&] { return in_flight_ == 0; });
+      done_.clear();
+      std::rethrow_exception(std::exchange(failure_, nullptr));
+    }
     out.insert(out.end(), done_.begin(), done_.end());
     done_.clear();
   }
@@ -185,10 +213,12 @@ class cpu_backend {
     std::vector<unsigned char> buffer;
   };
 
-  void complete(const completion& c) {
+  void complete(const completion& c, std::exception_ptr failure = nullptr) {
     {
       std::lock_guard lock(done_mutex_);
       done_.push_back(c);
+      --in_flight_;
+      if (failure && !failure_) failure_ = std::move(failure);
     }
     done_ready_.notify_one();
   }
@@ -204,12 +234,18 @@ class cpu_backend {
       w.jobs.pop_front();
       lock.unlock();
       const seconds start = now();
-      run_kernel(job.duration);
-      complete({false, job.vertex, start, now()});
+      std::exception_ptr failure;
+      try {
+        run_kernel(job);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      complete({false, job.vertex, start, now()}, std::move(failure));
     }
   }
 
-  void run_kernel(seconds duration) const {
+  void run_kernel(const vertex_launch& job) const {
+    const seconds duration = job.duration;
     const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(duration));
     switch (options_.kernel) {
       case cpu_kernel::busy_loop:
@@ -217,6 +253,7 @@ class cpu_backend {
             detail::busy_loop(static_cast<std::uint64_t>(std::min(duration * options_.loop_rate, 1e18))));
         return;
       case cpu_kernel::sleep: wait_until(until); return;
+      case cpu_kernel::work: options_.work(job); return;
       case cpu_kernel::spin:
         while (clock::now() < until) {
         }
@@ -312,6 +349,8 @@ class cpu_backend {
   std::mutex done_mutex_;
   std::condition_variable done_ready_;
   std::vector<completion> done_;
+  std::size_t in_flight_ = 0;         // launched, not yet completed (under done_mutex_)
+  std::exception_ptr failure_;        // the first exception of a work function (under done_mutex_)
   clock::time_point epoch_ = clock::now();
 };
 
