@@ -7,11 +7,13 @@
 // The executor decides on the host, so each vertex costs a host round trip (event query, launch);
 // times come from the events, relative to an event recorded on every device at begin() (devices
 // of different GPUs are aligned only as well as those epochs, recorded together, are).
-// It compiles here; it has not yet run on a GPU (docs/executors.md).
+// It compiles with nvcc; it has not yet run on a GPU (docs/executors.md).
 #pragma once
 
 #include <gantry/exec/executor.hpp>
+#include <gantry/exec/operations.hpp>
 
+#include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -35,10 +37,44 @@ inline void cu_check(CUresult e, const char* what) {
   }
 }
 
+inline void blas_check(cublasStatus_t e, const char* what) {
+  if (e != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuda_backend: ") + what + ": cuBLAS status " + std::to_string(static_cast<int>(e)));
+}
+
 // One thread spins until `cycles` of the SM clock have passed: a vertex of a profiled graph.
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
+  }
+}
+
+// An element-wise op (exec/operations.hpp): output element i combines the operand elements i,
+// i + E, i + 2E, ... of x (all operands end to end, folded over the output's E elements: a bias is
+// broadcast, a reduction folds), then applies the op. Normalisations (RMSNorm, softmax) scale each
+// element by its own value instead of a reduction over the tensor: the same memory traffic.
+__global__ void elementwise_kernel(const float* x, unsigned long long reads, float* y, unsigned long long elements,
+                                   int op) {
+  const auto stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (auto i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < elements; i += stride) {
+    const auto kind = static_cast<elementwise_op>(op);
+    float v = i < reads ? x[i] : 1.0f;
+    if (kind == elementwise_op::reduce_exp) v = __expf(v);
+    for (auto at = i + elements; at < reads; at += elements) {
+      const float u = x[at];
+      if (kind == elementwise_op::mul) v *= u;
+      else if (kind == elementwise_op::reduce_exp) v += __expf(u);
+      else v += u;
+    }
+    switch (kind) {
+      case elementwise_op::relu: v = fmaxf(v, 0.0f); break;
+      case elementwise_op::silu: v = v / (1.0f + __expf(-v)); break;
+      case elementwise_op::rope: v = v * 0.5f + v * v * 0.25f; break;
+      case elementwise_op::rmsnorm: v = v * rsqrtf(v * v + 1e-6f); break;
+      case elementwise_op::softmax: v = __expf(v) / (1.0f + __expf(v)); break;
+      default: break;
+    }
+    y[i] = v;
   }
 }
 }  // namespace detail
@@ -49,6 +85,9 @@ struct cuda_backend_options {
   int gpu = 0;                    // the GPU to partition when gpus is empty
   unsigned sms_per_partition = 0; // SMs per virtual device; 0: the GPU's SMs divided evenly
   std::size_t max_copy_bytes = std::size_t{256} << 20;  // buffer per device; larger copies move this much
+  // One per vertex (operations_of()): vertices run their real work, products with cuBLAS. Empty:
+  // every vertex spins for its modelled duration.
+  std::vector<operation> operations{};
 };
 
 class cuda_backend {
@@ -79,11 +118,9 @@ class cuda_backend {
   void launch_vertex(const vertex_launch& v) {
     auto& dev = devices_.at(v.device);
     set_device(v.device);
-    activity a{false, v.vertex, v.device, take_event(v.device), take_event(v.device)};
+    activity a{false, v.vertex, v.device, v.device, take_event(v.device), take_event(v.device)};
     detail::cuda_check(cudaEventRecord(a.begin, dev.stream), "record a start");
-    const auto cycles = static_cast<long long>(v.duration * dev.clock_hz);
-    detail::spin_kernel<<<1, 1, 0, dev.stream>>>(cycles);
-    detail::cuda_check(cudaGetLastError(), "launch a spin kernel");
+    run(v, dev);
     detail::cuda_check(cudaEventRecord(a.end, dev.stream), "record an end");
     pending_.push_back(a);
   }
@@ -91,19 +128,37 @@ class cuda_backend {
   void launch_copy(const copy_launch& c) {
     auto& from = devices_.at(c.from);
     auto& to = devices_.at(c.to);
-    set_device(c.from);
-    activity a{true, c.id, c.from, take_event(c.from), take_event(c.from)};
     const std::size_t bytes = static_cast<std::size_t>(std::min<byte_count>(c.bytes, options_.max_copy_bytes));
+    const bool staged = from.gpu != to.gpu && !peer_access(c.from, c.to);
+    set_device(c.from);
+    activity a{true, c.id, c.from, staged ? c.to : c.from, take_event(c.from), nullptr};
     detail::cuda_check(cudaEventRecord(a.begin, from.copy_stream), "record a copy's start");
-    if (bytes > 0) {
-      if (from.gpu == to.gpu)
+    if (!staged) {
+      if (bytes > 0 && from.gpu == to.gpu)
         detail::cuda_check(cudaMemcpyAsync(to.buffer, from.buffer, bytes, cudaMemcpyDeviceToDevice, from.copy_stream),
                            "copy between partitions");
-      else
+      else if (bytes > 0)
         detail::cuda_check(cudaMemcpyPeerAsync(to.buffer, to.gpu, from.buffer, from.gpu, bytes, from.copy_stream),
                            "copy between GPUs");
+      a.end = take_event(c.from);
+      detail::cuda_check(cudaEventRecord(a.end, from.copy_stream), "record a copy's end");
+    } else {
+      // No peer access: device to host into the sender's pinned buffer, then host to device on the
+      // receiver's copy stream once that is done. The end is the receiver's event.
+      if (bytes > 0)
+        detail::cuda_check(cudaMemcpyAsync(from.staging, from.buffer, bytes, cudaMemcpyDeviceToHost, from.copy_stream),
+                           "stage a copy to the host");
+      const cudaEvent_t staged_event = take_event(c.from);
+      detail::cuda_check(cudaEventRecord(staged_event, from.copy_stream), "record a staged copy");
+      set_device(c.to);
+      detail::cuda_check(cudaStreamWaitEvent(to.copy_stream, staged_event, 0), "wait for a staged copy");
+      if (bytes > 0)
+        detail::cuda_check(cudaMemcpyAsync(to.buffer, from.staging, bytes, cudaMemcpyHostToDevice, to.copy_stream),
+                           "copy from the host");
+      a.end = take_event(c.to);
+      detail::cuda_check(cudaEventRecord(a.end, to.copy_stream), "record a copy's end");
+      a.staged = staged_event;
     }
-    detail::cuda_check(cudaEventRecord(a.end, from.copy_stream), "record a copy's end");
     pending_.push_back(a);
   }
 
@@ -112,20 +167,20 @@ class cuda_backend {
     for (;;) {
       for (std::size_t i = 0; i < pending_.size();) {
         const activity a = pending_[i];
-        set_device(a.device);
+        set_device(a.end_device);
         const cudaError_t state = cudaEventQuery(a.end);
         if (state == cudaErrorNotReady) {
           ++i;
           continue;
         }
         detail::cuda_check(state, "query an event");
+        // Each event against the epoch of its own device (events of two contexts cannot be compared).
         float begin_ms = 0, end_ms = 0;
-        const cudaEvent_t epoch = devices_[a.device].epoch;
-        detail::cuda_check(cudaEventElapsedTime(&begin_ms, epoch, a.begin), "time a start");
-        detail::cuda_check(cudaEventElapsedTime(&end_ms, epoch, a.end), "time an end");
+        detail::cuda_check(cudaEventElapsedTime(&end_ms, devices_[a.end_device].epoch, a.end), "time an end");
+        set_device(a.device);
+        detail::cuda_check(cudaEventElapsedTime(&begin_ms, devices_[a.device].epoch, a.begin), "time a start");
         out.push_back({a.is_copy, a.id, 1e-3 * begin_ms, 1e-3 * end_ms});
-        devices_[a.device].free_events.push_back(a.begin);
-        devices_[a.device].free_events.push_back(a.end);
+        recycle(a);
         pending_[i] = pending_.back();
         pending_.pop_back();
       }
@@ -137,6 +192,35 @@ class cuda_backend {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
   }
 
+  // Each shaped vertex's time alone on device 0 (its events), the median of `runs` rounds after a
+  // warm-up round, every round running every vertex once in id order; a timed vertex keeps g's
+  // compute time (exec/eigen_operations.hpp's profile_operations() for the GPU). Needs operations.
+  [[nodiscard]] std::vector<seconds> profile(const graph& g, std::size_t devices, int runs = 5) {
+    if (options_.operations.size() != g.vertex_count())
+      throw invalid_input("cuda_backend::profile: " + std::to_string(options_.operations.size()) +
+                          " operations for a graph of " + std::to_string(g.vertex_count()) + " vertices");
+    if (runs < 1) throw invalid_input("cuda_backend::profile: runs must be >= 1");
+    begin(devices);
+    auto& dev = devices_[0];
+    set_device(0);
+    cudaEvent_t start = take_event(0), stop = take_event(0);
+    std::vector<std::vector<seconds>> samples(g.vertex_count());
+    for (int round = 0; round <= runs; ++round)
+      for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+        if (options_.operations[v].kind == operation_kind::timed) continue;
+        detail::cuda_check(cudaEventRecord(start, dev.stream), "record a start");
+        run({v, 0, 0}, dev);
+        detail::cuda_check(cudaEventRecord(stop, dev.stream), "record an end");
+        detail::cuda_check(cudaEventSynchronize(stop), "wait for a profiled vertex");
+        float ms = 0;
+        detail::cuda_check(cudaEventElapsedTime(&ms, start, stop), "time a profiled vertex");
+        if (round > 0) samples[v].push_back(1e-3 * ms);
+      }
+    dev.free_events.push_back(start);
+    dev.free_events.push_back(stop);
+    return detail::profiled_medians(samples, g);
+  }
+
  private:
   struct device_state {
     int gpu = 0;
@@ -146,14 +230,58 @@ class cuda_backend {
     cudaEvent_t epoch = nullptr;
     cudaStream_t stream = nullptr, copy_stream = nullptr;
     void* buffer = nullptr;
+    void* staging = nullptr;  // pinned host memory, for copies to GPUs without peer access
     double clock_hz = 1e9;
+    int sms = 0;              // SMs the device runs on: its partition's, or the GPU's
+    cublasHandle_t blas = nullptr;
+    float *a = nullptr, *b = nullptr, *c = nullptr, *x = nullptr, *y = nullptr;  // real work's buffers
   };
   struct activity {
     bool is_copy;
     std::uint32_t id;
-    device_id device;  // whose context and epoch its events belong to
+    device_id device;      // whose context and epoch its start event belongs to
+    device_id end_device;  // its end event's: the receiver's for a staged copy
     cudaEvent_t begin, end;
+    cudaEvent_t staged = nullptr;  // a staged copy's event between its two halves (the sender's)
   };
+
+  // A vertex on its device's stream: its real work, or a spin of its modelled duration.
+  void run(const vertex_launch& v, device_state& dev) {
+    const operation* o = v.vertex < options_.operations.size() ? &options_.operations[v.vertex] : nullptr;
+    if (!options_.operations.empty() && o == nullptr)
+      throw invalid_input("cuda_backend: vertex " + std::to_string(v.vertex) + " of a graph with " +
+                          std::to_string(options_.operations.size()) + " operations");
+    if (o != nullptr && o->kind == operation_kind::matmul) {
+      // Column-major C (m x n) = A (m x k) B (k x n).
+      const float one = 1.0f, zero = 0.0f;
+      const int m = static_cast<int>(o->m), n = static_cast<int>(o->n), k = static_cast<int>(o->k);
+      detail::blas_check(cublasSgemm(dev.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dev.a, m, dev.b, k, &zero, dev.c, m),
+                         "run a product");
+      return;
+    }
+    if (o != nullptr && o->kind == operation_kind::elementwise) {
+      const unsigned threads = 256;
+      const auto blocks = static_cast<unsigned>(
+          std::min<std::uint64_t>((o->elements + threads - 1) / threads, std::uint64_t{8} * static_cast<unsigned>(dev.sms)));
+      detail::elementwise_kernel<<<std::max(blocks, 1u), threads, 0, dev.stream>>>(dev.x, o->reads, dev.y, o->elements,
+                                                                                   static_cast<int>(o->op));
+      detail::cuda_check(cudaGetLastError(), "launch an element-wise kernel");
+      return;
+    }
+    const auto cycles = static_cast<long long>(v.duration * dev.clock_hz);
+    detail::spin_kernel<<<1, 1, 0, dev.stream>>>(cycles);
+    detail::cuda_check(cudaGetLastError(), "launch a spin kernel");
+  }
+
+  [[nodiscard]] bool peer_access(device_id from, device_id to) const {
+    return std::find(peers_.begin(), peers_.end(), std::pair{devices_[from].gpu, devices_[to].gpu}) != peers_.end();
+  }
+
+  void recycle(const activity& a) {
+    devices_[a.device].free_events.push_back(a.begin);
+    devices_[a.end_device].free_events.push_back(a.end);
+    if (a.staged) devices_[a.device].free_events.push_back(a.staged);
+  }
 
   // Every call for a device runs with its context current, so that its streams, events and
   // kernels meet in one context.
@@ -189,7 +317,11 @@ class cuda_backend {
           if (e != d && options_.gpus[e] != dev.gpu) {
             int can = 0;
             cudaDeviceCanAccessPeer(&can, dev.gpu, options_.gpus[e]);
-            if (can) cudaDeviceEnablePeerAccess(options_.gpus[e], 0);
+            if (can) {
+              const cudaError_t enabled = cudaDeviceEnablePeerAccess(options_.gpus[e], 0);
+              if (enabled == cudaSuccess || enabled == cudaErrorPeerAccessAlreadyEnabled)
+                peers_.emplace_back(dev.gpu, options_.gpus[e]);
+            }
             cudaGetLastError();  // "already enabled" is not an error here
           }
       }
@@ -223,6 +355,7 @@ class cuda_backend {
         dev.stream = reinterpret_cast<cudaStream_t>(stream);
         detail::cu_check(cuGreenCtxStreamCreate(&stream, dev.green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
         dev.copy_stream = reinterpret_cast<cudaStream_t>(stream);
+        dev.sms = static_cast<int>(groups[d].sm.smCount);
       }
     }
     for (device_id d = 0; d < devices_.size(); ++d) {
@@ -235,15 +368,50 @@ class cuda_backend {
       int khz = 0;
       detail::cuda_check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev.gpu), "read the clock rate");
       dev.clock_hz = 1e3 * static_cast<double>(khz);
+      if (dev.sms == 0) detail::cuda_check(cudaDeviceGetAttribute(&dev.sms, cudaDevAttrMultiProcessorCount, dev.gpu), "count SMs");
+      if (options_.gpus.size() > 1)  // pinned staging for copies to GPUs without peer access
+        detail::cuda_check(cudaMallocHost(&dev.staging, options_.max_copy_bytes), "allocate a pinned staging buffer");
+      allocate_work_buffers(dev);
     }
   }
 
+  // Buffers for the largest product and element-wise op (zeros: the work's time does not depend on
+  // the values), and a cuBLAS handle on the device's stream, created in its context.
+  void allocate_work_buffers(device_state& dev) {
+    if (options_.operations.empty()) return;
+    std::uint64_t a = 0, b = 0, c = 0, x = 0, y = 0;
+    for (const auto& o : options_.operations) {
+      if (o.kind == operation_kind::matmul) {
+        a = std::max(a, o.m * o.k), b = std::max(b, o.k * o.n), c = std::max(c, o.m * o.n);
+        if (std::max({o.m, o.n, o.k}) > std::uint64_t{INT32_MAX})
+          throw invalid_input("cuda_backend: a product of " + std::to_string(o.m) + " x " + std::to_string(o.k) + " x " +
+                              std::to_string(o.n) + " is beyond cuBLAS's 32-bit sizes");
+      } else if (o.kind == operation_kind::elementwise) {
+        x = std::max(x, o.reads), y = std::max(y, o.elements);
+      }
+    }
+    for (auto [buffer, n] : {std::pair{&dev.a, a}, {&dev.b, b}, {&dev.c, c}, {&dev.x, x}, {&dev.y, y}}) {
+      detail::cuda_check(cudaMalloc(reinterpret_cast<void**>(buffer), std::max<std::uint64_t>(n, 1) * sizeof(float)),
+                         "allocate a work buffer");
+      detail::cuda_check(cudaMemset(*buffer, 0, std::max<std::uint64_t>(n, 1) * sizeof(float)), "clear a work buffer");
+    }
+    detail::blas_check(cublasCreate(&dev.blas), "create a cuBLAS handle");
+    detail::blas_check(cublasSetStream(dev.blas, dev.stream), "set a cuBLAS stream");
+  }
+
   void release() noexcept {
-    for (const auto& a : pending_) devices_[a.device].free_events.push_back(a.begin), devices_[a.device].free_events.push_back(a.end);
+    for (const auto& a : pending_) recycle(a);
     for (auto& dev : devices_) {
       if (dev.context) cuCtxSetCurrent(dev.context);
       if (dev.copy_stream) cudaStreamSynchronize(dev.copy_stream);
       if (dev.stream) cudaStreamSynchronize(dev.stream);
+    }
+    for (auto& dev : devices_) {
+      if (dev.context) cuCtxSetCurrent(dev.context);
+      if (dev.blas) cublasDestroy(dev.blas);
+      for (float* buffer : {dev.a, dev.b, dev.c, dev.x, dev.y})
+        if (buffer) cudaFree(buffer);
+      if (dev.staging) cudaFreeHost(dev.staging);
       for (const cudaEvent_t e : dev.free_events) cudaEventDestroy(e);
       if (dev.epoch) cudaEventDestroy(dev.epoch);
       if (dev.buffer) cudaFree(dev.buffer);
@@ -253,11 +421,13 @@ class cuda_backend {
     }
     devices_.clear();
     pending_.clear();
+    peers_.clear();
   }
 
   cuda_backend_options options_;
   std::vector<device_state> devices_;
   std::vector<activity> pending_;
+  std::vector<std::pair<int, int>> peers_;  // (from, to) GPUs with peer access enabled
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 
