@@ -4,7 +4,9 @@
 // simulated, then executed 3 times (median). Compute and link times are scaled so that a run takes
 // tens of milliseconds and the mean vertex 0.5 ms or more; the simulation adds the calibrated
 // launch overhead to every vertex. Every kernel of the CPU backend is measured: sleep (the device
-// thread frees its core), spin and busy-loop (it holds it).
+// thread frees its core), spin and busy-loop (it holds it), and, with Eigen, work: the three DOPPLER
+// workloads run their real matrix products and element-wise ops (exec/eigen_operations.hpp), with
+// compute times profiled on this machine a moment before, and copies at the calibrated memcpy link.
 // Reports per workload and pooled: the median absolute error of the simulated makespan (the
 // baseline: each placement's simulation, measured in the same run), Spearman and Pearson between
 // simulated and measured makespans, and the executor's overhead per vertex. Threads share the
@@ -17,8 +19,12 @@
 #include <gantry/exec/study.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/workloads/doppler.hpp>
+#if defined(GANTRY_HAS_LEARN)
+#include <gantry/exec/eigen_operations.hpp>
+#endif
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +44,15 @@ graph with_compute_times(const graph& g, double scale, seconds add) {
 struct workload {
   std::string name;
   graph g;
+};
+
+// One workload as the study runs it: the graph the executor runs, the one the placers and the
+// simulator see (with the launch overhead), the cluster, and the backend to run it on.
+struct prepared {
+  std::string name;
+  graph run, sim;
+  cluster c;
+  cpu_backend* backend;
 };
 
 }  // namespace
@@ -66,32 +81,18 @@ int main(int argc, char**) {
     double median_error = 0, spearman = 0, host_us = 0, host_cpu_us = 0;
     bool valid = true;
   };
-  const auto study_all = [&](cpu_kernel kernel) {
-    std::printf("\n%s kernels:\n", to_string(kernel));
-    cpu_backend backend({.kernel = kernel, .loop_rate = calibration.loop_rate});
+  // Reports each prepared workload and the pooled figures.
+  const auto study_all = [&](const char* kernel, const std::vector<prepared>& ready) {
+    std::printf("\n%s kernels:\n", kernel);
     std::vector<double> all_simulated, all_measured, all_errors, all_errors_without_overhead;
     double host_seconds = 0, host_cpu_seconds = 0;
     std::size_t host_vertices = 0;
     bool all_valid = true;
-    for (const auto& w : workloads) {
-      seconds work = 0;
-      std::size_t working = 0;
-      for (const auto& v : w.g.vertices()) {
-        work += v.compute;
-        working += v.compute > 0 ? 1 : 0;
-      }
-      // Long enough to measure, and vertices of 0.5 ms on average, so that the executor's round
-      // trip per vertex (tens of microseconds here) is a small part of each.
-      const double scale = std::max(target_work, 0.5e-3 * static_cast<double>(working)) / work;
-      // A reference link of 12 GB/s and 10 us, slowed by the same scale as compute so that the
-      // balance of compute and transfers is the workload's own, but never faster than this
-      // machine's memcpy (as calibrated): a copy cannot beat the memory it runs on. Duplex: one copy
-      // each way at a time, as two cores can carry.
-      const link_model link{.latency = std::max(10e-6 * scale, calibration.link.link.latency),
-                            .bandwidth = std::min(12e9 / scale, calibration.link.link.bandwidth)};
-      const cluster c = cluster::uniform(2, unlimited_memory, link, comm_mode::duplex);
-      const graph run_graph = with_compute_times(w.g, scale, 0);
-      const graph sim_graph = with_compute_times(w.g, scale, calibration.launch_overhead);
+    for (const auto& w : ready) {
+      const graph& run_graph = w.run;
+      const graph& sim_graph = w.sim;
+      const cluster& c = w.c;
+      cpu_backend& backend = *w.backend;
       const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
       const auto candidates = placement_candidates(sim_graph, sim_model, c, {.count = placements, .seed = 1});
       (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend, {.runs = 1});  // warm-up
@@ -139,9 +140,76 @@ int main(int argc, char**) {
     std::printf("executor: %.2f us of host time per vertex (%.2f us of its thread's CPU time)\n", host_us, host_cpu_us);
     return pooled{median_error, rho, host_us, host_cpu_us, all_valid};
   };
-  const pooled sleeping = study_all(cpu_kernel::sleep);
-  const pooled spinning = study_all(cpu_kernel::spin);
-  const pooled looping = study_all(cpu_kernel::busy_loop);
+  // The timed kernels: each workload's compute scaled so that a run takes at least target_work
+  // and the mean vertex 0.5 ms, so that the executor's round trip per vertex (tens of microseconds
+  // here) is a small part of each.
+  const auto study_timed = [&](cpu_kernel kernel) {
+    cpu_backend backend({.kernel = kernel, .loop_rate = calibration.loop_rate});
+    std::vector<prepared> ready;
+    for (const auto& w : workloads) {
+      seconds work = 0;
+      std::size_t working = 0;
+      for (const auto& v : w.g.vertices()) {
+        work += v.compute;
+        working += v.compute > 0 ? 1 : 0;
+      }
+      const double scale = std::max(target_work, 0.5e-3 * static_cast<double>(working)) / work;
+      // A reference link of 12 GB/s and 10 us, slowed by the same scale as compute so that the
+      // balance of compute and transfers is the workload's own, but never faster than this
+      // machine's memcpy (as calibrated): a copy cannot beat the memory it runs on. Duplex: one copy
+      // each way at a time, as two cores can carry.
+      const link_model link{.latency = std::max(10e-6 * scale, calibration.link.link.latency),
+                            .bandwidth = std::min(12e9 / scale, calibration.link.link.bandwidth)};
+      ready.push_back({w.name, with_compute_times(w.g, scale, 0), with_compute_times(w.g, scale, calibration.launch_overhead),
+                       cluster::uniform(2, unlimited_memory, link, comm_mode::duplex), &backend});
+    }
+    return study_all(to_string(kernel), ready);
+  };
+  const pooled sleeping = study_timed(cpu_kernel::sleep);
+  const pooled spinning = study_timed(cpu_kernel::spin);
+  const pooled looping = study_timed(cpu_kernel::busy_loop);
+#if defined(GANTRY_HAS_LEARN)
+  // Real work: the DOPPLER workloads at sizes where a run takes tens to hundreds of milliseconds
+  // here, profiled (every vertex alone on this thread, median of 5), then run by their own
+  // operations. Links are this machine's memcpy, as calibrated; a copy moves its real bytes (up to
+  // the backend's 16 MiB cap) and is paced to that link.
+  std::vector<workload> real;
+  real.push_back({"chainmm", chain_mm({.dimension = 1024})});
+  real.push_back({"ffnn", ffnn({.batch = 4096, .hidden = 8192})});
+  real.push_back({"llama-block", llama_block({.sequence = 512, .hidden = 1024, .heads = 8, .ffn_hidden = 2752})});
+  std::vector<std::unique_ptr<eigen_operations>> operations;
+  std::vector<std::unique_ptr<cpu_backend>> backends;
+  std::vector<prepared> ready, ready_contended;
+  const cluster memcpy_link = cluster::uniform(2, unlimited_memory, calibration.link.link, comm_mode::duplex);
+  for (const auto& w : real) {
+    auto& ops = *operations.emplace_back(std::make_unique<eigen_operations>(operations_of(w.g), 2));
+    const graph profiled = with_profiled_times(w.g, profile_operations(ops, w.g));
+    seconds work = 0;
+    for (const auto& v : profiled.vertices()) work += v.compute;
+    std::printf("profiled %-12s %4zu vertices, %.1f ms of compute in all, %.1f GFLOP/s over its FLOPs\n", w.name.c_str(),
+                profiled.vertex_count(), 1e3 * work, [&] {
+                  double flops = 0;
+                  for (const auto& v : w.g.vertices()) flops += v.flops;
+                  return flops / work / 1e9;
+                }());
+    auto& backend = *backends.emplace_back(std::make_unique<cpu_backend>(
+        cpu_backend_options{.kernel = cpu_kernel::work, .work = [&ops](const vertex_launch& v) { ops(v); }}));
+    ready.push_back({w.name, profiled, with_compute_times(profiled, 1, calibration.launch_overhead), memcpy_link, &backend});
+    // The same, profiled while the other device runs the workload's operations in a loop: what
+    // sharing the caches and the memory bandwidth with a busy device costs each vertex.
+    const graph contended = with_profiled_times(w.g, profile_operations(ops, w.g, {.co_runners = 1}));
+    seconds contended_work = 0;
+    for (const auto& v : contended.vertices()) contended_work += v.compute;
+    std::printf("         beside a busy device: %.1f ms of compute (%.2fx alone)\n", 1e3 * contended_work,
+                contended_work / work);
+    ready_contended.push_back(
+        {w.name, contended, with_compute_times(contended, 1, calibration.launch_overhead), memcpy_link, &backend});
+  }
+  const pooled working = study_all("work (Eigen)", ready);
+  // Not a target: the model's durations are per vertex, whatever runs beside it, so neither
+  // profile is right for every placement (one device alone, or both busy).
+  const pooled working_contended = study_all("work (Eigen), profiled beside a busy device", ready_contended);
+#endif
   std::printf("\nlaunch round trip (wake a device thread, run nothing, wake the executor): %.1f us\n",
               1e6 * calibration.launch_overhead);
   bench::print_target("cpu_median_abs_error", sleeping.median_error, 0.10);
@@ -150,8 +218,16 @@ int main(int argc, char**) {
   bench::print_target_at_least("cpu_spin_spearman_at_least", spinning.spearman, 0.95);
   bench::print_target("cpu_busy_loop_median_abs_error", looping.median_error, 0.10);
   bench::print_target_at_least("cpu_busy_loop_spearman_at_least", looping.spearman, 0.95);
+#if defined(GANTRY_HAS_LEARN)
+  bench::print_target("cpu_work_median_abs_error", working.median_error, 0.10);
+  bench::print_target_at_least("cpu_work_spearman_at_least", working.spearman, 0.95);
+#endif
   bench::print_target("cpu_executor_host_us_per_vertex", sleeping.host_us, 10);
   bench::print_target("cpu_executor_host_cpu_us_per_vertex", sleeping.host_cpu_us, 10);
   bench::print_target("cpu_launch_round_trip_us", 1e6 * calibration.launch_overhead, 10);
-  return sleeping.valid && spinning.valid && looping.valid ? 0 : 1;
+  bool valid = sleeping.valid && spinning.valid && looping.valid;
+#if defined(GANTRY_HAS_LEARN)
+  valid = valid && working.valid && working_contended.valid;
+#endif
+  return valid ? 0 : 1;
 }
