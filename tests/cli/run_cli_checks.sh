@@ -173,6 +173,24 @@ for f in run.simulated.json run.measured.json; do
   [[ -s $f ]] || { echo "FAIL: gantry execute --trace did not write $f" >&2; failures=$((failures + 1)); }
 done
 
+# gantry workload: bad sizes are named and write nothing; a workload's file runs real work.
+expect 2 "inner_split must divide blocks_per_side (3), got 2" "$gantry" workload chainmm --blocks 3 --inner-split 2 -o bad.json
+absent bad.json
+expect 2 "invalid duration '5xs'" "$gantry" workload ffnn --op-overhead 5xs -o bad.json
+absent bad.json
+expect 2 "A subcommand is required" "$gantry" workload
+"$gantry" workload chainmm --dimension 32 -o chainmm.json >/dev/null ||
+  { echo "FAIL: gantry workload chainmm failed" >&2; failures=$((failures + 1)); }
+expect 2 "--time-scale must be 1" "$gantry" execute -g chainmm.json --kernel work --time-scale 2
+expect 2 "has no operation to run" "$gantry" execute -g "$tiny" --kernel work
+if "$gantry" execute -g chainmm.json --kernel work --runs 1 --format json >work.json 2>work.txt; then
+  grep -q "vertices run real work" work.txt || { echo "FAIL: --kernel work did not profile" >&2; failures=$((failures + 1)); }
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["status"] == "ok" and d["valid"] is True, d' \
+    work.json || { echo "FAIL: gantry execute --kernel work --format json" >&2; failures=$((failures + 1)); }
+elif ! grep -q "needs a gantry built with Eigen" work.txt; then
+  echo "FAIL: gantry execute --kernel work:" >&2; cat work.txt >&2; failures=$((failures + 1))
+fi
+
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 

@@ -16,6 +16,9 @@
 #include <gantry/io/json_cluster.hpp>
 #include <gantry/io/svg_gantt.hpp>
 #include <gantry/io/units.hpp>
+#if GANTRY_CLI_HAS_LEARN
+#include <gantry/exec/eigen_operations.hpp>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -141,7 +144,7 @@ inline int run_calibrate_command(const calibrate_flags& flags, std::ostream& out
 inline int run_execute_command(const execute_flags& flags, std::ostream& out, std::ostream& err) {
   if (!std::isfinite(flags.time_scale) || flags.time_scale <= 0)
     throw invalid_input("--time-scale must be a finite number > 0, got " + std::to_string(flags.time_scale));
-  const auto file = read_any_graph_file(flags.graph_path, flags.reading);
+  auto file = read_any_graph_file(flags.graph_path, flags.reading);
   const bool json = flags.output_format == "json";
   std::ostream& text = json ? err : out;
 
@@ -157,6 +160,29 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
   }
   const cluster c = with_link_times(base_cluster, flags.time_scale);
   const seconds overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead : parse_duration(flags.launch_overhead);
+  // Real work: the graph's products and element-wise ops run with Eigen, their times profiled here
+  // first, so the placers and the simulator see this machine.
+  const bool real_work = flags.kernel == "work";
+#if GANTRY_CLI_HAS_LEARN
+  std::unique_ptr<eigen_operations> operations;
+  if (real_work) {
+    if (flags.time_scale != 1) throw invalid_input("--kernel work runs the real operations: --time-scale must be 1");
+    auto ops = operations_of(file.graph);
+    const auto shaped = static_cast<std::size_t>(std::count_if(
+        ops.begin(), ops.end(), [](const operation& o) { return o.kind != operation_kind::timed; }));
+    if (shaped == 0)
+      throw invalid_input("--kernel work: '" + flags.graph_path +
+                          "' has no operation to run (the matmul and element-wise ops of `gantry workload` graphs)");
+    operations = std::make_unique<eigen_operations>(std::move(ops), c.device_count());
+    file.graph = with_profiled_times(file.graph, profile_operations(*operations, file.graph));
+    seconds work = 0;
+    for (const auto& v : file.graph.vertices()) work += v.compute;
+    text << "profile       " << shaped << " of " << file.graph.vertex_count() << " vertices run real work, timed here: "
+         << format_seconds(work) << " of compute in all\n";
+  }
+#else
+  if (real_work) throw invalid_input("--kernel work needs a gantry built with Eigen");
+#endif
   // The executor runs the scaled graph; the simulator and placers see it with the launch overhead
   // added to every vertex, which the executor pays but does not run.
   const graph run_graph = with_compute_times(file.graph, flags.time_scale, 0);
@@ -171,15 +197,23 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
   const cpu_kernel kernel = flags.kernel == "busy-loop" ? cpu_kernel::busy_loop
                             : flags.kernel == "spin"    ? cpu_kernel::spin
                             : flags.kernel == "sleep"   ? cpu_kernel::sleep
+                            : real_work                 ? cpu_kernel::work
                             : c.device_count() + 1 <= calibration.hardware_threads ? cpu_kernel::spin
                                                                                    : cpu_kernel::sleep;
-  cpu_backend backend({.kernel = kernel, .loop_rate = calibration.loop_rate});
+  cpu_backend_options backend_options{.kernel = kernel, .loop_rate = calibration.loop_rate};
+#if GANTRY_CLI_HAS_LEARN
+  if (real_work) backend_options.work = [&operations](const vertex_launch& v) { (*operations)(v); };
+#endif
+  cpu_backend backend(std::move(backend_options));
 
   text << "executor      cpu backend: " << c.device_count() << " devices as threads, " << to_string(kernel)
        << " kernels, memcpy copies paced to "
        << format_seconds(c.default_link().latency) << " + bytes / "
        << format_bytes(static_cast<byte_count>(std::min(c.default_link().bandwidth, 1e18))) << "/s\n";
   text << "note          " << hardware_note(c.device_count(), calibration.hardware_threads, kernel == cpu_kernel::sleep) << "\n";
+  if (real_work)
+    text << "note          times were profiled with each vertex alone; devices computing side by side share caches and "
+            "memory bandwidth, and a copy's memcpy takes a core (docs/executors.md)\n";
   text << "launch        " << format_seconds(overhead) << " per vertex, added to every simulated vertex"
        << (flags.launch_overhead == "auto" ? " (measured)" : "") << "\n";
 
@@ -368,10 +402,11 @@ inline void register_execute_commands(CLI::App& app) {
                  "added to every vertex's simulated time: 'auto' (measured now) or a duration, e.g. 0s, 20us")
       ->capture_default_str();
   ex->add_option("--kernel", flags->kernel,
-                 "how a device thread spends a vertex's time: busy-loop (calibrated iterations: real work), spin (on "
-                 "the clock), sleep (frees the core), auto (spin when every device and the executor get a core, "
+                 "how a device thread spends a vertex's time: busy-loop (calibrated iterations), spin (on the clock), "
+                 "sleep (frees the core), work (the graph's own products and element-wise ops with Eigen, profiled "
+                 "first: `gantry workload` graphs), auto (spin when every device and the executor get a core, "
                  "else sleep)")
-      ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep"}))
+      ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep", "work"}))
       ->capture_default_str();
   ex->add_option("--trace", flags->trace, "write PREFIX.simulated.json and PREFIX.measured.json (Chrome traces)");
   ex->add_option("--svg", flags->svg, "write PREFIX.simulated.svg and PREFIX.measured.svg (Gantt charts)");

@@ -4,6 +4,7 @@
 
 #include "execute_command.hpp"
 #include "pipeline_command.hpp"
+#include "workload_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@ namespace gantry::cli {
 inline void register_extra_commands(CLI::App& app) {
   register_pipeline_command(app);
   register_execute_commands(app);
+  register_workload_command(app);
 }
 
 }  // namespace gantry::cli

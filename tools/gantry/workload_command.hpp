@@ -1,0 +1,110 @@
+// `gantry workload`: writes one of DOPPLER's four workloads (workloads/doppler.hpp) as a graph
+// file, so that every command can take it: place, compare, learn, and execute with real work
+// (`--kernel work` runs its products and element-wise ops with Eigen).
+//   gantry workload chainmm --dimension 1024 --out chainmm.json
+//   gantry workload llama-block --sequence 512 --hidden 1024 --heads 8 --ffn-hidden 2752 --out block.json
+#pragma once
+
+#include "execute_command.hpp"
+
+#include <gantry/io/json_graph.hpp>
+#include <gantry/io/units.hpp>
+#include <gantry/workloads/doppler.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+namespace gantry::cli {
+
+struct workload_flags {
+  std::string out;
+  double flops_per_second = 1e13;
+  std::string op_overhead = "0s";
+  chain_mm_options chain{};
+  ffnn_options ffnn{};
+  llama_layer_options llama{};
+};
+
+inline int run_workload_command(const std::string& name, const workload_flags& flags, std::ostream& out) {
+  if (!(flags.flops_per_second > 0) || !std::isfinite(flags.flops_per_second))
+    throw invalid_input("--flops-per-second must be a finite number > 0");
+  const workload_device device{.flops_per_second = flags.flops_per_second, .op_overhead = parse_duration(flags.op_overhead)};
+  graph g;
+  if (name == "chainmm") {
+    auto o = flags.chain;
+    o.device = device;
+    g = chain_mm(o);
+  } else if (name == "ffnn") {
+    auto o = flags.ffnn;
+    o.device = device;
+    g = ffnn(o);
+  } else if (name == "llama-block") {
+    auto o = flags.llama.block;
+    o.device = device;
+    g = llama_block(o);
+  } else {
+    auto o = flags.llama;
+    o.block.device = device;
+    g = llama_layer(o);
+  }
+  double flops = 0;
+  seconds work = 0;
+  for (const auto& v : g.vertices()) flops += v.flops, work += v.compute;
+  if (!flags.out.empty()) write_graph(flags.out, g);
+  out << name << ": " << g.vertex_count() << " vertices, " << g.edge_count() << " edges, " << flops << " FLOPs, "
+      << format_seconds(work) << " of compute at " << flags.flops_per_second << " FLOP/s"
+      << (flags.out.empty() ? std::string() : ", written to " + flags.out) << "\n";
+  return 0;
+}
+
+inline void register_workload_command(CLI::App& app) {
+  auto flags = std::make_shared<workload_flags>();
+  auto* command = app.add_subcommand("workload", "write one of DOPPLER's workloads (chainmm, ffnn, llama-block, "
+                                                 "llama-layer) as a graph file");
+  command->require_subcommand(1);
+  // Every workload's own subcommand, sharing the output options and the one callback.
+  const auto common = [flags](CLI::App& sub) {
+    sub.add_option("--out,-o", flags->out, "write the graph here (.json, or .json.gz)");
+    sub.add_option("--flops-per-second", flags->flops_per_second, "the device rate: compute = FLOPs / rate")
+        ->capture_default_str();
+    sub.add_option("--op-overhead", flags->op_overhead, "added to every operation's compute time, e.g. 5us")
+        ->capture_default_str();
+    sub.callback([flags, &sub] {
+      run_in_callback("workload", [&] { return run_workload_command(sub.get_name(), *flags, std::cout); });
+    });
+  };
+  auto* chain = command->add_subcommand("chainmm", "(A x B) + (C x (D x E)), n x n matrices in p x p blocks");
+  chain->add_option("--dimension", flags->chain.dimension, "n")->check(CLI::PositiveNumber)->capture_default_str();
+  chain->add_option("--blocks", flags->chain.blocks_per_side, "p: blocks per side")->check(CLI::PositiveNumber)->capture_default_str();
+  chain->add_option("--inner-split", flags->chain.inner_split, "q: each product's inner blocks in q groups (divides p)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  common(*chain);
+  auto* ffnn_command = command->add_subcommand("ffnn", "softmax(relu(X W1 + b1) W2 + b2), sharded by batch and hidden");
+  ffnn_command->add_option("--batch", flags->ffnn.batch)->check(CLI::PositiveNumber)->capture_default_str();
+  ffnn_command->add_option("--features", flags->ffnn.features)->check(CLI::PositiveNumber)->capture_default_str();
+  ffnn_command->add_option("--hidden", flags->ffnn.hidden)->check(CLI::PositiveNumber)->capture_default_str();
+  ffnn_command->add_option("--classes", flags->ffnn.classes)->check(CLI::PositiveNumber)->capture_default_str();
+  ffnn_command->add_option("--batch-split", flags->ffnn.batch_split)->check(CLI::PositiveNumber)->capture_default_str();
+  ffnn_command->add_option("--hidden-split", flags->ffnn.hidden_split)->check(CLI::PositiveNumber)->capture_default_str();
+  common(*ffnn_command);
+  for (const char* which : {"llama-block", "llama-layer"}) {
+    const bool layer = std::string(which) == "llama-layer";
+    auto* sub = command->add_subcommand(which, layer ? "a Llama layer: embedding, block, output projection and softmax"
+                                                     : "a Llama block: attention and SwiGLU FFN, sharded Megatron style");
+    auto& b = flags->llama.block;
+    sub->add_option("--batch", b.batch)->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_option("--sequence", b.sequence)->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_option("--hidden", b.hidden)->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_option("--heads", b.heads)->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_option("--ffn-hidden", b.ffn_hidden)->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_option("--shards", b.shards)->check(CLI::PositiveNumber)->capture_default_str();
+    if (layer) sub->add_option("--vocabulary", flags->llama.vocabulary)->check(CLI::PositiveNumber)->capture_default_str();
+    common(*sub);
+  }
+}
+
+}  // namespace gantry::cli
