@@ -1,13 +1,17 @@
 // The CUDA backend of the executor (exec/executor.hpp), compiled by nvcc only (CUDA >= 12.4). A
 // device of the cluster is either a whole GPU or a virtual device: an SM partition of one GPU made
-// with green contexts (cuDevSmResourceSplitByCount, cuGreenCtxCreate, cuGreenCtxStreamCreate). Each
-// device has a compute stream; a vertex is a spin kernel of its modelled duration (clock64 cycles at
-// the GPU's clock rate); a copy is cudaMemcpyPeerAsync between whole GPUs (or a device-to-device
-// copy between partitions of one GPU) on a stream of its own, with events around every activity.
-// The executor decides on the host, so each vertex costs a host round trip (event query, launch);
-// times come from the events, relative to an event recorded on every device at begin() (devices
-// of different GPUs are aligned only as well as those epochs, recorded together, are).
-// It compiles with nvcc; it has not yet run on a GPU (docs/executors.md).
+// with green contexts (cuDevSmResourceSplitByCount, cuGreenCtxCreate, cuGreenCtxStreamCreate).
+// Each device has a compute stream and a copy stream. A vertex is either its real work
+// (cuda_backend_options::operations, from exec/operations.hpp: a cuBLAS SGEMM of the product's
+// shape, or an element-wise kernel that reads every operand element and writes the output) or a
+// spin kernel of its modelled duration (clock64 cycles at the GPU's clock rate). A copy is a
+// device-to-device copy between partitions of one GPU, cudaMemcpyPeerAsync between GPUs with peer
+// access, or staged through the sender's pinned host memory between GPUs without it. Events
+// bracket every activity; times come from them, relative to an event recorded on every device at
+// begin() (devices of different GPUs are aligned only as well as those epochs, recorded together,
+// are). The executor decides on the host, so each vertex costs a host round trip (event query,
+// launch). The driver API is looked up at run time, so a program using this backend starts
+// without the NVIDIA driver. It compiles with nvcc; it has not yet run on a GPU (docs/executors.md).
 #pragma once
 
 #include <gantry/exec/executor.hpp>
@@ -26,13 +30,60 @@
 namespace gantry {
 
 namespace detail {
+// The driver API's functions, looked up through the runtime (cudaGetDriverEntryPointByVersion)
+// instead of linked, so that a program using this backend starts on a machine without the NVIDIA
+// driver (libcuda.so.1) and can say there is no GPU.
+struct driver_api {
+  decltype(&::cuCtxFromGreenCtx) ctx_from_green_ctx = nullptr;
+  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
+  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
+  decltype(&::cuDevResourceGenerateDesc) dev_resource_generate_desc = nullptr;
+  decltype(&::cuDevSmResourceSplitByCount) dev_sm_resource_split_by_count = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetDevResource) device_get_dev_resource = nullptr;
+  decltype(&::cuGetErrorString) get_error_string = nullptr;
+  decltype(&::cuGreenCtxCreate) green_ctx_create = nullptr;
+  decltype(&::cuGreenCtxDestroy) green_ctx_destroy = nullptr;
+  decltype(&::cuGreenCtxStreamCreate) green_ctx_stream_create = nullptr;
+  decltype(&::cuInit) init = nullptr;
+};
+template <class F>
+void load(F& f, const char* symbol) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &p, CUDA_VERSION, cudaEnableDefault, &found);
+  if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || p == nullptr)
+    throw std::runtime_error(std::string("cuda_backend: the CUDA driver has no ") + symbol +
+                             " (green contexts need a driver for CUDA 12.4 or later): " + cudaGetErrorString(e));
+  f = reinterpret_cast<F>(p);
+}
+inline const driver_api& driver() {
+  static const driver_api api = [] {
+    driver_api a;
+    load(a.ctx_from_green_ctx, "cuCtxFromGreenCtx");
+    load(a.ctx_get_current, "cuCtxGetCurrent");
+    load(a.ctx_set_current, "cuCtxSetCurrent");
+    load(a.dev_resource_generate_desc, "cuDevResourceGenerateDesc");
+    load(a.dev_sm_resource_split_by_count, "cuDevSmResourceSplitByCount");
+    load(a.device_get, "cuDeviceGet");
+    load(a.device_get_dev_resource, "cuDeviceGetDevResource");
+    load(a.get_error_string, "cuGetErrorString");
+    load(a.green_ctx_create, "cuGreenCtxCreate");
+    load(a.green_ctx_destroy, "cuGreenCtxDestroy");
+    load(a.green_ctx_stream_create, "cuGreenCtxStreamCreate");
+    load(a.init, "cuInit");
+    return a;
+  }();
+  return api;
+}
+
 inline void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("cuda_backend: ") + what + ": " + cudaGetErrorString(e));
 }
 inline void cu_check(CUresult e, const char* what) {
   if (e != CUDA_SUCCESS) {
     const char* text = nullptr;
-    cuGetErrorString(e, &text);
+    detail::driver().get_error_string(e, &text);
     throw std::runtime_error(std::string("cuda_backend: ") + what + ": " + (text ? text : "unknown error"));
   }
 }
@@ -285,7 +336,7 @@ class cuda_backend {
 
   // Every call for a device runs with its context current, so that its streams, events and
   // kernels meet in one context.
-  void set_device(device_id d) { detail::cu_check(cuCtxSetCurrent(devices_[d].context), "make a context current"); }
+  void set_device(device_id d) { detail::cu_check(detail::driver().ctx_set_current(devices_[d].context), "make a context current"); }
 
   cudaEvent_t take_event(device_id d) {
     auto& pool = devices_[d].free_events;
@@ -300,7 +351,7 @@ class cuda_backend {
   }
 
   void create(std::size_t devices) {
-    detail::cu_check(cuInit(0), "cuInit");
+    detail::cu_check(detail::driver().init(0), "cuInit");
     devices_.resize(devices);
     if (!options_.gpus.empty()) {
       if (options_.gpus.size() != devices)
@@ -311,7 +362,7 @@ class cuda_backend {
         dev.gpu = options_.gpus[d];
         detail::cuda_check(cudaSetDevice(dev.gpu), "select a GPU");
         detail::cuda_check(cudaFree(nullptr), "start the GPU's primary context");
-        detail::cu_check(cuCtxGetCurrent(&dev.context), "cuCtxGetCurrent");
+        detail::cu_check(detail::driver().ctx_get_current(&dev.context), "cuCtxGetCurrent");
         detail::cuda_check(cudaStreamCreateWithFlags(&dev.stream, cudaStreamNonBlocking), "create a stream");
         for (std::size_t e = 0; e < devices; ++e)  // peer access where the hardware has it
           if (e != d && options_.gpus[e] != dev.gpu) {
@@ -328,16 +379,16 @@ class cuda_backend {
     } else {
       // Virtual devices: SM partitions of one GPU, each a green context with its own stream.
       CUdevice cu_device = 0;
-      detail::cu_check(cuDeviceGet(&cu_device, options_.gpu), "cuDeviceGet");
+      detail::cu_check(detail::driver().device_get(&cu_device, options_.gpu), "cuDeviceGet");
       CUdevResource sms{};
-      detail::cu_check(cuDeviceGetDevResource(cu_device, &sms, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
+      detail::cu_check(detail::driver().device_get_dev_resource(cu_device, &sms, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
       const unsigned per = options_.sms_per_partition != 0
                                ? options_.sms_per_partition
                                : sms.sm.smCount / static_cast<unsigned>(devices);
       std::vector<CUdevResource> groups(devices);
       unsigned count = static_cast<unsigned>(devices);
       CUdevResource remaining{};
-      detail::cu_check(cuDevSmResourceSplitByCount(groups.data(), &count, &sms, &remaining, 0, per),
+      detail::cu_check(detail::driver().dev_sm_resource_split_by_count(groups.data(), &count, &sms, &remaining, 0, per),
                        "cuDevSmResourceSplitByCount");
       if (count < devices)
         throw invalid_input("cuda_backend: GPU " + std::to_string(options_.gpu) + " has " +
@@ -347,13 +398,13 @@ class cuda_backend {
         auto& dev = devices_[d];
         dev.gpu = options_.gpu;
         CUdevResourceDesc desc{};
-        detail::cu_check(cuDevResourceGenerateDesc(&desc, &groups[d], 1), "cuDevResourceGenerateDesc");
-        detail::cu_check(cuGreenCtxCreate(&dev.green, desc, cu_device, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
-        detail::cu_check(cuCtxFromGreenCtx(&dev.context, dev.green), "cuCtxFromGreenCtx");
+        detail::cu_check(detail::driver().dev_resource_generate_desc(&desc, &groups[d], 1), "cuDevResourceGenerateDesc");
+        detail::cu_check(detail::driver().green_ctx_create(&dev.green, desc, cu_device, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
+        detail::cu_check(detail::driver().ctx_from_green_ctx(&dev.context, dev.green), "cuCtxFromGreenCtx");
         CUstream stream = nullptr;
-        detail::cu_check(cuGreenCtxStreamCreate(&stream, dev.green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
+        detail::cu_check(detail::driver().green_ctx_stream_create(&stream, dev.green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
         dev.stream = reinterpret_cast<cudaStream_t>(stream);
-        detail::cu_check(cuGreenCtxStreamCreate(&stream, dev.green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
+        detail::cu_check(detail::driver().green_ctx_stream_create(&stream, dev.green, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
         dev.copy_stream = reinterpret_cast<cudaStream_t>(stream);
         dev.sms = static_cast<int>(groups[d].sm.smCount);
       }
@@ -402,12 +453,12 @@ class cuda_backend {
   void release() noexcept {
     for (const auto& a : pending_) recycle(a);
     for (auto& dev : devices_) {
-      if (dev.context) cuCtxSetCurrent(dev.context);
+      if (dev.context) detail::driver().ctx_set_current(dev.context);
       if (dev.copy_stream) cudaStreamSynchronize(dev.copy_stream);
       if (dev.stream) cudaStreamSynchronize(dev.stream);
     }
     for (auto& dev : devices_) {
-      if (dev.context) cuCtxSetCurrent(dev.context);
+      if (dev.context) detail::driver().ctx_set_current(dev.context);
       if (dev.blas) cublasDestroy(dev.blas);
       for (float* buffer : {dev.a, dev.b, dev.c, dev.x, dev.y})
         if (buffer) cudaFree(buffer);
@@ -417,7 +468,7 @@ class cuda_backend {
       if (dev.buffer) cudaFree(dev.buffer);
       if (dev.copy_stream) cudaStreamDestroy(dev.copy_stream);
       if (dev.stream) cudaStreamDestroy(dev.stream);
-      if (dev.green) cuGreenCtxDestroy(dev.green);
+      if (dev.green) detail::driver().green_ctx_destroy(dev.green);
     }
     devices_.clear();
     pending_.clear();
