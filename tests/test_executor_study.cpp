@@ -114,4 +114,13 @@ TEST_CASE("calibration measures a rate, an overhead and a link, and refuses too 
   CHECK(cpus.comm() == comm_mode::duplex);
   CHECK(cpus.default_link() == c.link.link);
   CHECK_THROWS_AS((void)calibrate_cpu({.devices = 1}), invalid_input);
+  // The same measurement on any backend: here a CPU backend of 3 devices, copies paced to nothing.
+  cpu_backend backend({.kernel = cpu_kernel::spin, .pace_copies = false});
+  const auto b = calibrate_backend(backend, {.devices = 3, .overhead_vertices = 20, .copy_sizes = {1024, 1 << 20}, .repeats = 3});
+  CHECK(b.launch_overhead > 0);
+  REQUIRE(b.samples.size() == 2);
+  CHECK(b.samples[0].bytes == 1024);
+  CHECK(b.samples[1].time > 0);
+  CHECK(b.link.link.bandwidth > 0);
+  CHECK_THROWS_AS((void)calibrate_backend(backend, {.devices = 2, .copy_sizes = {4096}}), invalid_input);
 }

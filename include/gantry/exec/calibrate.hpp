@@ -2,7 +2,8 @@
 // the executor's round trip per vertex (launch, run nothing, complete), and a link fitted (Baechi
 // §4.1's latency + bytes / bandwidth) to unpaced copies between device buffers, each timed from its
 // launch to its end (latency from the smallest copy, bandwidth from the least-squares slope).
-// calibrated_cluster() turns the result into a cluster of CPU devices.
+// calibrated_cluster() turns the result into a cluster of CPU devices. calibrate_backend() measures
+// the round trip and the link of any backend (the CUDA one too).
 #pragma once
 
 #include <gantry/exec/cpu_backend.hpp>
@@ -35,17 +36,32 @@ struct cpu_calibration {
   unsigned hardware_threads = 0;     // std::thread::hardware_concurrency()
 };
 
-[[nodiscard]] inline cpu_calibration calibrate_cpu(const cpu_calibration_options& options = {}) {
-  if (options.devices < 2) throw invalid_input("calibrate_cpu: needs at least 2 devices to time copies between");
-  if (options.copy_sizes.size() < 2 || options.repeats < 1)
-    throw invalid_input("calibrate_cpu: needs at least 2 copy sizes and 1 repeat");
-  cpu_calibration out;
-  out.hardware_threads = std::thread::hardware_concurrency();
-  out.loop_rate = calibrate_busy_loop(options.loop_time);
+// What any backend's calibration measures: the executor's round trip per vertex and the link.
+struct backend_calibration {
+  seconds launch_overhead = 0;           // per vertex: the round trip for a vertex of no work
+  link_fit link;                         // latency from the smallest copy, bandwidth from the slope
+  std::vector<transfer_sample> samples;  // per size: the median copy time
+};
+struct backend_calibration_options {
+  std::size_t devices = 2;               // the run's devices; copies go from device 0 to device 1
+  std::size_t overhead_vertices = 1000;  // length of the chain of empty vertices
+  std::vector<byte_count> copy_sizes = {std::uint64_t{4} << 10, std::uint64_t{64} << 10, std::uint64_t{1} << 20,
+                                        std::uint64_t{4} << 20, std::uint64_t{16} << 20};
+  int repeats = 7;                       // copies per size; their median is the sample
+};
 
-  const byte_count largest = *std::max_element(options.copy_sizes.begin(), options.copy_sizes.end());
-  cpu_backend backend({.kernel = cpu_kernel::spin, .max_copy_bytes = static_cast<std::size_t>(largest), .pace_copies = false});
-  // The round trip per vertex: a chain of empty vertices on device 0.
+// Measures `backend` (any execution_backend, CPU or GPU): a chain of `overhead_vertices` empty
+// vertices on device 0 run by the executor (after a warm-up run) gives the round trip per vertex;
+// copies from device 0 to device 1, one at a time, each timed from launch to end (median of
+// `repeats` per size), give the link. The backend must copy at least the largest size for real and
+// run a vertex of zero modelled time as no work (a CPU backend unpaced, a GPU one without
+// operations).
+template <execution_backend B>
+[[nodiscard]] backend_calibration calibrate_backend(B& backend, const backend_calibration_options& options = {}) {
+  if (options.devices < 2) throw invalid_input("calibrate_backend: needs at least 2 devices to time copies between");
+  if (options.copy_sizes.size() < 2 || options.repeats < 1)
+    throw invalid_input("calibrate_backend: needs at least 2 copy sizes and 1 repeat");
+  backend_calibration out;
   {
     const std::size_t n = std::max<std::size_t>(options.overhead_vertices, 2);
     graph chain;
@@ -60,7 +76,6 @@ struct cpu_calibration {
     const auto run = execute(chain, model, devices, std::span<const device_id>(placement), backend);
     out.launch_overhead = run.schedule.makespan / static_cast<double>(n);
   }
-  // Copies from device 0 to device 1, one at a time, unpaced: launch to end.
   backend.begin(options.devices);
   std::vector<completion> done;
   const auto copy_once = [&](byte_count bytes) {
@@ -69,7 +84,7 @@ struct cpu_calibration {
     while (done.empty()) backend.wait(done);
     return done.front().finish - done.front().start;
   };
-  copy_once(largest);  // grows the buffers
+  copy_once(*std::max_element(options.copy_sizes.begin(), options.copy_sizes.end()));  // grows the buffers
   for (const byte_count bytes : options.copy_sizes) {
     std::vector<double> times;
     for (int i = 0; i < options.repeats; ++i) times.push_back(copy_once(bytes));
@@ -82,6 +97,25 @@ struct cpu_calibration {
   const auto smallest = *std::min_element(out.samples.begin(), out.samples.end(),
                                           [](const transfer_sample& a, const transfer_sample& b) { return a.bytes < b.bytes; });
   out.link.link.latency = std::max(0.0, smallest.time - smallest.bytes / out.link.link.bandwidth);
+  return out;
+}
+
+[[nodiscard]] inline cpu_calibration calibrate_cpu(const cpu_calibration_options& options = {}) {
+  if (options.devices < 2) throw invalid_input("calibrate_cpu: needs at least 2 devices to time copies between");
+  if (options.copy_sizes.size() < 2 || options.repeats < 1)
+    throw invalid_input("calibrate_cpu: needs at least 2 copy sizes and 1 repeat");
+  cpu_calibration out;
+  out.hardware_threads = std::thread::hardware_concurrency();
+  out.loop_rate = calibrate_busy_loop(options.loop_time);
+  const byte_count largest = *std::max_element(options.copy_sizes.begin(), options.copy_sizes.end());
+  cpu_backend backend({.kernel = cpu_kernel::spin, .max_copy_bytes = static_cast<std::size_t>(largest), .pace_copies = false});
+  auto measured = calibrate_backend(backend, {.devices = options.devices,
+                                              .overhead_vertices = options.overhead_vertices,
+                                              .copy_sizes = options.copy_sizes,
+                                              .repeats = options.repeats});
+  out.launch_overhead = measured.launch_overhead;
+  out.link = measured.link;
+  out.samples = std::move(measured.samples);
   return out;
 }
 
