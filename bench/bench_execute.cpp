@@ -32,15 +32,6 @@ using namespace gantry;
 
 namespace {
 
-graph with_compute_times(const graph& g, double scale, seconds add) {
-  graph out = g;
-  for (vertex_id v = 0; v < out.vertex_count(); ++v) {
-    out[v].compute = out[v].compute * scale + add;
-    for (const auto& [kind, time] : g.kind_times(v)) out.set_compute(v, kind, time * scale + add);
-  }
-  return out;
-}
-
 struct workload {
   std::string name;
   graph g;

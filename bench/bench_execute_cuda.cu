@@ -38,15 +38,6 @@ void print_targets(double error, double rho, double host_us) {
   bench::print_target("gpu_executor_host_us_per_vertex", host_us, 10);
 }
 
-graph scaled(const graph& g, double scale, seconds add) {
-  graph out = g;
-  for (vertex_id v = 0; v < out.vertex_count(); ++v) {
-    out[v].compute = out[v].compute * scale + add;
-    for (const auto& [kind, time] : g.kind_times(v)) out.set_compute(v, kind, time * scale + add);
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char**) {
@@ -101,9 +92,9 @@ int main(int argc, char**) {
       seconds work = 0;
       std::size_t working = 0;
       for (const auto& v : w.g.vertices()) work += v.compute, working += v.compute > 0 ? 1 : 0;
-      run_graph = scaled(w.g, 100e-6 * static_cast<double>(working) / work, 0);
+      run_graph = with_compute_times(w.g, 100e-6 * static_cast<double>(working) / work, 0);
     }
-    const graph sim_graph = scaled(run_graph, 1, calibration.launch_overhead);
+    const graph sim_graph = with_compute_times(run_graph, 1, calibration.launch_overhead);
     const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
     const auto candidates = placement_candidates(sim_graph, sim_model, c, {.count = 20, .seed = 1});
     (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), *backend, {.runs = 1});  // warm-up

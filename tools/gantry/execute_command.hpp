@@ -69,17 +69,6 @@ struct execute_flags {
 }
 [[nodiscard]] inline std::string signed_percent(double x) { return (x >= 0 ? "+" : "") + fixed_text(100 * x, 1) + "%"; }
 
-// A copy of g whose compute times (device-independent and per kind) are `scale` times longer plus
-// `add` seconds, so that short profiled graphs can be run long enough to measure.
-[[nodiscard]] inline graph with_compute_times(const graph& g, double scale, seconds add) {
-  graph out = g;
-  for (vertex_id v = 0; v < out.vertex_count(); ++v) {
-    out[v].compute = out[v].compute * scale + add;
-    for (const auto& [kind, time] : g.kind_times(v)) out.set_compute(v, kind, time * scale + add);
-  }
-  return out;
-}
-
 // The cluster with every link `scale` times slower (latency × scale, bandwidth / scale).
 [[nodiscard]] inline cluster with_link_times(const cluster& c, double scale) {
   const auto scaled = [scale](link_model l) { return link_model{l.latency * scale, l.bandwidth / scale}; };

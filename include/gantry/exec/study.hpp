@@ -8,6 +8,7 @@
 #include <gantry/core/random.hpp>
 #include <gantry/exec/accuracy.hpp>
 #include <gantry/exec/executor.hpp>
+#include <gantry/graph/graph.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
@@ -18,6 +19,18 @@
 #include <vector>
 
 namespace gantry {
+
+// A copy of g whose compute times (device-independent and per kind) are `scale` times longer plus
+// `add` seconds: short profiled graphs run long enough to measure, and a simulation charges the
+// executor's round trip per vertex, which the executor pays but does not run.
+[[nodiscard]] inline graph with_compute_times(const graph& g, double scale, seconds add) {
+  graph out = g;
+  for (vertex_id v = 0; v < out.vertex_count(); ++v) {
+    out[v].compute = out[v].compute * scale + add;
+    for (const auto& [kind, time] : g.kind_times(v)) out.set_compute(v, kind, time * scale + add);
+  }
+  return out;
+}
 
 struct placement_candidate {
   std::string name;                 // the placer, or "<placer>~<k>" for its k-th perturbation
