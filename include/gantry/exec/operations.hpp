@@ -9,7 +9,7 @@
 //   k = F / 2E,  m n = E,  m + n = A / k   (m, n the roots of t^2 - (A/k) t + E),
 // which is the product's own shape for every unbatched product of the four workloads. A batched
 // product (the attention's scores and context, one product per head) runs as one product of the
-// same FLOPs and inner dimension k, the heads stacked along m.
+// same FLOPs, output size and inner dimension k, m the divisor of E nearest the larger root.
 //
 // Other vertices: the element-wise ops of the workloads ("add", "bias_add", "sum", "mul", "relu",
 // "silu", "rope", "rmsnorm", "softmax", "softmax_stats", "embedding") read every operand and write
