@@ -206,21 +206,9 @@ int main(int argc, char**) {
   // The same round trip where every thread has a hardware thread of its own (here: 1 device and the
   // executor), so that both poll instead of sleeping (cpu_backend_options::spin_wait).
   const double spare_round_trip = [&] {
-    graph chain;
-    const std::size_t n = 2000;
-    for (std::size_t i = 0; i < n; ++i) {
-      chain.add_vertex("v" + std::to_string(i), 0.0);
-      if (i > 0) chain.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 0);
-    }
-    const cluster one = cluster::uniform(1);
-    const graph_model model(chain, one);
-    const std::vector<device_id> placement(n, 0);
     cpu_backend backend({.kernel = cpu_kernel::spin});
     std::vector<double> per_vertex;
-    for (int run = 0; run < 6; ++run) {
-      const auto r = execute(chain, model, one, std::span<const device_id>(placement), backend);
-      if (run > 0) per_vertex.push_back(r.schedule.makespan / static_cast<double>(n));  // run 0 warms up
-    }
+    for (int run = 0; run < 5; ++run) per_vertex.push_back(launch_round_trip(backend, 1, 2000));
     return median_of(per_vertex);
   }();
   std::printf("launch round trip with a core for each thread (1 device and the executor, both polling): %.2f us\n",

@@ -14,6 +14,7 @@
 #include <gantry/model/model.hpp>
 
 #include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,32 +51,38 @@ struct backend_calibration_options {
   int repeats = 7;                       // copies per size; their median is the sample
 };
 
-// Measures `backend` (any execution_backend, CPU or GPU): a chain of `overhead_vertices` empty
-// vertices on device 0 run by the executor (after a warm-up run) gives the round trip per vertex;
-// copies from device 0 to device 1, one at a time, each timed from launch to end (median of
-// `repeats` per size), give the link. The backend must copy at least the largest size for real and
-// run a vertex of zero modelled time as no work (a CPU backend unpaced, a GPU one without
-// operations).
+// The executor's round trip per vertex on `backend` with `devices` devices: a chain of `vertices`
+// empty vertices on device 0, run once to warm up and once timed; its makespan over its length.
+template <execution_backend B>
+[[nodiscard]] seconds launch_round_trip(B& backend, std::size_t devices, std::size_t vertices = 1000) {
+  const std::size_t n = std::max<std::size_t>(vertices, 2);
+  graph chain;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name = "v";  // "v" + to_string(i) trips GCC 12's -Wrestrict (a false positive)
+    name += std::to_string(i);
+    chain.add_vertex(std::move(name), 0.0);
+    if (i > 0) chain.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 0);
+  }
+  const cluster c = cluster::uniform(devices);
+  const graph_model model(chain, c);
+  const std::vector<device_id> placement(n, 0);
+  (void)execute(chain, model, c, std::span<const device_id>(placement), backend);  // warm up
+  const auto run = execute(chain, model, c, std::span<const device_id>(placement), backend);
+  return run.schedule.makespan / static_cast<double>(n);
+}
+
+// Measures `backend` (any execution_backend, CPU or GPU): launch_round_trip() with
+// `overhead_vertices`, and copies from device 0 to device 1, one at a time, each timed from launch
+// to end (median of `repeats` per size), for the link. The backend must copy at least the largest
+// size for real and run a vertex of zero modelled time as no work (a CPU backend unpaced, a GPU
+// one without operations).
 template <execution_backend B>
 [[nodiscard]] backend_calibration calibrate_backend(B& backend, const backend_calibration_options& options = {}) {
   if (options.devices < 2) throw invalid_input("calibrate_backend: needs at least 2 devices to time copies between");
   if (options.copy_sizes.size() < 2 || options.repeats < 1)
     throw invalid_input("calibrate_backend: needs at least 2 copy sizes and 1 repeat");
   backend_calibration out;
-  {
-    const std::size_t n = std::max<std::size_t>(options.overhead_vertices, 2);
-    graph chain;
-    for (std::size_t i = 0; i < n; ++i) {
-      chain.add_vertex("v" + std::to_string(i), 0.0);
-      if (i > 0) chain.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 0);
-    }
-    const cluster devices = cluster::uniform(options.devices);
-    const graph_model model(chain, devices);
-    const std::vector<device_id> placement(n, 0);
-    (void)execute(chain, model, devices, std::span<const device_id>(placement), backend);  // warm up
-    const auto run = execute(chain, model, devices, std::span<const device_id>(placement), backend);
-    out.launch_overhead = run.schedule.makespan / static_cast<double>(n);
-  }
+  out.launch_overhead = launch_round_trip(backend, options.devices, options.overhead_vertices);
   backend.begin(options.devices);
   std::vector<completion> done;
   const auto copy_once = [&](byte_count bytes) {

@@ -167,10 +167,7 @@ class cpu_backend {
 
   void launch_vertex(const vertex_launch& v) {
     auto& w = *workers_.at(v.device);
-    {
-      std::lock_guard lock(done_mutex_);
-      ++in_flight_;
-    }
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
     bool sleeping = false;
     {
       std::lock_guard lock(w.mutex);
@@ -185,10 +182,7 @@ class cpu_backend {
     if (c.from >= workers_.size() || c.to >= workers_.size())
       throw invalid_input("cpu_backend: a copy from device " + std::to_string(c.from) + " to " + std::to_string(c.to) +
                           " on " + std::to_string(workers_.size()) + " devices");
-    {
-      std::lock_guard lock(done_mutex_);
-      ++in_flight_;
-    }
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
     std::unique_lock lock(copy_mutex_);
     copy_jobs_.push_back({c, clock::now()});
     // One copy thread per copy in flight: the executor has already checked that the route is free.
@@ -404,7 +398,9 @@ class cpu_backend {
   std::atomic<std::size_t> done_count_ = 0;  // done_.size(), for polling without the lock
   bool executor_sleeping_ = false;           // waiting on done_ready_ (under done_mutex_)
   clock::duration spin_wait_{};
-  std::size_t in_flight_ = 0;         // launched, not yet completed (under done_mutex_)
+  // Launched, not yet completed. Only the executor's thread launches, and it is the one that waits
+  // for 0, so a launch needs no lock; a completion lowers it under done_mutex_, then wakes it.
+  std::atomic<std::size_t> in_flight_ = 0;
   std::exception_ptr failure_;        // the first exception of a work function (under done_mutex_)
   clock::time_point epoch_ = clock::now();
 };

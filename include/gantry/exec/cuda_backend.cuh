@@ -247,29 +247,23 @@ class cuda_backend {
   // warm-up round, every round running every vertex once in id order; a timed vertex keeps g's
   // compute time (exec/eigen_operations.hpp's profile_operations() for the GPU). Needs operations.
   [[nodiscard]] std::vector<seconds> profile(const graph& g, std::size_t devices, int runs = 5) {
-    if (options_.operations.size() != g.vertex_count())
-      throw invalid_input("cuda_backend::profile: " + std::to_string(options_.operations.size()) +
-                          " operations for a graph of " + std::to_string(g.vertex_count()) + " vertices");
-    if (runs < 1) throw invalid_input("cuda_backend::profile: runs must be >= 1");
+    detail::check_profile("cuda_backend::profile", g, options_.operations, runs);  // before the GPU is set up
     begin(devices);
     auto& dev = devices_[0];
     set_device(0);
-    cudaEvent_t start = take_event(0), stop = take_event(0);
-    std::vector<std::vector<seconds>> samples(g.vertex_count());
-    for (int round = 0; round <= runs; ++round)
-      for (vertex_id v = 0; v < g.vertex_count(); ++v) {
-        if (options_.operations[v].kind == operation_kind::timed) continue;
-        detail::cuda_check(cudaEventRecord(start, dev.stream), "record a start");
-        run({v, 0, 0}, dev);
-        detail::cuda_check(cudaEventRecord(stop, dev.stream), "record an end");
-        detail::cuda_check(cudaEventSynchronize(stop), "wait for a profiled vertex");
-        float ms = 0;
-        detail::cuda_check(cudaEventElapsedTime(&ms, start, stop), "time a profiled vertex");
-        if (round > 0) samples[v].push_back(1e-3 * ms);
-      }
+    const cudaEvent_t start = take_event(0), stop = take_event(0);
+    auto out = detail::profile_rounds("cuda_backend::profile", g, options_.operations, runs, [&](vertex_id v) {
+      detail::cuda_check(cudaEventRecord(start, dev.stream), "record a start");
+      run({v, 0, 0}, dev);
+      detail::cuda_check(cudaEventRecord(stop, dev.stream), "record an end");
+      detail::cuda_check(cudaEventSynchronize(stop), "wait for a profiled vertex");
+      float ms = 0;
+      detail::cuda_check(cudaEventElapsedTime(&ms, start, stop), "time a profiled vertex");
+      return 1e-3 * ms;
+    });
     dev.free_events.push_back(start);
     dev.free_events.push_back(stop);
-    return detail::profiled_medians(samples, g);
+    return out;
   }
 
  private:

@@ -165,10 +165,7 @@ struct profile_options {
 // (so a vertex does not find its own data still in cache). A timed vertex keeps g's compute time.
 [[nodiscard]] inline std::vector<seconds> profile_operations(eigen_operations& ops, const graph& g,
                                                              const profile_options& options = {}) {
-  if (ops.operations().size() != g.vertex_count())
-    throw invalid_input("profile_operations: " + std::to_string(ops.operations().size()) + " operations for a graph of " +
-                        std::to_string(g.vertex_count()) + " vertices");
-  if (options.runs < 1) throw invalid_input("profile_operations: runs must be >= 1");
+  detail::check_profile("profile_operations", g, ops.operations(), options.runs);  // before any co-runner starts
   if (options.co_runners + 1 > ops.device_count())
     throw invalid_input("profile_operations: " + std::to_string(options.co_runners) + " co-runners need " +
                         std::to_string(options.co_runners + 1) + " devices' buffers, the operations have " +
@@ -185,19 +182,11 @@ struct profile_options {
     std::atomic<bool>& flag;
     ~stopper() { flag = true; }  // before the threads join, also when timing throws
   } stop_on_exit{stop};
-  using clock = std::chrono::steady_clock;
-  const std::size_t n = g.vertex_count();
-  std::vector<std::vector<seconds>> samples(n);
-  for (int round = 0; round <= options.runs; ++round) {
-    for (vertex_id v = 0; v < n; ++v) {
-      if (ops.operations()[v].kind == operation_kind::timed) continue;
-      const auto t0 = clock::now();
-      ops({v, 0, 0});
-      const seconds took = std::chrono::duration<double>(clock::now() - t0).count();
-      if (round > 0) samples[v].push_back(took);  // round 0 warms caches and pages up
-    }
-  }
-  return detail::profiled_medians(samples, g);
+  return detail::profile_rounds("profile_operations", g, ops.operations(), options.runs, [&](vertex_id v) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ops({v, 0, 0});
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
 }
 
 }  // namespace gantry

@@ -139,8 +139,28 @@ inline std::pair<std::uint64_t, std::uint64_t> product_sides(std::uint64_t eleme
 }
 
 namespace detail {
-// A profile's times: each vertex's median sample, or g's compute time for a vertex never timed.
-[[nodiscard]] inline std::vector<seconds> profiled_medians(std::vector<std::vector<seconds>>& samples, const graph& g) {
+// The profile that every backend's profiler shares: `runs` timed rounds after a warm-up round, every
+// round running each shaped vertex once in id order (so a vertex does not find its own data still
+// in cache); a vertex's time is its median (the upper middle one for an even count), and a timed
+// vertex keeps g's compute time. time_one(v) runs v once and returns how long it took. Throws
+// invalid_input, naming `who`, for operations of another graph or runs < 1.
+inline void check_profile(const char* who, const graph& g, std::span<const operation> operations, int runs) {
+  if (operations.size() != g.vertex_count())
+    throw invalid_input(std::string(who) + ": " + std::to_string(operations.size()) + " operations for a graph of " +
+                        std::to_string(g.vertex_count()) + " vertices");
+  if (runs < 1) throw invalid_input(std::string(who) + ": runs must be >= 1");
+}
+template <class TimeOne>
+[[nodiscard]] std::vector<seconds> profile_rounds(const char* who, const graph& g, std::span<const operation> operations,
+                                                  int runs, TimeOne time_one) {
+  check_profile(who, g, operations, runs);
+  std::vector<std::vector<seconds>> samples(g.vertex_count());
+  for (int round = 0; round <= runs; ++round)
+    for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+      if (operations[v].kind == operation_kind::timed) continue;
+      const seconds took = time_one(v);
+      if (round > 0) samples[v].push_back(took);  // round 0 warms caches and pages up
+    }
   std::vector<seconds> out(g.vertex_count());
   for (vertex_id v = 0; v < g.vertex_count(); ++v) {
     auto& s = samples[v];
