@@ -5,6 +5,8 @@
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
+#include <gantry/order/topological.hpp>
+#include <gantry/place/colocation.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/validate.hpp>
@@ -16,6 +18,8 @@
 #include <random>
 #include <span>
 #include <string>
+
+#include "support.hpp"
 
 using namespace gantry;
 
@@ -314,4 +318,81 @@ TEST_CASE("free_memory is exact and changes no decision, asked every step or nev
     }
   }
   CHECK(asked > 500);
+}
+
+TEST_CASE("a colocation group keeps room for what its members hold at once, not for their sum") {
+  // a -> b -> c -> d, one group, 100 output bytes each, one device of 250 bytes. Run in order, the
+  // device holds two outputs at once (a reader and its input): 200. The static rule reserves the
+  // group's 400 when a is placed and fails.
+  graph g;
+  for (const char* name : {"a", "b", "c", "d"})
+    g.add_vertex(vertex_properties{.name = name, .compute = 0.01, .output = 100, .group = "chain"});
+  for (vertex_id v = 0; v + 1 < 4; ++v) g.add_edge(v, v + 1, 100);
+  const auto c = one_device(250);
+  const graph_model model(g, c);
+  const list_options grouped{.respect_memory = true, .group = colocation_groups(g)};
+  const auto etf_run = m_etf(g, model, c, grouped);
+  require_valid(etf_run, g, model, c);
+  CHECK(etf_run.schedule.peak_memory[0] == 200);
+  require_valid(critical_path_schedule(g, model, c, grouped), g, model, c);
+  require_valid(heft(g, model, c, grouped), g, model, c);
+  auto reserved = grouped;
+  reserved.accounting = memory_accounting::reserved;
+  CHECK(m_etf(g, model, c, reserved).placement.outcome.code == status::out_of_memory);
+
+  // 199 bytes cannot hold a reader and its input: the first member is refused, the message says
+  // what the group keeps besides it (b's output while b runs, after a's is freed: 100).
+  const auto tight = one_device(199);
+  const graph_model tight_model(g, tight);
+  const auto failed = m_etf(g, tight_model, tight, grouped);
+  REQUIRE(failed.placement.outcome.code == status::out_of_memory);
+  INFO(failed.placement.outcome.message);
+  CHECK(failed.placement.outcome.vertex == 0);
+  CHECK(failed.placement.outcome.message.find("and 100 kept for the rest of its group of 4 vertices") != std::string::npos);
+}
+
+TEST_CASE("a group's reserve counts the copies its members receive, so a bound member is not stranded") {
+  // x on device 0 (fixed) feeds b; a -> b in one group on device 1 of 300 bytes. b needs a's output
+  // (100), its own (100) and a copy of x's output (90) at once: 290. The reserve kept when a is
+  // placed covers b's copy, and a is placed only where b fits too.
+  graph g;
+  const auto x = g.add_vertex(vertex_properties{.name = "x", .compute = 0.01, .output = 90});
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 0.01, .output = 100, .group = "ab"});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 0.01, .output = 100, .group = "ab"});
+  g.add_edge(x, b, 90);
+  g.add_edge(a, b, 100);
+  const cluster c({{.name = "gpu0", .capacity = 100}, {.name = "gpu1", .capacity = 300}},
+                  link_model{.latency = 0, .bandwidth = 1e9});
+  const graph_model model(g, c);
+  list_options options{.respect_memory = true, .group = colocation_groups(g)};
+  options.fixed_device = {0, no_device, no_device};
+  const auto r = m_etf(g, model, c, options);
+  require_valid(r, g, model, c);
+  CHECK(r.placement.device == std::vector<device_id>{0, 1, 1});
+  CHECK(r.schedule.peak_memory[1] == 290);
+}
+
+TEST_CASE("seeded DAGs with groups on one device: memory-aware list placers fit where Kahn order fits") {
+  // The capacity is the peak of the whole graph run in Kahn order on the device; a memory-aware
+  // placer must not give up there (it may run it in another order within the same memory).
+  std::size_t cases = 0;
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    auto rc = test::make_random_case(seed, comm_mode::parallel, false,
+                                     {.seed_factor = 7727, .max_vertices = 30, .groups = true});
+    const cluster roomy({{.name = "gpu0", .capacity = unlimited_memory}}, link_model{});
+    const graph_model roomy_model(rc.g, roomy);
+    const auto kahn = kahn_order(rc.g);
+    const auto alone = simulate(rc.g, roomy_model, roomy, std::vector<device_id>(rc.g.vertex_count(), 0),
+                                {.policy = ready_policy::strict_order, .priority = kahn});
+    REQUIRE(alone.ok());
+    const auto c = one_device(alone.schedule.peak_memory[0]);
+    const graph_model model(rc.g, c);
+    CAPTURE(seed);
+    const list_options grouped{.respect_memory = true, .group = colocation_groups(rc.g)};
+    require_valid(m_etf(rc.g, model, c, grouped), rc.g, model, c);
+    require_valid(critical_path_schedule(rc.g, model, c, grouped), rc.g, model, c);
+    require_valid(heft(rc.g, model, c, grouped), rc.g, model, c);
+    ++cases;
+  }
+  CHECK(cases == 2000);
 }

@@ -65,6 +65,10 @@ enum class memory_accounting {
   // hold's start on, so the engine's schedule stays within memory by construction. A vertex that
   // fits nowhere now waits while other vertices can be placed (their placement may free memory);
   // the run fails only when no ready vertex fits anywhere.
+  // A colocation group bound to d keeps room there for its members still to come: the most they
+  // hold at once, beyond what the group holds already, when they run one after another in Kahn
+  // order with each output freed after its last reader (group_reserve()). The room is held from
+  // d's end of work on, where those members will run, and shrinks as they are placed.
   dynamic,
 };
 
@@ -161,6 +165,7 @@ class list_scheduler {
     timeline_.resize(dynamic_ ? m_ : 0);
     for (auto& timeline : timeline_) timeline.clear();
     persistent_held_.assign(dynamic_ ? m_ : 0, 0);
+    reserve_.assign(dynamic_ ? m_ : 0, 0);
     ledger_.reset(dynamic_ ? n_ : 0);
     if (dynamic_) ledger_.reserve_copies(g.edge_count());
     changed_.assign(m_, 0);
@@ -214,7 +219,9 @@ class list_scheduler {
     added_bound_.resize(dynamic_ ? n_ : 0);
     largest_added_bound_ = 0;
     for (vertex_id v = 0; v < added_bound_.size(); ++v) {
-      byte_count bytes = detail::saturating_add(group_reservation(v), own_reserved(v));
+      // A member may change its group's reserve by at most the other members' own bytes.
+      byte_count bytes = detail::saturating_add(group_persistent_[group_of_[v]], own_reserved(v));
+      if (group_size_[group_of_[v]] > 1) bytes = detail::saturating_add(bytes, group_rest_[group_of_[v]]);
       for (const edge_id e : g.in_edges(v)) bytes = detail::saturating_add(bytes, model_.edge_bytes(e));
       added_bound_[v] = bytes;
       largest_added_bound_ = std::max(largest_added_bound_, bytes);
@@ -612,8 +619,8 @@ class list_scheduler {
   // Groups as units. A source vertex (no inputs, a weight or a constant) of a group of several
   // would otherwise be ready at time 0 and decide the group's device alone: it is attached to its
   // consumers in the group and becomes ready once one of them has every other input placed (or
-  // the group is bound, or nothing else can be placed). Dynamic memory reserves the output and
-  // temporary bytes of a group's members not yet placed, from its first member on.
+  // the group is bound, or nothing else can be placed). Members are listed in Kahn order, the order
+  // group_reserve() runs them in.
   void init_group_units() {
     const csr_graph& g = *view_;
     member_first_.clear();
@@ -631,7 +638,10 @@ class list_scheduler {
     for (std::size_t k = 0; k + 1 < member_first_.size(); ++k) member_first_[k + 1] += member_first_[k];
     member_list_.resize(n_);
     std::vector<std::uint32_t> fill(member_first_.begin(), member_first_.end() - 1);
-    for (vertex_id v = 0; v < n_; ++v) member_list_[fill[group_of_[v]]++] = v;
+    for (const vertex_id v : detail::kahn_on(g)) member_list_[fill[group_of_[v]]++] = v;
+    group_reserve_.assign(dynamic_ ? group_size_.size() : 0, 0);
+    reads_left_.assign(dynamic_ ? n_ : 0, 0);
+    reserve_of_ = no_vertex;
     if (dynamic_)
       for (vertex_id v = 0; v < n_; ++v)
         group_rest_[group_of_[v]] = detail::saturating_add(group_rest_[group_of_[v]], own_reserved(v));
@@ -841,7 +851,7 @@ class list_scheduler {
   [[nodiscard]] byte_count free_from(device_id d, seconds from) const {
     if (!tracked(d)) return unlimited_memory;
     build_timeline(d);
-    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from);
+    const std::int64_t held = persistent_held_[d] + timeline_[d].peak_from(from) + as_signed(reserve_[d]);
     const auto capacity = as_signed(devices_.capacity(d));
     return held >= capacity ? 0 : static_cast<byte_count>(capacity - held);
   }
@@ -858,8 +868,11 @@ class list_scheduler {
       if (ends) holds_.emplace_back(to, -as_signed(bytes));  // an empty hold takes nothing
     };
     const std::uint32_t grp = group_of_[v];
-    if (!group_reserved_[grp]) hold(0, 0, group_reservation(v), false);
-    else if (group_size_[grp] > 1 && tracked_groups()) holds_.emplace_back(0.0, -as_signed(own_reserved(v)));
+    if (!group_reserved_[grp]) hold(0, 0, group_persistent_[grp], false);
+    // d's reserve for groups, as it will be after v: from d's end of work on.
+    const byte_count reserve = reserve_after(v, d);
+    if (reserve != 0) holds_.emplace_back(std::max(available_[d], end), as_signed(reserve));
+    if (reserve > reserve_[d]) added = detail::saturating_add(added, reserve - reserve_[d]);
     hold(begin, end, model_.temporary_bytes(v), true);
     hold(begin, end, model_.output_bytes(v), g.out_degree(v) == 0);
     // A received copy serves its one edge without caching; with caching, later consumers may use it.
@@ -878,26 +891,70 @@ class list_scheduler {
   }
   // Bytes placing v on d would add (as new_holds() counts them), without timing the transfers.
   [[nodiscard]] byte_count added_bytes(vertex_id v, device_id d) const {
-    byte_count bytes = group_reserved_[group_of_[v]] ? 0 : group_reservation(v);
+    const std::uint32_t grp = group_of_[v];
+    byte_count bytes = group_reserved_[grp] ? 0 : group_persistent_[grp];
     bytes = detail::saturating_add(bytes, detail::saturating_add(model_.temporary_bytes(v), model_.output_bytes(v)));
+    if (group_size_[grp] > 1) bytes = detail::saturating_add(bytes, group_reserve(v));  // at least the reserve's growth
     return detail::saturating_add(bytes, received_bytes(d));
   }
-  // What the first member v of its group holds for the group from time 0 on: every member's
-  // persistent bytes, and the output and temporary bytes of the members placed after it (each gives
-  // its share back when placed, for its own holds).
-  [[nodiscard]] bool tracked_groups() const { return !group_rest_.empty() && !member_first_.empty(); }
   [[nodiscard]] byte_count own_reserved(vertex_id v) const {
     return detail::saturating_add(model_.output_bytes(v), model_.temporary_bytes(v));
   }
-  [[nodiscard]] byte_count group_reservation(vertex_id v) const {
+  // The room v's group keeps on its device once v is placed (0 for a vertex alone): the most the
+  // members neither placed nor v hold at once, beyond the outputs the group holds already, when
+  // they run one after another in Kahn order after v. An output counts from its member's start
+  // until its last reader ran (one outside the group, not placed yet, never runs here; a sink's
+  // ends with it); a temporary, and the copy of each input from outside the group that is not on
+  // the group's device, while its member runs. So a chain of members reserves two outputs, not all
+  // of them. O(members + their edges), remembered for v until the next placement.
+  [[nodiscard]] byte_count group_reserve(vertex_id v) const {
     const std::uint32_t grp = group_of_[v];
-    if (group_size_[grp] < 2 || !tracked_groups()) return group_persistent_[grp];
-    return detail::saturating_add(group_persistent_[grp], group_rest_[grp] - std::min(group_rest_[grp], own_reserved(v)));
+    if (!dynamic_ || group_size_[grp] < 2) return 0;
+    if (reserve_of_ == v && reserve_step_ == placed_count_) return reserve_value_;
+    const csr_graph& g = *view_;
+    const auto members = group_members(v);
+    for (const vertex_id w : members) {  // reads still to come of each output the group holds
+      if (w != v && !is_placed(w)) continue;
+      std::uint32_t left = 0;
+      for (const vertex_id x : g.successors(w)) left += !is_placed(x) && x != v ? 1 : 0;
+      reads_left_[w] = left;
+    }
+    const device_id home = group_device_[grp];  // no_device: every input from outside may need a copy
+    std::int64_t held = 0, most = 0;
+    for (const vertex_id u : members) {
+      if (u == v || is_placed(u)) continue;
+      const std::int64_t output = as_signed(model_.output_bytes(u));
+      std::int64_t temporary = as_signed(model_.temporary_bytes(u));
+      const auto pred = g.predecessors(u);
+      const auto in = g.in_edges(u);
+      for (std::size_t i = 0; i < pred.size(); ++i)
+        if (group_of_[pred[i]] != grp && (home == no_device || device_of_[pred[i]] != home))
+          temporary += as_signed(model_.edge_bytes(in[i]));
+      held += output + temporary;
+      most = std::max(most, held);
+      held -= temporary;
+      reads_left_[u] = static_cast<std::uint32_t>(g.out_degree(u));
+      if (reads_left_[u] == 0) held -= output;
+      for (const vertex_id p : pred)
+        if (group_of_[p] == grp && --reads_left_[p] == 0) held -= as_signed(model_.output_bytes(p));
+    }
+    for (const vertex_id w : members) reads_left_[w] = 0;
+    reserve_of_ = v;
+    reserve_step_ = placed_count_;
+    reserve_value_ = static_cast<byte_count>(most);
+    return reserve_value_;
+  }
+  // d's reserve for groups once v is placed there: v's group's share replaced by what it keeps then.
+  [[nodiscard]] byte_count reserve_after(vertex_id v, device_id d) const {
+    const std::uint32_t grp = group_of_[v];
+    if (group_size_[grp] < 2 || !tracked(d)) return reserve_[d];
+    const byte_count now = group_reserved_[grp] ? group_reserve_[grp] : 0;
+    return reserve_[d] - now + group_reserve(v);
   }
   // Whether `bytes` more fit on d at every time: a quick sufficient test.
   [[nodiscard]] bool fits_anyway(device_id d, byte_count bytes) const {
-    return !tracked(d) ||
-           persistent_held_[d] + timeline_[d].ceiling() + as_signed(bytes) <= as_signed(devices_.capacity(d));
+    return !tracked(d) || persistent_held_[d] + timeline_[d].ceiling() + as_signed(reserve_[d]) + as_signed(bytes) <=
+                              as_signed(devices_.capacity(d));
   }
   // Whether the holds from new_holds(), adding `total` bytes in all, keep d within capacity at
   // every time. The common roomy case is settled by the device's peak alone, in O(1).
@@ -959,14 +1016,18 @@ class list_scheduler {
       if (ledger_.readers(ledger_.copy(t)) == 0) replayed_.emplace_back(ledger_.end(ledger_.copy(t)), -bytes);
     }
   }
-  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now), and
-  // v's reads of its inputs. A copy serves one edge without caching; with caching, it stays open
+  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now; keep:
+  // what the group reserves from now on), and v's reads of its inputs. A copy serves one edge without caching; with caching, it stays open
   // (one reader for the tensor's other consumers) until its tensor's last consumer is placed.
-  void hold_placed(vertex_id v, device_id d, bool new_group, std::size_t first_new_transfer) {
+  void hold_placed(vertex_id v, device_id d, bool new_group, byte_count keep, std::size_t first_new_transfer) {
     const csr_graph& g = *view_;
+    const std::uint32_t grp = group_of_[v];
     if (tracked(d)) {
-      if (new_group) persistent_held_[d] += as_signed(group_reservation(v));
-      else if (group_size_[group_of_[v]] > 1 && tracked_groups()) persistent_held_[d] -= as_signed(own_reserved(v));
+      if (new_group) persistent_held_[d] += as_signed(group_persistent_[grp]);
+      if (group_size_[grp] > 1) {
+        reserve_[d] = reserve_[d] - (new_group ? 0 : group_reserve_[grp]) + keep;
+        group_reserve_[grp] = keep;
+      }
     }
     const std::int64_t temporary = as_signed(model_.temporary_bytes(v));
     hold_on(d, start_[v], temporary + as_signed(model_.output_bytes(v)));
@@ -1021,6 +1082,7 @@ class list_scheduler {
     std::fill(changed_.begin(), changed_.end(), 0);
     if (options_.respect_memory && !dynamic_) free_[d] -= std::min(free_[d], need(v, d));
     const bool new_group = !group_reserved_[grp];
+    const byte_count keep = dynamic_ ? group_reserve(v) : 0;  // while v is still unplaced
     last_bound_group_ = new_group && group_size_[grp] > 1;
     if (new_group) {
       group_reserved_[grp] = 1;
@@ -1041,7 +1103,7 @@ class list_scheduler {
     leave_ready(v);
     inputs_of_ = no_vertex;
     if (dynamic_) {
-      hold_placed(v, d, new_group, first_new_transfer);
+      hold_placed(v, d, new_group, keep, first_new_transfer);
       changed_[d] = 1;  // d's start moved: what it could not hold may fit later
     }
     if (!gate_open_ && !is_backward(v) && --forward_left_ == 0) open_gate();
@@ -1113,7 +1175,9 @@ class list_scheduler {
     std::ostringstream text;
     text << name() << ": no device can hold vertex " << quoted(v) << ", which needs " << total_bytes(model_, v)
          << " bytes";
-    if (group_size_[grp] > 1 && !group_reserved_[grp])
+    if (group_size_[grp] > 1 && dynamic_)
+      text << " (and " << group_reserve(v) << " kept for the rest of its group of " << group_size_[grp] << " vertices)";
+    else if (group_size_[grp] > 1 && !group_reserved_[grp])
       text << " (" << group_bytes_[grp] << " for its group of " << group_size_[grp] << " vertices)";
     if (group_device_[grp] != no_device) text << " and must go to " << detail::list_device_label(devices_, group_device_[grp]);
     // The device where v comes closest to fitting: the fields of the outcome.
@@ -1209,6 +1273,7 @@ class list_scheduler {
   bool dynamic_ = false;
   mutable std::vector<detail::memory_timeline> timeline_;  // per device, without persistent bytes
   std::vector<std::int64_t> persistent_held_;              // per device
+  std::vector<byte_count> reserve_;                        // per device: its groups' reserves, from available_ on
   detail::memory_ledger<> ledger_;                           // who still reads each output and received copy
   mutable std::vector<detail::memory_timeline::change> replayed_;  // scratch for replay_holds()
   std::vector<std::uint8_t> changed_;                      // per device: the last placement freed memory there
@@ -1227,17 +1292,127 @@ class list_scheduler {
   std::vector<std::uint8_t> attached_;       // per vertex: a group's source waiting for its consumers
   std::vector<std::uint32_t> outside_wait_;  // per vertex: inputs not from attached sources still unplaced
   std::vector<byte_count> group_rest_;       // per group: output + temporary bytes of all members (dynamic)
+  std::vector<byte_count> group_reserve_;    // per group bound and tracked: group_reserve() at its last placement
+  mutable std::vector<std::uint32_t> reads_left_;  // scratch of group_reserve(), all 0 between calls
+  mutable vertex_id reserve_of_ = no_vertex;       // group_reserve()'s last answer: for whom, when, what
+  mutable std::size_t reserve_step_ = 0;
+  mutable byte_count reserve_value_ = 0;
 };
 
+namespace detail {
+// The one-device answer's policy: the first ready vertex in Kahn order that fits on `device`.
+class kahn_one_device_policy {
+ public:
+  kahn_one_device_policy(std::string name, device_id device) : name_(std::move(name)), device_(device) {}
+  [[nodiscard]] std::string_view name() const { return name_; }
+  template <class View>
+  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    ready_.assign(view.ready().begin(), view.ready().end());
+    std::sort(ready_.begin(), ready_.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+    for (const vertex_id v : ready_)
+      if (view.fits(v, device_)) return list_choice{v, device_};
+    return std::nullopt;
+  }
+
+ private:
+  std::string name_;
+  device_id device_;
+  std::vector<vertex_id> ready_;
+};
+
+// A device set whose capacities are `numerator / 16` of another's (unlimited stays unlimited).
+template <device_set D>
+class capacity_scaled {
+ public:
+  capacity_scaled(const D& devices, unsigned numerator) : devices_(devices), numerator_(numerator) {}
+  [[nodiscard]] std::size_t device_count() const { return devices_.device_count(); }
+  [[nodiscard]] byte_count capacity(device_id d) const {
+    const byte_count full = devices_.capacity(d);
+    return full == unlimited_memory ? full : full / 16 * numerator_ + full % 16 * numerator_ / 16;
+  }
+  [[nodiscard]] comm_mode comm() const { return devices_.comm(); }
+  [[nodiscard]] gantry::topology topology() const { return topology_of(devices_); }
+  [[nodiscard]] decltype(auto) operator[](device_id d) const
+    requires requires(const D& x) { x[d]; }
+  {
+    return devices_[d];
+  }
+
+ private:
+  const D& devices_;
+  unsigned numerator_;
+};
+}  // namespace detail
+
+// What a memory-aware run does when it ends out of memory (or, placing best effort, over
+// capacity): `run(devices)` runs the same placer on any device set. A greedy list scheduler can
+// fill every device with tensors whose consumers then fit nowhere, at one capacity and not at a
+// smaller one, so the run is tried again with 15/16, 14/16, ..., 8/16 of each device's memory (a
+// schedule within less memory is within the real one), and at last with every vertex on the
+// device with the most memory, in Kahn order as memory allows (fixed devices permitting): one
+// device never needs a group's reserve. The first of these that fits is returned, its message
+// saying which it was; else `failed` unchanged. So a memory-aware placer fails only where one
+// device cannot run the graph either. Costs at most ten more runs, only after a failure.
+template <adapted_graph G, placement_model M, device_set D, class Run>
+[[nodiscard]] list_schedule_result memory_fallback(const G& graph, const M& model, const D& devices,
+                                                   list_options options, list_schedule_result failed,
+                                                   std::string_view name, Run&& run) {
+  const status code = failed.placement.outcome.code;
+  if (!options.respect_memory || (code != status::out_of_memory && code != status::over_capacity)) return failed;
+  const std::size_t m = devices.device_count(), n = failed.placement.device.size();
+  if (m == 0) return failed;
+  const auto explained = [&](list_schedule_result ok, const std::string& how) {
+    ok.placement.outcome.message = failed.placement.outcome.message + "; " + how;
+    return ok;
+  };
+  for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
+    list_schedule_result retry = run(detail::capacity_scaled<D>(devices, sixteenths));
+    if (retry.ok())
+      return explained(std::move(retry), "placed within " + std::to_string(sixteenths) + "/16 of each device's memory instead");
+  }
+  device_id home = 0;
+  for (device_id d = 1; d < m; ++d)
+    if (devices.capacity(d) > devices.capacity(home)) home = d;
+  for (const device_id fixed : options.fixed_device)
+    if (fixed != no_device && fixed != home) return failed;
+  options.group.clear();
+  options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
+  options.fixed_device.assign(n, home);
+  options.best_effort = false;
+  list_scheduler<G, M, D, detail::kahn_one_device_policy> scheduler(
+      graph, model, devices, detail::kahn_one_device_policy(std::string(name), home), std::move(options));
+  while (scheduler.step()) {
+  }
+  list_schedule_result alone = std::move(scheduler).result();
+  if (!alone.ok()) return failed;
+  return explained(std::move(alone), "placed every vertex on " + detail::list_device_label(devices, home) +
+                                         " instead, which holds the run");
+}
+
 // Runs a list-scheduling policy to the end. Throws as list_scheduler does; running out of memory
-// is a status in the result.
+// is a status in the result, given only when memory_fallback() found nothing either (a policy that
+// cannot be copied gets only the one-device answer).
 template <adapted_graph G, placement_model M, device_set D, class Policy>
 [[nodiscard]] list_schedule_result list_schedule(const G& graph, const M& model, const D& devices, Policy policy,
                                                  list_options options = {}) {
-  list_scheduler<G, M, D, Policy> scheduler(graph, model, devices, std::move(policy), std::move(options));
+  std::optional<Policy> spare;
+  if constexpr (std::copy_constructible<Policy>) {
+    if (options.respect_memory) spare.emplace(policy);
+  }
+  list_scheduler<G, M, D, Policy> scheduler(graph, model, devices, std::move(policy), options);
   while (scheduler.step()) {
   }
-  return std::move(scheduler).result();
+  const std::string name(scheduler.name());
+  list_options strict = options;
+  strict.best_effort = false;
+  return memory_fallback(graph, model, devices, std::move(options), std::move(scheduler).result(), name,
+                         [&]<class S>(const S& smaller) {
+                           if (!spare) return list_schedule_result{};
+                           list_scheduler<G, M, S, Policy> retry(graph, model, smaller, *spare, strict);
+                           while (retry.step()) {
+                           }
+                           return std::move(retry).result();
+                         });
 }
 
 }  // namespace gantry

@@ -161,20 +161,28 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
     return out;
   }
   const bool exclude = options.list.respect_memory && options.exclude_full_devices;
-  list_scheduler<G, M, D, sct_policy> scheduler(graph, model, devices, sct_policy(out.favorites.child, name),
-                                                std::move(options.list));
-  std::size_t reported = 0, open = devices.device_count();
-  while (scheduler.step()) {
-    const auto& full = scheduler.policy().full_devices();
-    for (; exclude && reported < full.size(); ++reported)
-      if (!scheduler.excluded(full[reported]) && open > 1) {
-        scheduler.exclude(full[reported]);
-        out.excluded.push_back(full[reported]);
-        --open;
-      }
-  }
-  out.scheduled = scheduler.result();
-  out.favorite_placements = scheduler.policy().favorite_placements();
+  std::size_t favorite_placements = 0;
+  // One run on any device set (memory_fallback() runs it again within less memory).
+  const auto run = [&]<class S>(const S& on, list_options list, std::vector<device_id>* excluded) {
+    list_scheduler<G, M, S, sct_policy> scheduler(graph, model, on, sct_policy(out.favorites.child, name), std::move(list));
+    std::size_t reported = 0, open = on.device_count();
+    while (scheduler.step()) {
+      const auto& full = scheduler.policy().full_devices();
+      for (; exclude && reported < full.size(); ++reported)
+        if (!scheduler.excluded(full[reported]) && open > 1) {
+          scheduler.exclude(full[reported]);
+          if (excluded) excluded->push_back(full[reported]);
+          --open;
+        }
+    }
+    favorite_placements = scheduler.policy().favorite_placements();
+    return std::move(scheduler).result();
+  };
+  list_options strict = options.list;
+  strict.best_effort = false;
+  out.scheduled = memory_fallback(graph, model, devices, options.list, run(devices, options.list, &out.excluded), name,
+                                  [&](const auto& smaller) { return run(smaller, strict, nullptr); });
+  out.favorite_placements = favorite_placements;
   out.outcome = out.scheduled.placement.outcome;
   return out;
 }
