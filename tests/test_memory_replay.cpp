@@ -122,3 +122,28 @@ TEST_CASE("m-TOPO counts the tensors a device receives") {
   CHECK(run.outcome.code == status::out_of_memory);
   CHECK(run.outcome.device == 1);
 }
+
+TEST_CASE("without the tensor cache, a strict replay takes one copy per edge in the engine's order") {
+  // u on gpu0 feeds a and b on gpu1: the engine sends u's output twice (once per consumer). The
+  // replay books each copy by its edge, in sequential and duplex modes alike.
+  graph g;
+  const auto u = g.add_vertex(vertex_properties{.name = "u", .compute = 1e-3, .output = 1000});
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 1e-3});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 2e-3});
+  g.add_edge(u, a, 1000);
+  g.add_edge(u, b, 1000);
+  for (const comm_mode comm : {comm_mode::sequential, comm_mode::duplex, comm_mode::parallel}) {
+    CAPTURE(to_string(comm));
+    const auto c = cluster::uniform(2, 1 << 20, link_model{.latency = 1e-4, .bandwidth = 1e6}, comm);
+    const graph_model model(g, c);
+    const auto r = m_etf(g, model, c, {.cache_transfers = false, .fixed_device = {0, 1, 1}});
+    REQUIRE(r.ok());
+    REQUIRE(r.schedule.transfers.size() == 2);
+    const auto strict = simulate(g, model, c, std::span<const device_id>(r.placement.device),
+                                 {.policy = ready_policy::strict_order, .priority = r.placement.order,
+                                  .cache_transfers = false, .transfer_order = r.schedule.transfers});
+    REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
+    CHECK(strict.schedule.start == r.schedule.start);
+    CHECK(strict.schedule.finish == r.schedule.finish);
+  }
+}

@@ -258,9 +258,10 @@ class event_loop {
         if (t.tensor >= n || t.from >= m_ || t.to >= m_ || t.from == t.to)
           throw invalid_input(std::string(who_) + ": transfer_order entry " + std::to_string(i) +
                               " names a vertex or device out of range");
-        if (!booking_of_.emplace(std::tuple(t.tensor, t.to, t.bytes), i).second)
+        if (!booking_of_.emplace(booking_key(t.tensor, t.to, t.bytes, t.edge), i).second)
           throw invalid_input(std::string(who_) + ": transfer_order lists the tensor of " + name(t.tensor) +
-                              " to device " + std::to_string(t.to) + " twice");
+                              " to device " + std::to_string(t.to) +
+                              (options_.cache_transfers ? " twice" : " twice for one edge"));
         for (const resource_id r : topology_.route_of(t.from, t.to)) booked_[r].push_back(i);
       }
     }
@@ -555,7 +556,7 @@ class event_loop {
                      " s");
         transfer_duration_.push_back(time * (options_.vary_transfers ? draw() : 1.0));
         // A listed transfer is served in its place once; another copy of it (no cache) is not listed.
-        const auto booking = booking_of_.find(std::tuple(v, to, bytes));
+        const auto booking = booking_of_.find(booking_key(v, to, bytes, e));
         const bool listed = booking != booking_of_.end() && options_.transfer_order[booking->second].from == d &&
                             !booking_claimed_[booking->second];
         if (listed) booking_claimed_[booking->second] = 1;
@@ -869,7 +870,13 @@ class event_loop {
   // Strict replay with a transfer order: per (tensor, receiver, bytes) its place in the order; per
   // resource the places of the transfers it serves, in order, and how many have started; per
   // transfer of the run its place (no_transfer: not listed).
-  std::map<std::tuple<vertex_id, device_id, byte_count>, std::uint32_t> booking_of_;
+  // A booking's key: the tensor, its device and size, and (without caching, one copy per edge) the
+  // edge; with caching the edge is no_edge.
+  [[nodiscard]] std::tuple<vertex_id, device_id, byte_count, edge_id> booking_key(vertex_id tensor, device_id to,
+                                                                                byte_count bytes, edge_id e) const {
+    return {tensor, to, bytes, options_.cache_transfers ? no_edge : e};
+  }
+  std::map<std::tuple<vertex_id, device_id, byte_count, edge_id>, std::uint32_t> booking_of_;
   std::vector<std::vector<std::uint32_t>> booked_;
   std::vector<std::size_t> booked_next_;
   std::vector<std::uint32_t> transfer_booking_;
