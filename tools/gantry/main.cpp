@@ -315,7 +315,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   std::string chosen = ff.fuse == "none" ? algorithm : algorithm + " (--fuse " + ff.fuse + ")";
   // Never silently worse than one device: say so, and with --fallback take the device instead.
   if (const auto reference = best_single_device(g, model, c, sf);
-      reference && (!sim.ok() || reference->simulated.schedule.makespan < sim.schedule.makespan)) {
+      reference && (!sim.ok() || reference->simulated.schedule.makespan * (1 + 1e-9) < sim.schedule.makespan)) {
     const std::string device = c[reference->device].name;
     std::cerr << "gantry place: " << algorithm << "'s placement "
               << (sim.ok() ? "runs in " + format_seconds(sim.schedule.makespan) : std::string("does not run")) << ", "
@@ -538,8 +538,9 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     outputs.commit();
   }
   const auto slower_than_alone = [&](const compare_row& row) {
+    // Relative: a placement that is the one device's run may differ from it by rounding alone.
     return alone && row.simulated && row.simulated->ok() &&
-           row.simulated->schedule.makespan > alone->simulated.schedule.makespan;
+           row.simulated->schedule.makespan > alone->simulated.schedule.makespan * (1 + 1e-9);
   };
   if (format == "json") {
     nlohmann::ordered_json out;

@@ -123,8 +123,11 @@ class cluster {
     const std::size_t m = devices_.size();
     if (m < 2) return {};
     const double pairs = static_cast<double>(m) * static_cast<double>(m - 1);
+    // Summed in key order, not the map's: the mean must not depend on the order links were set.
+    std::vector<std::pair<std::uint64_t, link_model>> links(pair_links_.begin(), pair_links_.end());
+    std::sort(links.begin(), links.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     double latency = 0, per_byte = 0, own = 0;
-    for (const auto& [key, l] : pair_links_) {
+    for (const auto& [key, l] : links) {
       if ((key >> 32) == (key & 0xffffffffu)) continue;  // a device's link to itself is never used
       latency += l.latency;
       per_byte += 1.0 / l.bandwidth;
