@@ -223,3 +223,25 @@ TEST_CASE("total_bytes saturates instead of wrapping") {
   CHECK(total_bytes(memory, 0) == unlimited_memory);
   CHECK(total_bytes(memory, 1) == unlimited_memory);
 }
+
+TEST_CASE("mean_link does not depend on the order links were set") {
+  // Thirty links with latencies and bandwidths whose sum rounds differently in different orders.
+  std::vector<std::tuple<device_id, device_id, link_model>> links;
+  for (device_id d = 0; d < 6; ++d)
+    for (device_id e = 0; e < 6; ++e)
+      if (d != e)
+        links.emplace_back(d, e, link_model{.latency = 1e-6 * (1.0 + 0.1 * (d * 7 + e)) / 3.0,
+                                            .bandwidth = 1e9 * (1.0 + 0.37 * d + 0.11 * e)});
+  const auto mean_of = [&](bool reversed) {
+    auto c = cluster::uniform(6, unlimited_memory);
+    if (reversed) {
+      for (auto it = links.rbegin(); it != links.rend(); ++it) c.set_link(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+    } else {
+      for (const auto& [from, to, link] : links) c.set_link(from, to, link);
+    }
+    return c.mean_link();
+  };
+  const link_model forward = mean_of(false), backward = mean_of(true);
+  CHECK(forward.latency == backward.latency);  // bit for bit
+  CHECK(forward.bandwidth == backward.bandwidth);
+}
