@@ -1,7 +1,7 @@
 // Tight memory: how little memory per device each memory-aware placer needs, and what Celeritas
 // places there against the list schedulers.
 //
-// 1. Baechi's own GNMT graph (examples/graphs/gnmt_baechi.json.gz, 569 co-placement groups) on 4
+// 1. Baechi's own GNMT graph (tests/data/baechi/gnmt.json.gz, 569 co-placement groups) on 4
 //    devices with Baechi's link model (134 us + bytes / 5.70 GB/s), parallel, sequential and duplex
 //    links: per memory-aware placer, the smallest capacity per device (bisected to 1 MB) at which it
 //    returns a placement, divided by the peak of the whole step on one device in Kahn order (the
@@ -63,7 +63,7 @@ std::optional<seconds> makespan(const placer_entry& entry, const graph& g, const
 
 int main() {
   const std::filesystem::path dir = GANTRY_BENCH_GRAPH_DIR;
-  const graph gnmt = read_graph(dir / "gnmt_baechi.json.gz");
+  const graph gnmt = read_graph(std::filesystem::path(GANTRY_BENCH_DATA_DIR) / "baechi" / "gnmt.json.gz");
   const byte_count peak = one_device_peak(gnmt);
   const link_model baechi_link{.latency = 134e-6, .bandwidth = 5701254275.940706};
   constexpr byte_count mb = 1'000'000;

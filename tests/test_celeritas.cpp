@@ -161,11 +161,17 @@ TEST_CASE("celeritas with a window of 1 places the hand case as Adjusting Placem
   REQUIRE(c.ok());
   CHECK(c.fusion.coarsening.coarse.vertex_count() == 6);
   CHECK(c.placement.device == std::vector<device_id>{0, 1, 0, 1, 0, 1});
-  // A window of 6 and no memory cap: the DP puts the whole graph in one cluster (nothing is cut).
-  const auto one = celeritas(h.g, h.devices, {.window = 6});
+  // A window of 6 and no memory cap, as the paper has it: the DP puts the whole graph in one cluster
+  // (nothing is cut), on one device.
+  const auto one = celeritas(h.g, h.devices, {.window = 6, .min_clusters_per_device = 0});
   REQUIRE(one.ok());
   CHECK(one.fusion.segments.cost == 0);
   CHECK(one.placement.device == std::vector<device_id>(6, 0));
+  // By default the window keeps two clusters per device: here at most 6 / (2 x 2) = 1 vertex each.
+  const auto kept = celeritas(h.g, h.devices, {.window = 6});
+  REQUIRE(kept.ok());
+  CHECK(kept.fusion.coarsening.coarse.vertex_count() == 6);
+  CHECK(kept.placement.device == c.placement.device);
 }
 
 TEST_CASE("celeritas on seeded random graphs: complete placements that expand and replay validly") {

@@ -396,3 +396,25 @@ TEST_CASE("seeded DAGs with groups on one device: memory-aware list placers fit 
   }
   CHECK(cases == 2000);
 }
+
+TEST_CASE("Baechi's GNMT (569 groups) fits at the one-device peak with every memory-aware list placer") {
+  // Each group reserved the sum of its members' bytes before: every placer needed 1.41-1.56 GB per
+  // device although one device alone peaks at 918 MB (bench/bench_memory.cpp bisects the minimum).
+  const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/tests/data/baechi/gnmt.json.gz");
+  const cluster roomy = cluster::uniform(1, unlimited_memory);
+  const graph_model roomy_model(g, roomy);
+  const auto kahn = kahn_order(g);
+  const auto alone = simulate(g, roomy_model, roomy, std::vector<device_id>(g.vertex_count(), 0), {.priority = kahn});
+  REQUIRE(alone.ok());
+  const byte_count peak = alone.schedule.peak_memory[0];
+  CHECK(peak / 1'000'000 == 917);
+  for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
+    const auto c = cluster::uniform(4, peak, link_model{.latency = 134e-6, .bandwidth = 5701254275.940706}, comm);
+    const graph_model model(g, c);
+    const list_options grouped{.respect_memory = true, .group = colocation_groups(g)};
+    CAPTURE(to_string(comm));
+    require_valid(m_etf(g, model, c, grouped), g, model, c);
+    require_valid(critical_path_schedule(g, model, c, grouped), g, model, c);
+    require_valid(heft(g, model, c, grouped), g, model, c);
+  }
+}

@@ -11,6 +11,7 @@
 #include <gantry/model/model.hpp>
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/colocation.hpp>
+#include <gantry/sim/simulator.hpp>
 
 #include <optional>
 #include <string>
@@ -19,6 +20,10 @@ namespace gantry {
 
 struct celeritas_options {
   std::size_t window = 200;  // R of the breakpoint DP
+  // Beyond the paper: the window is at most n / (this x devices), so that the coarse graph keeps at
+  // least this many clusters per device. With R alone a graph of at most R vertices whose vertices
+  // carry no memory (or on devices of unlimited memory) is one cluster, on one device. 0: R alone.
+  std::size_t min_clusters_per_device = 2;
   // M of the breakpoint DP; empty: a quarter of the smallest device's memory (Celeritas's choice).
   std::optional<byte_count> cluster_memory{};
   bool cache_transfers = true;  // the engine's tensor cache (list_options::cache_transfers)
@@ -40,20 +45,59 @@ struct celeritas_result {
   const graph_model model(g, devices);
   celeritas_result out;
   const byte_count cap = options.cluster_memory.value_or(quarter_device_memory(devices));
-  out.fusion = fuse_kernighan(g, model, devices, {.window = options.window, .cluster_memory = cap});
+  std::size_t window = options.window;
+  if (options.min_clusters_per_device > 0 && devices.device_count() > 0)
+    window = std::min(window, std::max<std::size_t>(1, g.vertex_count() / (options.min_clusters_per_device *
+                                                                           devices.device_count())));
+  out.fusion = fuse_kernighan(g, model, devices, {.window = window, .cluster_memory = cap});
   const graph& coarse = out.fusion.coarsening.coarse;
   const graph_model coarse_model(coarse, devices);
   // The walk is CPD-TOPO of the coarse graph (the policy's default).
-  list_scheduler scheduler(coarse, coarse_model, devices, adjusting_placement_policy("Celeritas"),
-                           list_options{.respect_memory = true,
-                                        .cache_transfers = options.cache_transfers,
-                                        .group = colocation_groups(coarse),
-                                        .best_effort = true});
-  out.coarse = scheduler.run();
+  const auto place_coarse = [&](const auto& on, bool best_effort) {
+    list_scheduler scheduler(coarse, coarse_model, on, adjusting_placement_policy("Celeritas"),
+                             list_options{.respect_memory = true,
+                                          .cache_transfers = options.cache_transfers,
+                                          .group = colocation_groups(coarse),
+                                          .best_effort = best_effort});
+    return scheduler.run();
+  };
+  // The first member of each cluster runs first; the placement's order is the coarse order expanded.
+  const auto replay = [&](const placement& p) {
+    return simulate(g, model, devices, std::span<const device_id>(p.device),
+                    {.policy = ready_policy::strict_order, .priority = p.order, .cache_transfers = options.cache_transfers});
+  };
+  out.coarse = place_coarse(devices, true);
   out.placement = expand(out.fusion.coarsening, out.coarse.placement);
   // The engine's outcome names the cluster that did not fit (the first placed over capacity, or the
   // one it failed on), the device and the bytes; expand() turned it into the cluster's first member.
   out.outcome = out.placement.outcome;
+  if (!out.ok()) return out;
+  // Beyond the paper: the coarse graph counts memory per cluster and per coarse edge, which a run of
+  // the original graph can exceed (members of clusters that share a device interleave; without the
+  // tensor cache each original edge takes its own copy). A placement that says ok must replay, in
+  // its order, within memory: when it does not, the coarse graph is placed again within 15/16,
+  // 14/16, ..., 8/16 of each device's memory and the first whose expansion replays is kept; else
+  // the result is over capacity, with the replay's words.
+  const auto first = replay(out.placement);
+  if (first.ok()) return out;
+  for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
+    list_schedule_result smaller = place_coarse(detail::capacity_scaled<cluster>(devices, sixteenths), false);
+    if (!smaller.ok()) continue;
+    placement expanded = expand(out.fusion.coarsening, smaller.placement);
+    if (!replay(expanded).ok()) continue;
+    out.coarse = std::move(smaller);
+    out.placement = std::move(expanded);
+    out.placement.outcome.message = "Celeritas: placed within " + std::to_string(sixteenths) +
+                                    "/16 of each device's memory, since the placement within all of it runs out of "
+                                    "memory when replayed";
+    out.outcome = out.placement.outcome;
+    return out;
+  }
+  out.outcome = {.code = status::over_capacity, .vertex = first.outcome.vertex, .device = first.outcome.device,
+                 .time = first.outcome.time, .needed = first.outcome.needed, .available = first.outcome.available,
+                 .message = "Celeritas: the placement runs out of memory when replayed in its order: " +
+                            first.outcome.message};
+  out.placement.outcome = out.outcome;
   return out;
 }
 
