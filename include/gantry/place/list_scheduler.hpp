@@ -894,23 +894,23 @@ class list_scheduler {
     const std::uint32_t grp = group_of_[v];
     byte_count bytes = group_reserved_[grp] ? 0 : group_persistent_[grp];
     bytes = detail::saturating_add(bytes, detail::saturating_add(model_.temporary_bytes(v), model_.output_bytes(v)));
-    if (group_size_[grp] > 1) bytes = detail::saturating_add(bytes, group_reserve(v));  // at least the reserve's growth
+    if (group_size_[grp] > 1) bytes = detail::saturating_add(bytes, group_reserve(v, d));  // at least the reserve's growth
     return detail::saturating_add(bytes, received_bytes(d));
   }
   [[nodiscard]] byte_count own_reserved(vertex_id v) const {
     return detail::saturating_add(model_.output_bytes(v), model_.temporary_bytes(v));
   }
-  // The room v's group keeps on its device once v is placed (0 for a vertex alone): the most the
+  // The room v's group keeps on d, its device, once v is placed there (0 for a vertex alone): the most the
   // members neither placed nor v hold at once, beyond the outputs the group holds already, when
   // they run one after another in Kahn order after v. An output counts from its member's start
   // until its last reader ran (one outside the group, not placed yet, never runs here; a sink's
   // ends with it); a temporary, and the copy of each input from outside the group that is not on
-  // the group's device, while its member runs. So a chain of members reserves two outputs, not all
-  // of them. O(members + their edges), remembered for v until the next placement.
-  [[nodiscard]] byte_count group_reserve(vertex_id v) const {
+  // d, while its member runs. So a chain of members reserves two outputs, not all of them.
+  // O(members + their edges), remembered for (v, d) until the next placement.
+  [[nodiscard]] byte_count group_reserve(vertex_id v, device_id d) const {
     const std::uint32_t grp = group_of_[v];
     if (!dynamic_ || group_size_[grp] < 2) return 0;
-    if (reserve_of_ == v && reserve_step_ == placed_count_) return reserve_value_;
+    if (reserve_of_ == v && reserve_on_ == d && reserve_step_ == placed_count_) return reserve_value_;
     const csr_graph& g = *view_;
     const auto members = group_members(v);
     for (const vertex_id w : members) {  // reads still to come of each output the group holds
@@ -919,7 +919,7 @@ class list_scheduler {
       for (const vertex_id x : g.successors(w)) left += !is_placed(x) && x != v ? 1 : 0;
       reads_left_[w] = left;
     }
-    const device_id home = group_device_[grp];  // no_device: every input from outside may need a copy
+    const device_id home = d;
     std::int64_t held = 0, most = 0;
     for (const vertex_id u : members) {
       if (u == v || is_placed(u)) continue;
@@ -928,7 +928,7 @@ class list_scheduler {
       const auto pred = g.predecessors(u);
       const auto in = g.in_edges(u);
       for (std::size_t i = 0; i < pred.size(); ++i)
-        if (group_of_[pred[i]] != grp && (home == no_device || device_of_[pred[i]] != home))
+        if (group_of_[pred[i]] != grp && device_of_[pred[i]] != home)
           temporary += as_signed(model_.edge_bytes(in[i]));
       held += output + temporary;
       most = std::max(most, held);
@@ -940,6 +940,7 @@ class list_scheduler {
     }
     for (const vertex_id w : members) reads_left_[w] = 0;
     reserve_of_ = v;
+    reserve_on_ = d;
     reserve_step_ = placed_count_;
     reserve_value_ = static_cast<byte_count>(most);
     return reserve_value_;
@@ -949,7 +950,7 @@ class list_scheduler {
     const std::uint32_t grp = group_of_[v];
     if (group_size_[grp] < 2 || !tracked(d)) return reserve_[d];
     const byte_count now = group_reserved_[grp] ? group_reserve_[grp] : 0;
-    return reserve_[d] - now + group_reserve(v);
+    return reserve_[d] - now + group_reserve(v, d);
   }
   // Whether `bytes` more fit on d at every time: a quick sufficient test.
   [[nodiscard]] bool fits_anyway(device_id d, byte_count bytes) const {
@@ -1082,7 +1083,7 @@ class list_scheduler {
     std::fill(changed_.begin(), changed_.end(), 0);
     if (options_.respect_memory && !dynamic_) free_[d] -= std::min(free_[d], need(v, d));
     const bool new_group = !group_reserved_[grp];
-    const byte_count keep = dynamic_ ? group_reserve(v) : 0;  // while v is still unplaced
+    const byte_count keep = dynamic_ ? group_reserve(v, d) : 0;  // while v is still unplaced
     last_bound_group_ = new_group && group_size_[grp] > 1;
     if (new_group) {
       group_reserved_[grp] = 1;
@@ -1176,7 +1177,8 @@ class list_scheduler {
     text << name() << ": no device can hold vertex " << quoted(v) << ", which needs " << total_bytes(model_, v)
          << " bytes";
     if (group_size_[grp] > 1 && dynamic_)
-      text << " (and " << group_reserve(v) << " kept for the rest of its group of " << group_size_[grp] << " vertices)";
+      text << " (and " << group_reserve(v, first) << " kept for the rest of its group of " << group_size_[grp]
+           << " vertices on " << detail::list_device_label(devices_, first) << ")";
     else if (group_size_[grp] > 1 && !group_reserved_[grp])
       text << " (" << group_bytes_[grp] << " for its group of " << group_size_[grp] << " vertices)";
     if (group_device_[grp] != no_device) text << " and must go to " << detail::list_device_label(devices_, group_device_[grp]);
@@ -1294,7 +1296,8 @@ class list_scheduler {
   std::vector<byte_count> group_rest_;       // per group: output + temporary bytes of all members (dynamic)
   std::vector<byte_count> group_reserve_;    // per group bound and tracked: group_reserve() at its last placement
   mutable std::vector<std::uint32_t> reads_left_;  // scratch of group_reserve(), all 0 between calls
-  mutable vertex_id reserve_of_ = no_vertex;       // group_reserve()'s last answer: for whom, when, what
+  mutable vertex_id reserve_of_ = no_vertex;       // group_reserve()'s last answer: for whom, where, when, what
+  mutable device_id reserve_on_ = no_device;
   mutable std::size_t reserve_step_ = 0;
   mutable byte_count reserve_value_ = 0;
 };
