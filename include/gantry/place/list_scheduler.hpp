@@ -900,9 +900,9 @@ class list_scheduler {
   [[nodiscard]] byte_count own_reserved(vertex_id v) const {
     return detail::saturating_add(model_.output_bytes(v), model_.temporary_bytes(v));
   }
-  // The room v's group keeps on d, its device, once v is placed there (0 for a vertex alone): the most the
-  // members neither placed nor v hold at once, beyond the outputs the group holds already, when
-  // they run one after another in Kahn order after v. An output counts from its member's start
+  // The room v's group keeps on d, its device, once v is placed there (0 for a vertex alone): the
+  // most the members neither placed nor v hold at once, beyond the outputs the group holds already,
+  // when they run one after another in Kahn order after v. An output counts from its member's start
   // until its last reader ran (one outside the group, not placed yet, never runs here; a sink's
   // ends with it); a temporary, and the copy of each input from outside the group that is not on
   // d, while its member runs. So a chain of members reserves two outputs, not all of them.
@@ -919,7 +919,6 @@ class list_scheduler {
       for (const vertex_id x : g.successors(w)) left += !is_placed(x) && x != v ? 1 : 0;
       reads_left_[w] = left;
     }
-    const device_id home = d;
     std::int64_t held = 0, most = 0;
     for (const vertex_id u : members) {
       if (u == v || is_placed(u)) continue;
@@ -928,7 +927,7 @@ class list_scheduler {
       const auto pred = g.predecessors(u);
       const auto in = g.in_edges(u);
       for (std::size_t i = 0; i < pred.size(); ++i)
-        if (group_of_[pred[i]] != grp && device_of_[pred[i]] != home)
+        if (group_of_[pred[i]] != grp && device_of_[pred[i]] != d)
           temporary += as_signed(model_.edge_bytes(in[i]));
       held += output + temporary;
       most = std::max(most, held);
@@ -1017,9 +1016,10 @@ class list_scheduler {
       if (ledger_.readers(ledger_.copy(t)) == 0) replayed_.emplace_back(ledger_.end(ledger_.copy(t)), -bytes);
     }
   }
-  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now; keep:
-  // what the group reserves from now on), and v's reads of its inputs. A copy serves one edge without caching; with caching, it stays open
-  // (one reader for the tensor's other consumers) until its tensor's last consumer is placed.
+  // Records the holds of v, just placed on d (new_group: its group's persistent bytes come now;
+  // keep: what the group reserves from now on), and v's reads of its inputs. A copy serves one edge
+  // without caching; with caching, it stays open (one reader for the tensor's other consumers) until
+  // its tensor's last consumer is placed.
   void hold_placed(vertex_id v, device_id d, bool new_group, byte_count keep, std::size_t first_new_transfer) {
     const csr_graph& g = *view_;
     const std::uint32_t grp = group_of_[v];
@@ -1355,7 +1355,7 @@ class capacity_scaled {
 // device with the most memory, in Kahn order as memory allows (fixed devices permitting): one
 // device never needs a group's reserve. The first of these that fits is returned, its message
 // saying which it was; else `failed` unchanged. So a memory-aware placer fails only where one
-// device cannot run the graph either. Costs at most ten more runs, only after a failure.
+// device cannot run the graph either. Costs at most nine more runs, only after a failure.
 template <adapted_graph G, placement_model M, device_set D, class Run>
 [[nodiscard]] list_schedule_result memory_fallback(const G& graph, const M& model, const D& devices,
                                                    list_options options, list_schedule_result failed,
@@ -1398,20 +1398,27 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
 template <adapted_graph G, placement_model M, device_set D, class Policy>
 [[nodiscard]] list_schedule_result list_schedule(const G& graph, const M& model, const D& devices, Policy policy,
                                                  list_options options = {}) {
-  std::optional<Policy> spare;
+  std::optional<Policy> spare;  // for the retries within less memory
+  std::optional<list_options> strict;
   if constexpr (std::copy_constructible<Policy>) {
-    if (options.respect_memory) spare.emplace(policy);
+    if (options.respect_memory) {
+      spare.emplace(policy);
+      strict.emplace(options);
+      strict->best_effort = false;
+    }
   }
-  list_scheduler<G, M, D, Policy> scheduler(graph, model, devices, std::move(policy), options);
+  // Without memory nothing is retried: the options move into the run (memory_fallback() reads only
+  // respect_memory, which a move leaves as it was).
+  const bool memory = options.respect_memory;
+  list_scheduler<G, M, D, Policy> scheduler(graph, model, devices, std::move(policy),
+                                            memory ? options : std::move(options));
   while (scheduler.step()) {
   }
   const std::string name(scheduler.name());
-  list_options strict = options;
-  strict.best_effort = false;
   return memory_fallback(graph, model, devices, std::move(options), std::move(scheduler).result(), name,
                          [&]<class S>(const S& smaller) {
                            if (!spare) return list_schedule_result{};
-                           list_scheduler<G, M, S, Policy> retry(graph, model, smaller, *spare, strict);
+                           list_scheduler<G, M, S, Policy> retry(graph, model, smaller, *spare, *strict);
                            while (retry.step()) {
                            }
                            return std::move(retry).result();
