@@ -11,6 +11,7 @@
 
 #include <limits>
 #include <random>
+#include <set>
 #include <vector>
 
 using namespace gantry;
@@ -89,7 +90,7 @@ TEST_CASE("the memory cap splits segments; a vertex heavier than the cap is a se
   CHECK(wider.breakpoints == std::vector<std::size_t>{0, 1, 3, 5});
 }
 
-TEST_CASE("the DP finds the least cost over every breakpoint set, on small random graphs") {
+TEST_CASE("the DP finds the least cost over every breakpoint set, on small random graphs, with groups or not") {
   for (std::uint64_t seed = 1; seed <= 120; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
@@ -119,9 +120,17 @@ TEST_CASE("the DP finds the least cost over every breakpoint set, on small rando
     for (auto& b : bytes) b = rng() % 10;
     const std::size_t window = 1 + rng() % n;
     const byte_count cap = rng() % 3 == 0 ? unlimited_memory : 5 + rng() % 20;
+    // Odd seeds: groups 0..2 on about half the vertices; a segment may hold one group of several.
+    std::vector<std::uint32_t> group;
+    if (seed % 2 == 1)
+      for (vertex_id v = 0; v < n; ++v) group.push_back(rng() % 2 == 0 ? std::numeric_limits<std::uint32_t>::max()
+                                                                       : static_cast<std::uint32_t>(rng() % 3));
+    std::vector<std::size_t> members(3, 0);
+    for (const auto id : group)
+      if (id < 3) ++members[id];
     const auto dp = kernighan(
         g, std::span<const vertex_id>(order), [&](edge_id e) { return cost[e]; }, [&](vertex_id v) { return bytes[v]; },
-        {.window = window, .cluster_memory = cap});
+        {.window = window, .cluster_memory = cap, .group = group});
 
     std::vector<std::size_t> position(n);
     for (std::size_t k = 0; k < n; ++k) position[order[k]] = k;
@@ -136,6 +145,10 @@ TEST_CASE("the DP finds the least cost over every breakpoint set, on small rando
           sum += bytes[order[p]];
         }
         if (length > window || (length > 1 && sum > cap)) return std::numeric_limits<double>::infinity();
+        std::set<std::uint32_t> groups;
+        for (std::size_t p = breaks[s]; p < breaks[s + 1]; ++p)
+          if (!group.empty() && group[order[p]] < 3 && members[group[order[p]]] > 1) groups.insert(group[order[p]]);
+        if (groups.size() > 1) return std::numeric_limits<double>::infinity();
       }
       double total = 0;
       for (edge_id e = 0; e < g.edge_count(); ++e)

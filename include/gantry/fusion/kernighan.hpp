@@ -32,6 +32,11 @@ namespace gantry {
 struct kernighan_options {
   std::size_t window = 200;                   // R: the most vertices in one segment (Celeritas: 200)
   byte_count cluster_memory = unlimited_memory;  // M: the most bytes in one segment (Celeritas: a quarter of a device)
+  // Colocation group per vertex (place/colocation.hpp's ids; an id shared by no other vertex, or one
+  // of n or more, is no group); empty for none. Beyond Celeritas, which has no groups: a segment
+  // holds members of at most one group of several vertices, so fusing never merges two groups (a
+  // coarse vertex takes its members' group, and two groups in one would bind both to one device).
+  std::vector<std::uint32_t> group{};
 };
 
 // The segments [breakpoints[k], breakpoints[k+1]) of the order, 0 = breakpoints.front() and
@@ -82,6 +87,22 @@ template <adapted_graph G, class EdgeCost, class VertexBytes>
                           std::to_string(c) + "; costs must be finite and >= 0");
     out[position[u]] += c;
   }
+  if (!options.group.empty() && options.group.size() != n)
+    throw invalid_input("kernighan: the group vector has " + std::to_string(options.group.size()) + " entries for " +
+                        std::to_string(n) + " vertices");
+  // shared[k]: the group of the vertex at position k when it has other members, else `alone`.
+  constexpr std::uint32_t alone = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> shared;
+  if (!options.group.empty()) {
+    std::vector<std::uint32_t> members(n, 0);
+    for (const std::uint32_t id : options.group)
+      if (id < n) ++members[id];
+    shared.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint32_t id = options.group[order[k]];
+      shared[k] = id < n && members[id] > 1 ? id : alone;
+    }
+  }
   // prefix[k]: bytes of the first k vertices of the order (saturating).
   std::vector<byte_count> prefix(n + 1, 0);
   for (std::size_t k = 0; k < n; ++k) prefix[k + 1] = detail::saturating_add(prefix[k], vertex_bytes(order[k]));
@@ -113,8 +134,21 @@ template <adapted_graph G, class EdgeCost, class VertexBytes>
       cost[i % r] += out[last] - inside;
     }
     for (std::size_t i = first; i <= last; ++i) inbound[i % r] = 0;
+    // Segments [i, j) with members of two groups are out: i starts after the nearer one.
+    std::size_t lowest = first;
+    if (!shared.empty()) {
+      std::uint32_t seen = alone;
+      for (std::size_t i = j; i-- > first;) {
+        if (shared[i] == alone) continue;
+        if (seen == alone) seen = shared[i];
+        else if (shared[i] != seen) {
+          lowest = i + 1;
+          break;
+        }
+      }
+    }
     // S(j), smallest i first so that ties keep it.
-    for (std::size_t i = first; i < j; ++i) {
+    for (std::size_t i = lowest; i < j; ++i) {
       if (j - i > 1 && prefix[j] - prefix[i] > options.cluster_memory) continue;
       const double candidate = best[i] + cost[i % r];
       if (candidate < best[j]) {

@@ -49,7 +49,7 @@ struct celeritas_result {
   if (options.min_clusters_per_device > 0 && devices.device_count() > 0)
     window = std::min(window, std::max<std::size_t>(1, g.vertex_count() / (options.min_clusters_per_device *
                                                                            devices.device_count())));
-  out.fusion = fuse_kernighan(g, model, devices, {.window = window, .cluster_memory = cap});
+  out.fusion = fuse_kernighan(g, model, devices, {.window = window, .cluster_memory = cap, .group = colocation_groups(g)});
   const graph& coarse = out.fusion.coarsening.coarse;
   const graph_model coarse_model(coarse, devices);
   // The walk is CPD-TOPO of the coarse graph (the policy's default).

@@ -164,7 +164,8 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
 // coarse graph and is dropped; a failure that placed nothing expands to no device for every vertex.
 [[nodiscard]] inline placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r) {
   const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
-  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices, {.window = r.window, .cluster_memory = cap});
+  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices,
+                                                {.window = r.window, .cluster_memory = cap, .group = colocation_groups(r.g)});
   const graph& coarse = fused.coarsening.coarse;
   const graph_model coarse_model(coarse, r.devices);
   placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory});
