@@ -18,6 +18,7 @@
 #include <gantry/generate/random_dag.hpp>
 #include <gantry/workloads/doppler.hpp>
 
+#include <gantry/model/capacity_scaled.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/link_fit.hpp>
 #include <gantry/model/model.hpp>
@@ -38,6 +39,7 @@
 #include <gantry/place/enumerative.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
+#include <gantry/place/kahn_one_device.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/place/order_place.hpp>

@@ -81,7 +81,7 @@ struct celeritas_result {
   const auto first = replay(out.placement);
   if (first.ok()) return out;
   for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
-    list_schedule_result smaller = place_coarse(detail::capacity_scaled<cluster>(devices, sixteenths), false);
+    list_schedule_result smaller = place_coarse(capacity_scaled<cluster>(devices, sixteenths), false);
     if (!smaller.ok()) continue;
     placement expanded = expand(out.fusion.coarsening, smaller.placement);
     if (!replay(expanded).ok()) continue;

@@ -18,10 +18,12 @@
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/model/capacity_scaled.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>
 #include <gantry/place/colocation.hpp>
+#include <gantry/place/kahn_one_device.hpp>
 #include <gantry/place/list_policy.hpp>
 #include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/memory_profile.hpp>
@@ -1302,51 +1304,6 @@ class list_scheduler {
   mutable byte_count reserve_value_ = 0;
 };
 
-namespace detail {
-// The one-device answer's policy: the first ready vertex in Kahn order that fits on `device`.
-class kahn_one_device_policy {
- public:
-  kahn_one_device_policy(std::string name, device_id device) : name_(std::move(name)), device_(device) {}
-  [[nodiscard]] std::string_view name() const { return name_; }
-  template <class View>
-  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
-    ready_.assign(view.ready().begin(), view.ready().end());
-    std::sort(ready_.begin(), ready_.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
-    for (const vertex_id v : ready_)
-      if (view.fits(v, device_)) return list_choice{v, device_};
-    return std::nullopt;
-  }
-
- private:
-  std::string name_;
-  device_id device_;
-  std::vector<vertex_id> ready_;
-};
-
-// A device set whose capacities are `numerator / 16` of another's (unlimited stays unlimited).
-template <device_set D>
-class capacity_scaled {
- public:
-  capacity_scaled(const D& devices, unsigned numerator) : devices_(devices), numerator_(numerator) {}
-  [[nodiscard]] std::size_t device_count() const { return devices_.device_count(); }
-  [[nodiscard]] byte_count capacity(device_id d) const {
-    const byte_count full = devices_.capacity(d);
-    return full == unlimited_memory ? full : full / 16 * numerator_ + full % 16 * numerator_ / 16;
-  }
-  [[nodiscard]] comm_mode comm() const { return devices_.comm(); }
-  [[nodiscard]] gantry::topology topology() const { return topology_of(devices_); }
-  [[nodiscard]] decltype(auto) operator[](device_id d) const
-    requires requires(const D& x) { x[d]; }
-  {
-    return devices_[d];
-  }
-
- private:
-  const D& devices_;
-  unsigned numerator_;
-};
-}  // namespace detail
-
 // What a memory-aware run does when it ends out of memory (or, placing best effort, over
 // capacity): `run(devices)` runs the same placer on any device set. A greedy list scheduler can
 // fill every device with tensors whose consumers then fit nowhere, at one capacity and not at a
@@ -1369,7 +1326,7 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
     return ok;
   };
   for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
-    list_schedule_result retry = run(detail::capacity_scaled<D>(devices, sixteenths));
+    list_schedule_result retry = run(capacity_scaled<D>(devices, sixteenths));
     if (retry.ok())
       return explained(std::move(retry), "placed within " + std::to_string(sixteenths) + "/16 of each device's memory instead");
   }
@@ -1382,8 +1339,9 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
   options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
   options.fixed_device.assign(n, home);
   options.best_effort = false;
-  list_scheduler<G, M, D, detail::kahn_one_device_policy> scheduler(
-      graph, model, devices, detail::kahn_one_device_policy(std::string(name), home), std::move(options));
+  list_scheduler<G, M, D, kahn_one_device_policy> scheduler(graph, model, devices,
+                                                            kahn_one_device_policy(std::string(name), home),
+                                                            std::move(options));
   while (scheduler.step()) {
   }
   list_schedule_result alone = std::move(scheduler).result();

@@ -1,0 +1,37 @@
+// kahn_one_device_policy: a list-scheduling policy that puts every vertex on one device, the first
+// ready vertex in Kahn order that fits going next. memory_fallback() (place/list_scheduler.hpp)
+// runs it as the last answer of a memory-aware placer that found no placement.
+#pragma once
+
+#include <gantry/core/types.hpp>
+#include <gantry/place/list_policy.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gantry {
+
+// O(r log r) a step for r ready vertices.
+class kahn_one_device_policy {
+ public:
+  kahn_one_device_policy(std::string name, device_id device) : name_(std::move(name)), device_(device) {}
+  [[nodiscard]] std::string_view name() const { return name_; }
+  template <class View>
+  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    ready_.assign(view.ready().begin(), view.ready().end());
+    std::sort(ready_.begin(), ready_.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+    for (const vertex_id v : ready_)
+      if (view.fits(v, device_)) return list_choice{v, device_};
+    return std::nullopt;
+  }
+
+ private:
+  std::string name_;
+  device_id device_;
+  std::vector<vertex_id> ready_;
+};
+
+}  // namespace gantry
