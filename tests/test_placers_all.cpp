@@ -91,3 +91,55 @@ TEST_CASE("every placer x every communication mode x limited and unlimited memor
     CHECK(placed[entry.name] > 0);
   }
 }
+
+TEST_CASE("every placer on graphs whose work takes no time: one vertex, a chain, seeded DAGs") {
+  // Zero-time work is legal and common (views, reshapes). A graph of nothing but such vertices is
+  // done at time 0, and every placer, the simulator and a strict replay say so.
+  std::vector<graph> graphs;
+  graph one;
+  one.add_vertex({.name = "a", .compute = 0});
+  graphs.push_back(one);
+  graph two;
+  const auto a = two.add_vertex({.name = "a", .compute = 0, .output = 8});
+  const auto b = two.add_vertex({.name = "b", .compute = 0});
+  two.add_edge(a, b, 0);
+  graphs.push_back(two);
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    graph g = random_layered_dag({.vertices = 2 + seed * 3, .layers = 1 + seed % 4, .max_persistent = 1 << 10, .seed = seed});
+    for (vertex_id v = 0; v < g.vertex_count(); ++v)
+      if (seed % 2 == 0 || v % 2 == 0) g[v].compute = 0;  // all of it, or half of it
+    graphs.push_back(std::move(g));
+  }
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    const graph& g = graphs[i];
+    bool all_zero = true;
+    for (vertex_id v = 0; v < g.vertex_count(); ++v) all_zero = all_zero && g[v].compute == 0;
+    for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
+      const cluster c = cluster::uniform(1 + i % 3, std::uint64_t{1} << 30, {.latency = all_zero ? 0 : 1e-4, .bandwidth = 1e9}, comm);
+      const graph_model model(g, c);
+      CAPTURE(i);
+      CAPTURE(to_string(comm));
+      for (const auto& entry : placers()) {
+        CAPTURE(entry.name);
+        const placer_result r = entry.place({g, model, c});
+        REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
+        const auto where = std::span<const device_id>(r.placement.device);
+        for (const auto policy : {ready_policy::placement_order, ready_policy::fifo, ready_policy::bottom_level}) {
+          const auto sim = simulate(g, model, c, where, {.policy = policy, .priority = r.placement.order});
+          REQUIRE_MESSAGE(sim.ok(), sim.outcome.message);
+          CHECK(validate(sim.schedule, g, model, c).ok());
+          if (all_zero && r.placement.device == std::vector<device_id>(g.vertex_count(), r.placement.device[0]))
+            CHECK(sim.schedule.makespan == 0);
+        }
+        if (r.own_schedule) {
+          CHECK(validate(*r.own_schedule, g, model, c).ok());
+          const auto strict = simulate(g, model, c, where,
+                                       {.policy = ready_policy::strict_order, .priority = r.placement.order,
+                                        .transfer_order = r.own_schedule->transfers});
+          REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
+          CHECK(strict.schedule.start == r.own_schedule->start);
+        }
+      }
+    }
+  }
+}

@@ -300,7 +300,8 @@ class event_loop {
       dispatch();
     }
     if constexpr (!modelled) add_host_time(t0);
-    if (n == 0 || over()) finish_run();  // memory can run out at time 0
+    // Memory can run out at time 0, and a graph of zero-length vertices is done by now.
+    if (finished_ == n || over()) finish_run();
   }
 
   // Handles the next completions (on a virtual clock: every finish at the next event time), then
@@ -308,6 +309,10 @@ class event_loop {
   // ran out (on a measured backend, once what was running has finished).
   bool step() {
     if (done_) return false;
+    if (finished_ == g_.vertex_count()) {
+      finish_run();
+      return false;
+    }
     if (in_flight_ == 0) {
       stall();
       return false;
