@@ -126,6 +126,10 @@ TEST_CASE("parse_bandwidth reads bytes per second with size units and an optiona
   CHECK(parse_bandwidth("10GiB/s") == doctest::Approx(10.0 * (1ull << 30)));
   CHECK(parse_bandwidth("800 MB") == doctest::Approx(800e6));
   CHECK_THROWS_WITH_AS((void)parse_bandwidth("0 GB/s"), "invalid bandwidth '0 GB/s': a bandwidth must be > 0", invalid_input);
+  // Too large for a double is refused like "inf", not read as an infinitely fast link.
+  CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e400GB/s"), "invalid bandwidth '1e400GB/s': it is not finite", invalid_input);
+  CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e300 GB/s"), "invalid bandwidth '1e300 GB/s': it is not finite", invalid_input);
+  CHECK_THROWS_AS((void)parse_bandwidth("inf"), invalid_input);
   CHECK_THROWS_WITH_AS((void)parse_bandwidth("fast"),
                        "invalid bandwidth 'fast': expected a number of bytes per second, such as 12 GB/s", invalid_input);
   CHECK_THROWS_WITH_AS((void)parse_bandwidth("5 Gbit/s"),

@@ -268,7 +268,8 @@ inline std::string format_3_digits(double value) {
 }
 
 // A bandwidth in bytes per second from text: "1.2e10", "12 GB/s", "10GiB/s", "800 MB/s" (a size
-// as parse_bytes reads it, the "/s" optional). Throws invalid_input naming the text.
+// as parse_bytes reads it, the "/s" optional). Throws invalid_input naming the text, also for a
+// value too large for a double ("1e400 GB/s"), as "inf" is refused.
 [[nodiscard]] inline double parse_bandwidth(std::string_view text) {
   std::string_view input = detail::trim(text);
   if (input.size() >= 2 && input.substr(input.size() - 2) == "/s") input.remove_suffix(2);
@@ -284,6 +285,7 @@ inline std::string format_3_digits(double value) {
     return fail("unknown unit " + detail::quoted(detail::trim(number.rest)) + " (use B/s, MB/s, GB/s, GiB/s, ...)");
   const double value = number.value * multiplier;
   if (std::isnan(value) || value <= 0) return fail("a bandwidth must be > 0");
+  if (!std::isfinite(value)) return fail("it is not finite");
   return value;
 }
 
