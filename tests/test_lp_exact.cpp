@@ -218,6 +218,20 @@ TEST_CASE("bad input and failures") {
   const graph empty;
   const graph_model empty_model(empty, c);
   CHECK(exact_schedule(empty, empty_model, c).optimal);
+  // Too many devices is refused up front, not an allocation of e·m² transfer times that fails.
+  graph pair;
+  pair.add_vertex("a", 1);
+  pair.add_vertex("b", 1);
+  pair.add_edge(0, 1);
+  const auto many = cluster::uniform(100000);
+  const graph_model pair_model(pair, many);
+  CHECK_THROWS_WITH_AS((void)exact_schedule(pair, pair_model, many),
+                       "exact_schedule: the cluster has 100000 devices, more than max_devices = 64 (the program grows "
+                       "as n·m + e·m²)",
+                       invalid_input);
+  const auto some = cluster::uniform(65);
+  const graph_model some_model(pair, some);
+  CHECK(exact_schedule(pair, some_model, some, {.max_devices = 65}).optimal);
 }
 
 TEST_CASE("exact equals brute force on tiny random DAGs (parallel links, with and without memory)") {

@@ -46,6 +46,9 @@ namespace gantry {
 struct exact_options {
   // Larger graphs are refused (invalid_input): the program has n·m + n²/2 binaries.
   std::size_t max_vertices = 30;
+  // Larger clusters are refused too: the program has n·m binaries and its table of transfer
+  // times e·m² entries (100,000 devices would need 80 GB per edge).
+  std::size_t max_devices = 64;
   // GLPK's branch and bound stops here and returns its best schedule and bound so far.
   int time_limit_ms = 10000;
   // Keep every device's static memory (every byte held for the whole step, received copies
@@ -303,6 +306,9 @@ template <adapted_graph G, placement_model M, device_set D>
   if (pr.n > options.max_vertices)
     throw invalid_input("exact_schedule: the graph has " + std::to_string(pr.n) + " vertices, more than max_vertices = " +
                         std::to_string(options.max_vertices) + " (the program grows as n² + n·m)");
+  if (pr.m > options.max_devices)
+    throw invalid_input("exact_schedule: the cluster has " + std::to_string(pr.m) + " devices, more than max_devices = " +
+                        std::to_string(options.max_devices) + " (the program grows as n·m + e·m²)");
   if (!options.group.empty() && options.group.size() != pr.n)
     throw invalid_input("exact_schedule: group has " + std::to_string(options.group.size()) + " entries for " +
                         std::to_string(pr.n) + " vertices");
