@@ -302,3 +302,19 @@ TEST_CASE("weights trained on one graph fine-tune on another; bad options are in
   CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.recheck_candidates = 0}), invalid_input);
   CHECK_THROWS_AS((void)doppler(target, target_model, gpus, {.baseline_decay = 1.0}), invalid_input);
 }
+
+TEST_CASE("the time limit ends an episode halfway instead of waiting for it") {
+  // Before any episode can start the limit has passed: training stops, and so does the final
+  // greedy decode (it used to run a whole episode past the limit).
+  const graph g = random_layered_dag({.vertices = 30, .seed = 5});
+  const auto c = cluster::uniform(4);
+  const graph_model model(g, c);
+  const auto r = learn::doppler(g, model, c, {.imitation_episodes = 5, .reinforce_episodes = 5, .time_limit = 1e-9});
+  CHECK(!r.ok());
+  CHECK(r.episodes == 0);
+  CHECK(r.outcome.message.find("ran out during an episode on 4 devices") != std::string::npos);
+  // With time to spare nothing changes.
+  const auto roomy = learn::doppler(g, model, c, {.imitation_episodes = 2, .reinforce_episodes = 2, .time_limit = 600});
+  CHECK(roomy.ok());
+  CHECK(roomy.episodes > 0);
+}

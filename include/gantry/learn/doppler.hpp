@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -151,6 +152,7 @@ class doppler_trainer {
   learning_point episode_imitation() {
     episode_trace trace;
     const auto run = run_episode(decoding::teacher, &trace);
+    if (interrupted_) return record(learn_stage::imitation, run, std::numeric_limits<seconds>::infinity(), 0);
     weights_.select.zero_gradient();
     weights_.place.zero_gradient();
     const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
@@ -165,6 +167,8 @@ class doppler_trainer {
   learning_point episode_reinforce(bool measured = false) {
     episode_trace trace;
     const auto run = run_episode(decoding::sampled, &trace);
+    const auto stage = measured ? learn_stage::measured : learn_stage::reinforce;
+    if (interrupted_) return record(stage, run, std::numeric_limits<seconds>::infinity(), 0);
     std::optional<seconds> makespan;
     if (run.ok()) makespan = measured ? measure(run.placement) : judge(run.placement);
     consider(run);
@@ -184,7 +188,7 @@ class doppler_trainer {
     else
       baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
     if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0) consider(run_episode(decoding::greedy, nullptr));
-    return record(measured ? learn_stage::measured : learn_stage::reinforce, run, reward_makespan, 0);
+    return record(stage, run, reward_makespan, 0);
   }
 
   // Runs a stage for `episodes` episodes or until the time limit (see out_of_time()).
@@ -230,7 +234,7 @@ class doppler_trainer {
     if (options_.judge_cv != 0 && judged_draws_ != 0)
       reserve += static_cast<double>(options_.recheck_candidates * options_.recheck_draws) * judge_seconds_ /
                  static_cast<double>(judged_draws_);
-    return elapsed() + reserve >= options_.time_limit;
+    return interrupted_ || elapsed() + reserve >= options_.time_limit;
   }
 
   // Simulated makespan of a placement (the judge of "best"): nullopt when the run fails.
@@ -328,11 +332,29 @@ class doppler_trainer {
   }
 
  private:
+  // One episode; with a finite time limit it ends at the limit, even halfway (interrupted_), and
+  // then counts for nothing.
   list_schedule_result run_episode(decoding mode, episode_trace* trace, bool count = true) {
     doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature,
                           options_.teacher ? &*options_.teacher : nullptr);
+    if (std::isfinite(options_.time_limit))
+      policy.set_deadline(started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                         std::chrono::duration<double>(options_.time_limit)));
     list_scheduler<G, M, D, doppler_policy> engine(graph_, model_, devices_, std::move(policy), options_.list);
-    auto out = engine.run();
+    list_schedule_result out;
+    try {
+      out = engine.run();
+    } catch (const episode_deadline_passed&) {
+      interrupted_ = true;
+      out = {};
+      out.placement.outcome = {.code = status::infeasible,
+                               .message = "doppler: the time limit (" + std::to_string(options_.time_limit) +
+                                          " s) ran out during an episode on " + std::to_string(devices_.device_count()) +
+                                          " devices, before any episode had placed every vertex"};
+      if (!best_) last_outcome_ = out.placement.outcome;
+      if (trace != nullptr) trace->steps.clear();
+      return out;
+    }
     if (count) ++episodes_;
     if (!out.ok() && out.placement.outcome.code != status::over_capacity) last_outcome_ = out.placement.outcome;
     return out;
@@ -427,6 +449,7 @@ class doppler_trainer {
   double last_agreement_ = 0;
   // For out_of_time(): the longest episode, and the time and number of the draws judged so far.
   double longest_episode_ = 0;
+  bool interrupted_ = false;  // an episode ran into the time limit: no more start
   mutable double judge_seconds_ = 0;
   mutable std::size_t judged_draws_ = 0;
 

@@ -14,6 +14,7 @@
 #include <gantry/place/ready_by_priority.hpp>
 #include <gantry/schedule/schedule.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +64,10 @@ struct step_record {
   bool agreed = false;  // teacher decoding: the policy's argmax pair equals the teacher's
 };
 
+// Thrown by doppler_policy::choose() once its deadline has passed (set_deadline), to end an
+// episode that would run past a time limit; the trainer catches it.
+struct episode_deadline_passed {};
+
 struct episode_trace {
   std::vector<step_record> steps;
   [[nodiscard]] double agreement() const {
@@ -91,6 +96,9 @@ class doppler_policy {
     if (!(temperature > 0)) throw invalid_input("doppler_policy: temperature must be > 0");
   }
   [[nodiscard]] std::string_view name() const { return "DOPPLER"; }
+  // From this time on, choose() throws episode_deadline_passed: an episode on a large cluster can
+  // take long (each step scores every device), and a time limit must not wait for it to end.
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
 
   template <class View>
   void start(const View& view) {
@@ -137,6 +145,7 @@ class doppler_policy {
 
   template <class View>
   [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) throw episode_deadline_passed{};
     const graph_encoding& enc = *encoding_;
     const double s = enc.scale;
     const std::size_t m = view.device_count();
@@ -296,6 +305,7 @@ class doppler_policy {
   std::vector<vertex_id> candidates_;
   std::vector<seconds> earliest_, starts_;
   std::vector<device_id> devices_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 // --- weight files ---------------------------------------------------------------------------------
