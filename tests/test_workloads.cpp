@@ -227,6 +227,45 @@ TEST_CASE("bad options are rejected with what was wrong") {
                        doctest::Contains("kind 'tpu'"), invalid_input);
 }
 
+TEST_CASE("sizes that overflow 64 bits and graphs past max_graph_size are refused, not wrapped") {
+  // 2^32 + 1 split in one block: the block has (2^32 + 1)^2 elements.
+  CHECK_THROWS_WITH_AS((void)chain_mm({.dimension = 4294967297, .blocks_per_side = 1, .inner_split = 1}),
+                       doctest::Contains("chain_mm: a tensor of 4294967297 x 4294967297 elements has more elements"),
+                       invalid_input);
+  // Two blocks per side: (2^31 + 1)^2 elements fit, their 4-byte bytes do not.
+  CHECK_THROWS_WITH_AS((void)chain_mm({.dimension = 4294967297}), doctest::Contains("chain_mm: a tensor of"),
+                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)llama_block({.sequence = 4294967296, .hidden = 4294967296}),
+                       doctest::Contains("llama_block: a tensor of 1 x 4294967296 x 4294967296 elements"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)llama_layer({.block = {.sequence = 4294967296, .hidden = 4294967296}}),
+                       doctest::Contains("llama_layer: a tensor of"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)ffnn({.batch = 18446744073709551615ull}), doctest::Contains("ffnn: a tensor of"),
+                       invalid_input);
+  // Element counts that fit one by one but add up past what a reader accepts (2^63 bytes).
+  CHECK_THROWS_WITH_AS((void)ffnn({.batch = std::uint64_t{1} << 58, .features = 2, .hidden = 4, .classes = 2,
+                                   .batch_split = 1, .hidden_split = 1}),
+                       doctest::Contains("ffnn: the graph's tensors add up to 2^63 bytes"), invalid_input);
+  // FLOPs are products in floating point: a 2^22-wide product does not wrap its 2 n^3 count.
+  const graph big = chain_mm({.dimension = std::uint64_t{1} << 22, .blocks_per_side = 1, .inner_split = 1});
+  CHECK(big[5].flops == doctest::Approx(2.0 * std::pow(2.0, 66)));
+  // The size is known before anything is built: p = 300, q = 1 is 162 million edges.
+  CHECK_THROWS_WITH_AS((void)chain_mm({.blocks_per_side = 300, .inner_split = 1}),
+                       doctest::Contains("chain_mm: these options make a graph of 810000 vertices and 162180000 edges, "
+                                         "more than max_graph_size (16777216 vertices plus edges)"),
+                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)chain_mm({.dimension = std::uint64_t{1} << 40, .blocks_per_side = 4000000000u, .inner_split = 1}),
+                       doctest::Contains("more than max_graph_size"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)chain_mm({.max_graph_size = 59}), doctest::Contains("60 vertices and 80 edges"),
+                       invalid_input);
+  CHECK(chain_mm({.max_graph_size = 140}).edge_count() == 80);
+  CHECK_THROWS_AS((void)ffnn({.max_graph_size = 122}), invalid_input);
+  CHECK(ffnn({.max_graph_size = 123}).vertex_count() == 53);
+  CHECK_THROWS_AS((void)llama_block({.max_graph_size = 200}), invalid_input);
+  CHECK(llama_block({.max_graph_size = 201}).vertex_count() == 91);
+  CHECK_THROWS_AS((void)llama_layer({.block = {.max_graph_size = 264}}), invalid_input);
+  CHECK(llama_layer({.block = {.max_graph_size = 265}}).vertex_count() == 118);
+}
+
 TEST_CASE("generated graphs place, simulate and validate on 4 and 8 devices") {
   check_schedules(chain_mm(), 8);
   check_schedules(chain_mm({.inner_split = 1}), 4);

@@ -26,9 +26,12 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
+#include <gantry/io/limits.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -41,6 +44,12 @@ struct flop_rate {
   std::string kind{};
   double flops_per_second = 0;
 };
+
+// Every generator refuses options that would make a graph of more vertices plus edges than its
+// max_graph_size (16.7 M by default: about 2 GB in memory; the sizes are known before anything is
+// built), tensors whose element counts or bytes do not fit in 64 bits, and graphs whose bytes add up
+// to max_graph_bytes or more (what every reader refuses): invalid_input, naming the generator.
+inline constexpr std::uint64_t default_max_workload_size = std::uint64_t{1} << 24;
 
 // The device description the generated times are computed for.
 struct workload_device {
@@ -69,6 +78,7 @@ struct chain_mm_options {
   unsigned blocks_per_side = 2;     // p
   unsigned inner_split = 2;         // q, a divisor of p
   workload_device device{};
+  std::uint64_t max_graph_size = default_max_workload_size;  // vertices + edges; more is refused
 };
 
 // FFNN, Y = softmax(relu(X W1 + b1) W2 + b2) with X: batch x features, W1: features x hidden,
@@ -91,6 +101,7 @@ struct ffnn_options {
   unsigned batch_split = 2;   // r
   unsigned hidden_split = 4;  // h
   workload_device device{};
+  std::uint64_t max_graph_size = default_max_workload_size;  // vertices + edges; more is refused
 };
 
 // A Llama block (Appendix C.3, Fig. 5: Llama-7B sizes): x + attention(rmsnorm(x)), then
@@ -118,6 +129,7 @@ struct llama_block_options {
   std::uint64_t ffn_hidden = 11008;
   unsigned shards = 4;  // s, at most heads
   workload_device device{};
+  std::uint64_t max_graph_size = default_max_workload_size;  // vertices + edges; more is refused
 };
 
 // The complete Llama layer of DOPPLER's experiments (Appendix C.3, Fig. 5, one layer): the token
@@ -150,7 +162,8 @@ namespace detail {
 
 class workload_builder {
  public:
-  explicit workload_builder(const workload_device& device) : device_(device) {
+  workload_builder(const workload_device& device, std::string who, std::uint64_t max_size)
+      : device_(device), who_(std::move(who)), max_size_(max_size) {
     check_rate(device.flops_per_second, "flops_per_second");
     for (const auto& k : device.kinds) check_rate(k.flops_per_second, "rate of kind '" + k.kind + "'");
     if (!std::isfinite(device.op_overhead) || device.op_overhead < 0)
@@ -160,8 +173,7 @@ class workload_builder {
   }
 
   vertex_id input(std::string name, std::uint64_t elements) {
-    return g_.add_vertex(vertex_properties{
-        .name = std::move(name), .output = bytes(elements), .op = "input"});
+    return g_.add_vertex(vertex_properties{.name = std::move(name), .output = counted(bytes(elements)), .op = "input"});
   }
 
   // A compute vertex producing `elements` elements from the listed operand vertices.
@@ -169,18 +181,44 @@ class workload_builder {
                std::initializer_list<vertex_id> operands, byte_count persistent = 0) {
     const auto v = g_.add_vertex(vertex_properties{
         .name = std::move(name), .compute = time(flops, device_.flops_per_second),
-        .persistent = persistent, .output = bytes(elements), .op = std::move(kind), .flops = flops});
+        .persistent = counted(persistent), .output = counted(bytes(elements)), .op = std::move(kind), .flops = flops});
     for (const auto& k : device_.kinds) g_.set_compute(v, k.kind, time(flops, k.flops_per_second));
     for (const auto u : operands) connect(u, v);
     return v;
   }
 
   // u -> v carrying u's output tensor.
-  void connect(vertex_id u, vertex_id v) { g_.add_edge(u, v, g_[u].output); }
+  void connect(vertex_id u, vertex_id v) { g_.add_edge(u, v, counted(g_[u].output)); }
 
-  [[nodiscard]] byte_count bytes(std::uint64_t elements) const { return elements * device_.element_bytes; }
+  // The product of a tensor's dimensions; invalid_input when it does not fit in 64 bits.
+  [[nodiscard]] std::uint64_t elements(std::initializer_list<std::uint64_t> dimensions) const {
+    std::uint64_t product = 1;
+    bool overflow = false;
+    for (const auto n : dimensions) overflow = overflow || __builtin_mul_overflow(product, n, &product);
+    if (overflow) {
+      std::string shape;
+      for (const auto n : dimensions) shape += (shape.empty() ? "" : " x ") + std::to_string(n);
+      throw invalid_input(who_ + ": a tensor of " + shape + " elements has more elements than 64 bits count");
+    }
+    return product;
+  }
+  [[nodiscard]] byte_count bytes(std::uint64_t elements) const {
+    byte_count out = 0;
+    if (__builtin_mul_overflow(elements, byte_count{device_.element_bytes}, &out))
+      throw invalid_input(who_ + ": a tensor of " + std::to_string(elements) + " elements of " +
+                          std::to_string(device_.element_bytes) + " bytes has more bytes than 64 bits count");
+    return out;
+  }
   [[nodiscard]] graph take() { return std::move(g_); }
-  void reserve(std::size_t vertices, std::size_t edges) { g_.reserve(vertices, edges); }
+  // Checks the graph's size, computed by the caller in floating point so that it cannot wrap, against
+  // max_size before anything is built, and reserves it.
+  void reserve(double vertices, double edges) {
+    if (!(vertices + edges <= static_cast<double>(max_size_)))
+      throw invalid_input(who_ + ": these options make a graph of " + count_text(vertices) + " vertices and " +
+                          count_text(edges) + " edges, more than max_graph_size (" + std::to_string(max_size_) +
+                          " vertices plus edges)");
+    g_.reserve(static_cast<std::size_t>(vertices), static_cast<std::size_t>(edges));
+  }
 
  private:
   static void check_rate(double rate, const std::string& what) {
@@ -189,8 +227,24 @@ class workload_builder {
                           std::to_string(rate));
   }
   [[nodiscard]] seconds time(double flops, double rate) const { return flops / rate + device_.op_overhead; }
+  static std::string count_text(double n) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, n < 1e15 ? "%.0f" : "%.3g", n);
+    return buffer;
+  }
+  // Adds a vertex's or edge's bytes to the graph's total, which must stay below max_graph_bytes.
+  byte_count counted(byte_count bytes) {
+    if (bytes >= max_graph_bytes - total_bytes_)
+      throw invalid_input(who_ + ": the graph's tensors add up to 2^63 bytes (8 EiB) or more, which no reader of "
+                          "gantry's graphs accepts");
+    total_bytes_ += bytes;
+    return bytes;
+  }
 
   workload_device device_;
+  std::string who_;
+  std::uint64_t max_size_;
+  byte_count total_bytes_ = 0;
   graph g_;
 };
 
@@ -227,7 +281,8 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
         std::uint64_t inner = 0;
         for (std::uint64_t k = g * group; k < (g + 1) * group; ++k) inner += part_size(n, p, k);
         const auto v = b.op(block_name(name + ".matmul", {i, j, g}), "matmul",
-                            2.0 * static_cast<double>(rows * cols * inner), rows * cols, {});
+                            2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(inner),
+                            b.elements({rows, cols}), {});
         for (std::uint64_t k = g * group; k < (g + 1) * group; ++k) {
           b.connect(x[i * p + k], v);
           b.connect(y[k * p + j], v);
@@ -239,7 +294,8 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
         continue;
       }
       const auto sum = b.op(block_name(name + ".sum", {i, j}), "sum",
-                            static_cast<double>((q - 1) * rows * cols), rows * cols, {});
+                            static_cast<double>(q - 1) * static_cast<double>(rows) * static_cast<double>(cols),
+                            b.elements({rows, cols}), {});
       for (const auto v : partials) b.connect(v, sum);
       out[i * p + j] = sum;
     }
@@ -255,14 +311,16 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   if (q == 0 || p % q != 0)
     throw invalid_input("chain_mm: inner_split must divide blocks_per_side (" + std::to_string(p) +
                         "), got " + std::to_string(q));
-  detail::workload_builder b(options.device);
-  b.reserve(5 * p * p + 3 * (p * p * q + p * p) + p * p, 3 * (2 * p * p * p + p * p * q) + 2 * p * p);
+  detail::workload_builder b(options.device, "chain_mm", options.max_graph_size);
+  const auto pd = static_cast<double>(p), qd = static_cast<double>(q);
+  b.reserve(5 * pd * pd + 3 * (pd * pd * qd + (q > 1 ? pd * pd : 0)) + pd * pd,
+            3 * (2 * pd * pd * pd + (q > 1 ? pd * pd * qd : 0)) + 2 * pd * pd);
   const auto matrix = [&](const std::string& name) {
     detail::block_grid blocks(p * p);
     for (std::uint64_t i = 0; i < p; ++i)
       for (std::uint64_t j = 0; j < p; ++j)
         blocks[i * p + j] = b.input(detail::block_name(name, {i, j}),
-                                    detail::part_size(n, p, i) * detail::part_size(n, p, j));
+                                    b.elements({detail::part_size(n, p, i), detail::part_size(n, p, j)}));
     return blocks;
   };
   const auto a = matrix("A"), bm = matrix("B"), c = matrix("C"), d = matrix("D"), e = matrix("E");
@@ -271,7 +329,7 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   const auto cde = detail::sharded_matmul(b, "CDE", c, de, n, p, q);
   for (std::uint64_t i = 0; i < p; ++i)
     for (std::uint64_t j = 0; j < p; ++j) {
-      const auto elements = detail::part_size(n, p, i) * detail::part_size(n, p, j);
+      const auto elements = b.elements({detail::part_size(n, p, i), detail::part_size(n, p, j)});
       b.op(detail::block_name("out.add", {i, j}), "add", static_cast<double>(elements), elements,
            {ab[i * p + j], cde[i * p + j]});
     }
@@ -284,42 +342,43 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   if (features == 0 || classes == 0) throw invalid_input("ffnn: features and classes must be > 0");
   detail::check_split(batch, r, "ffnn: batch_split", "batch");
   detail::check_split(hidden, h, "ffnn: hidden_split", "hidden");
-  detail::workload_builder b(options.device);
-  b.reserve(r + 3 * h + 1 + 5 * r * h + 2 * r, 8 * r * h + 3 * r);
+  detail::workload_builder b(options.device, "ffnn", options.max_graph_size);
+  const auto rd = static_cast<double>(r), hd = static_cast<double>(h);
+  b.reserve(rd + 3 * hd + 1 + 4 * rd * hd + (h > 1 ? rd : 0) + 2 * rd, 7 * rd * hd + (h > 1 ? rd * hd : 0) + 3 * rd);
   using detail::block_name;
   using detail::part_size;
   std::vector<vertex_id> x(r), w1(h), b1(h), w2(h);
-  for (std::uint64_t i = 0; i < r; ++i) x[i] = b.input(block_name("X", {i}), part_size(batch, r, i) * features);
+  for (std::uint64_t i = 0; i < r; ++i) x[i] = b.input(block_name("X", {i}), b.elements({part_size(batch, r, i), features}));
   for (std::uint64_t j = 0; j < h; ++j) {
     const auto width = part_size(hidden, h, j);
-    w1[j] = b.input(block_name("W1", {j}), features * width);
+    w1[j] = b.input(block_name("W1", {j}), b.elements({features, width}));
     b1[j] = b.input(block_name("b1", {j}), width);
-    w2[j] = b.input(block_name("W2", {j}), width * classes);
+    w2[j] = b.input(block_name("W2", {j}), b.elements({width, classes}));
   }
   const auto b2 = b.input("b2", classes);
   for (std::uint64_t i = 0; i < r; ++i) {
     const auto rows = part_size(batch, r, i);
+    const auto out_cells = b.elements({rows, classes});
+    const auto out_flops = static_cast<double>(rows) * static_cast<double>(classes);
     std::vector<vertex_id> partials;
     for (std::uint64_t j = 0; j < h; ++j) {
       const auto width = part_size(hidden, h, j);
-      const auto cells = rows * width;
+      const auto cells = b.elements({rows, width});
       const auto mm = b.op(block_name("layer1.matmul", {i, j}), "matmul",
-                           2.0 * static_cast<double>(cells * features), cells, {x[i], w1[j]});
+                           2.0 * static_cast<double>(cells) * static_cast<double>(features), cells, {x[i], w1[j]});
       const auto bias = b.op(block_name("layer1.bias_add", {i, j}), "bias_add",
                              static_cast<double>(cells), cells, {mm, b1[j]});
       const auto relu = b.op(block_name("layer1.relu", {i, j}), "relu", static_cast<double>(cells), cells, {bias});
       partials.push_back(b.op(block_name("layer2.matmul", {i, j}), "matmul",
-                              2.0 * static_cast<double>(cells * classes), rows * classes, {relu, w2[j]}));
+                              2.0 * static_cast<double>(cells) * static_cast<double>(classes), out_cells, {relu, w2[j]}));
     }
     auto logits = partials.front();
     if (h > 1) {
-      logits = b.op(block_name("layer2.sum", {i}), "sum", static_cast<double>((h - 1) * rows * classes),
-                    rows * classes, {});
+      logits = b.op(block_name("layer2.sum", {i}), "sum", static_cast<double>(h - 1) * out_flops, out_cells, {});
       for (const auto v : partials) b.connect(v, logits);
     }
-    const auto bias = b.op(block_name("layer2.bias_add", {i}), "bias_add",
-                           static_cast<double>(rows * classes), rows * classes, {logits, b2});
-    b.op(block_name("softmax", {i}), "softmax", 5.0 * static_cast<double>(rows * classes), rows * classes, {bias});
+    const auto bias = b.op(block_name("layer2.bias_add", {i}), "bias_add", out_flops, out_cells, {logits, b2});
+    b.op(block_name("softmax", {i}), "softmax", 5.0 * out_flops, out_cells, {bias});
   }
   return b.take();
 }
@@ -344,64 +403,64 @@ inline void check_llama_block(const llama_block_options& options, const std::str
 inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_block_options& options) {
   const std::uint64_t batch = options.batch, length = options.sequence, d = options.hidden,
                       heads = options.heads, f = options.ffn_hidden, s = options.shards;
-  const std::uint64_t tokens = batch * length, head_dim = d / heads;
-  const auto td = static_cast<double>(tokens * d);
+  const std::uint64_t tokens = b.elements({batch, length}), head_dim = d / heads;
+  const std::uint64_t tokens_d = b.elements({tokens, d});
+  const auto td = static_cast<double>(tokens_d);
   const byte_count norm_weight = b.bytes(d);
 
-  const auto norm1 = b.op("attention.rmsnorm", "rmsnorm", 4 * td, tokens * d, {x}, norm_weight);
+  const auto norm1 = b.op("attention.rmsnorm", "rmsnorm", 4 * td, tokens_d, {x}, norm_weight);
   std::vector<vertex_id> attention_parts, ffn_parts;
   std::vector<vertex_id> wq(s), wk(s), wv(s), wo(s), w1(s), w3(s), w2(s);
   for (std::uint64_t j = 0; j < s; ++j) {
     const auto width = part_size(heads, s, j) * head_dim, ffn = part_size(f, s, j);
-    wq[j] = b.input(block_name("Wq", {j}), d * width);
-    wk[j] = b.input(block_name("Wk", {j}), d * width);
-    wv[j] = b.input(block_name("Wv", {j}), d * width);
-    wo[j] = b.input(block_name("Wo", {j}), width * d);
-    w1[j] = b.input(block_name("W1", {j}), d * ffn);
-    w3[j] = b.input(block_name("W3", {j}), d * ffn);
-    w2[j] = b.input(block_name("W2", {j}), ffn * d);
+    wq[j] = b.input(block_name("Wq", {j}), b.elements({d, width}));
+    wk[j] = b.input(block_name("Wk", {j}), b.elements({d, width}));
+    wv[j] = b.input(block_name("Wv", {j}), b.elements({d, width}));
+    wo[j] = b.input(block_name("Wo", {j}), b.elements({width, d}));
+    w1[j] = b.input(block_name("W1", {j}), b.elements({d, ffn}));
+    w3[j] = b.input(block_name("W3", {j}), b.elements({d, ffn}));
+    w2[j] = b.input(block_name("W2", {j}), b.elements({ffn, d}));
   }
   for (std::uint64_t j = 0; j < s; ++j) {
     const auto shard_heads = part_size(heads, s, j);
     const auto width = shard_heads * head_dim;
-    const auto projection = 2.0 * static_cast<double>(tokens * d * width);
-    const auto q = b.op(block_name("attention.q", {j}), "matmul", projection, tokens * width, {norm1, wq[j]});
-    const auto k = b.op(block_name("attention.k", {j}), "matmul", projection, tokens * width, {norm1, wk[j]});
-    const auto v = b.op(block_name("attention.v", {j}), "matmul", projection, tokens * width, {norm1, wv[j]});
-    const auto rope = 3.0 * static_cast<double>(tokens * width);
-    const auto q_rot = b.op(block_name("attention.rope_q", {j}), "rope", rope, tokens * width, {q});
-    const auto k_rot = b.op(block_name("attention.rope_k", {j}), "rope", rope, tokens * width, {k});
-    const auto score_cells = batch * shard_heads * length * length;
-    const auto scores = b.op(block_name("attention.scores", {j}), "matmul",
-                             2.0 * static_cast<double>(score_cells * head_dim), score_cells, {q_rot, k_rot});
+    const auto tokens_width = b.elements({tokens, width});
+    const auto projection = 2.0 * td * static_cast<double>(width);
+    const auto q = b.op(block_name("attention.q", {j}), "matmul", projection, tokens_width, {norm1, wq[j]});
+    const auto k = b.op(block_name("attention.k", {j}), "matmul", projection, tokens_width, {norm1, wk[j]});
+    const auto v = b.op(block_name("attention.v", {j}), "matmul", projection, tokens_width, {norm1, wv[j]});
+    const auto rope = 3.0 * static_cast<double>(tokens_width);
+    const auto q_rot = b.op(block_name("attention.rope_q", {j}), "rope", rope, tokens_width, {q});
+    const auto k_rot = b.op(block_name("attention.rope_k", {j}), "rope", rope, tokens_width, {k});
+    const auto score_cells = b.elements({batch, shard_heads, length, length});
+    const auto score_flops = 2.0 * static_cast<double>(score_cells) * static_cast<double>(head_dim);
+    const auto scores = b.op(block_name("attention.scores", {j}), "matmul", score_flops, score_cells, {q_rot, k_rot});
     const auto probabilities = b.op(block_name("attention.softmax", {j}), "softmax",
                                     5.0 * static_cast<double>(score_cells), score_cells, {scores});
-    const auto context = b.op(block_name("attention.context", {j}), "matmul",
-                              2.0 * static_cast<double>(score_cells * head_dim), tokens * width,
+    const auto context = b.op(block_name("attention.context", {j}), "matmul", score_flops, tokens_width,
                               {probabilities, v});
-    attention_parts.push_back(b.op(block_name("attention.output", {j}), "matmul",
-                                   2.0 * static_cast<double>(tokens * width * d), tokens * d, {context, wo[j]}));
+    attention_parts.push_back(b.op(block_name("attention.output", {j}), "matmul", projection, tokens_d,
+                                   {context, wo[j]}));
   }
   const auto reduce = [&](const std::string& name, const std::vector<vertex_id>& parts) {
     if (parts.size() == 1) return parts.front();
-    const auto sum = b.op(name, "sum", static_cast<double>(parts.size() - 1) * td, tokens * d, {});
+    const auto sum = b.op(name, "sum", static_cast<double>(parts.size() - 1) * td, tokens_d, {});
     for (const auto v : parts) b.connect(v, sum);
     return sum;
   };
-  const auto residual1 = b.op("attention.residual", "add", td, tokens * d,
-                              {x, reduce("attention.sum", attention_parts)});
-  const auto norm2 = b.op("ffn.rmsnorm", "rmsnorm", 4 * td, tokens * d, {residual1}, norm_weight);
+  const auto residual1 = b.op("attention.residual", "add", td, tokens_d, {x, reduce("attention.sum", attention_parts)});
+  const auto norm2 = b.op("ffn.rmsnorm", "rmsnorm", 4 * td, tokens_d, {residual1}, norm_weight);
   for (std::uint64_t j = 0; j < s; ++j) {
     const auto ffn = part_size(f, s, j);
-    const auto cells = tokens * ffn;
-    const auto up_flops = 2.0 * static_cast<double>(cells * d);
+    const auto cells = b.elements({tokens, ffn});
+    const auto up_flops = 2.0 * static_cast<double>(cells) * static_cast<double>(d);
     const auto gate = b.op(block_name("ffn.gate", {j}), "matmul", up_flops, cells, {norm2, w1[j]});
     const auto up = b.op(block_name("ffn.up", {j}), "matmul", up_flops, cells, {norm2, w3[j]});
     const auto silu = b.op(block_name("ffn.silu", {j}), "silu", 4.0 * static_cast<double>(cells), cells, {gate});
     const auto product = b.op(block_name("ffn.mul", {j}), "mul", static_cast<double>(cells), cells, {silu, up});
-    ffn_parts.push_back(b.op(block_name("ffn.down", {j}), "matmul", up_flops, tokens * d, {product, w2[j]}));
+    ffn_parts.push_back(b.op(block_name("ffn.down", {j}), "matmul", up_flops, tokens_d, {product, w2[j]}));
   }
-  return b.op("ffn.residual", "add", td, tokens * d, {residual1, reduce("ffn.sum", ffn_parts)});
+  return b.op("ffn.residual", "add", td, tokens_d, {residual1, reduce("ffn.sum", ffn_parts)});
 }
 
 }  // namespace detail
@@ -409,9 +468,10 @@ inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_b
 [[nodiscard]] inline graph llama_block(const llama_block_options& options = {}) {
   detail::check_llama_block(options, "llama_block");
   const std::uint64_t s = options.shards;
-  detail::workload_builder b(options.device);
-  b.reserve(5 + 21 * s + 2, 24 * s + 6 + 2 * s);
-  const auto x = b.input("x", options.batch * options.sequence * options.hidden);
+  detail::workload_builder b(options.device, "llama_block", options.max_graph_size);
+  const auto sd = static_cast<double>(s);
+  b.reserve(5 + 21 * sd + (s > 1 ? 2 : 0), 24 * sd + 6 + (s > 1 ? 2 * sd : 0));
+  const auto x = b.input("x", b.elements({options.batch, options.sequence, options.hidden}));
   (void)detail::add_llama_block(b, x, options);
   return b.take();
 }
@@ -421,48 +481,53 @@ inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_b
   detail::check_llama_block(block, "llama_layer");
   const std::uint64_t s = block.shards, vocabulary = options.vocabulary, d = block.hidden;
   detail::check_split(vocabulary, s, "llama_layer: shards", "vocabulary");
-  const std::uint64_t tokens = block.batch * block.sequence;
-  const auto td = static_cast<double>(tokens * d);
-  detail::workload_builder b(block.device);
-  b.reserve(6 + 27 * s + 4, 31 * s + 7 + 4 * s);
+  detail::workload_builder b(block.device, "llama_layer", block.max_graph_size);
+  const auto sd = static_cast<double>(s);
+  b.reserve(6 + 27 * sd + (s > 1 ? 4 : 0), 31 * sd + 7 + (s > 1 ? 4 * sd : 0));
+  const std::uint64_t tokens = b.elements({block.batch, block.sequence});
+  const std::uint64_t tokens_d = b.elements({tokens, d});
+  const auto td = static_cast<double>(tokens_d);
   using detail::block_name;
   using detail::part_size;
 
   const auto ids = b.input("tokens", tokens);
   std::vector<vertex_id> table(s), projection(s);
-  for (std::uint64_t j = 0; j < s; ++j) table[j] = b.input(block_name("E", {j}), part_size(vocabulary, s, j) * d);
   for (std::uint64_t j = 0; j < s; ++j)
-    projection[j] = b.input(block_name("Wout", {j}), d * part_size(vocabulary, s, j));
+    table[j] = b.input(block_name("E", {j}), b.elements({part_size(vocabulary, s, j), d}));
+  for (std::uint64_t j = 0; j < s; ++j)
+    projection[j] = b.input(block_name("Wout", {j}), b.elements({d, part_size(vocabulary, s, j)}));
   // Vocabulary-parallel lookup: shard j writes the rows of the tokens in its vocabulary range and
   // zeros elsewhere, so every shard produces tokens x hidden and a "sum" joins them.
   std::vector<vertex_id> lookups;
   for (std::uint64_t j = 0; j < s; ++j)
-    lookups.push_back(b.op(block_name("embedding", {j}), "embedding", td, tokens * d, {ids, table[j]}));
+    lookups.push_back(b.op(block_name("embedding", {j}), "embedding", td, tokens_d, {ids, table[j]}));
   auto x = lookups.front();
   if (s > 1) {
-    x = b.op("embedding.sum", "sum", static_cast<double>(s - 1) * td, tokens * d, {});
+    x = b.op("embedding.sum", "sum", static_cast<double>(s - 1) * td, tokens_d, {});
     for (const auto v : lookups) b.connect(v, x);
   }
   const auto h = detail::add_llama_block(b, x, block);
-  const auto norm = b.op("output.rmsnorm", "rmsnorm", 4 * td, tokens * d, {h}, b.bytes(d));
+  const auto norm = b.op("output.rmsnorm", "rmsnorm", 4 * td, tokens_d, {h}, b.bytes(d));
+  const auto statistics_cells = b.elements({2, tokens});
   // Vocabulary-parallel projection and softmax: each shard's logits, its per-token (max, sum of
   // exp) statistics, a "sum" combining the statistics, and each shard normalised by them.
   std::vector<vertex_id> logits(s), statistics(s);
   for (std::uint64_t j = 0; j < s; ++j) {
-    const auto cells = tokens * part_size(vocabulary, s, j);
-    logits[j] = b.op(block_name("output.logits", {j}), "matmul", 2.0 * static_cast<double>(cells * d), cells,
-                     {norm, projection[j]});
+    const auto cells = b.elements({tokens, part_size(vocabulary, s, j)});
+    logits[j] = b.op(block_name("output.logits", {j}), "matmul", 2.0 * static_cast<double>(cells) * static_cast<double>(d),
+                     cells, {norm, projection[j]});
     statistics[j] = b.op(block_name("output.softmax_stats", {j}), "softmax_stats", 3.0 * static_cast<double>(cells),
-                         2 * tokens, {logits[j]});
+                         statistics_cells, {logits[j]});
   }
   auto combined = statistics;
   if (s > 1) {
-    const auto sum = b.op("output.softmax_sum", "sum", static_cast<double>((s - 1) * 2 * tokens), 2 * tokens, {});
+    const auto sum = b.op("output.softmax_sum", "sum", static_cast<double>(s - 1) * static_cast<double>(statistics_cells),
+                          statistics_cells, {});
     for (const auto v : statistics) b.connect(v, sum);
     combined.assign(s, sum);
   }
   for (std::uint64_t j = 0; j < s; ++j) {
-    const auto cells = tokens * part_size(vocabulary, s, j);
+    const auto cells = b.elements({tokens, part_size(vocabulary, s, j)});
     b.op(block_name("output.softmax", {j}), "softmax", 2.0 * static_cast<double>(cells), cells,
          {logits[j], combined[j]});
   }
