@@ -15,6 +15,7 @@
 
 #include <array>
 #include <limits>
+#include <span>
 #include <tuple>
 
 using namespace gantry;
@@ -169,27 +170,45 @@ TEST_CASE("ETF's tie-break: equal start times go to the larger static level") {
 }
 
 namespace {
-// Topcuoglu, Hariri & Wu (IEEE TPDS 2002, Fig. 2), as shipped in examples/graphs/topcuoglu.json.
-struct topcuoglu {
+// A worked example of the papers: 10 tasks, a cost per task on each of 3 processors p1..p2..p3
+// (device kinds, so costs differ per device) and edges whose bytes are their transfer times (one
+// byte per second, no latency). Vertices n1..n10 are ids 0..9.
+struct paper_example {
   graph g;
   cluster devices;
-  topcuoglu() {
+  paper_example(const std::array<std::array<double, 3>, 10>& cost, std::span<const std::array<int, 3>> edges) {
     std::vector<device> d(3);
     for (int i = 0; i < 3; ++i) d[i] = {.name = "p" + std::to_string(i + 1), .kind = "p" + std::to_string(i + 1)};
     devices = cluster(std::move(d), link_model{.latency = 0, .bandwidth = 1});
-    const std::array<std::array<double, 3>, 10> cost{{{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},
-                                                      {12, 13, 10}, {13, 16, 9}, {7, 15, 11}, {5, 11, 14},
-                                                      {18, 12, 20}, {21, 7, 16}}};
     for (int v = 0; v < 10; ++v) {
       const auto id = g.add_vertex("n" + std::to_string(v + 1), cost[v][0]);
       for (int p = 0; p < 3; ++p) g.set_compute(id, "p" + std::to_string(p + 1), cost[v][p]);
     }
-    const std::array<std::array<int, 3>, 15> edges{{{1, 2, 18}, {1, 3, 12}, {1, 4, 9}, {1, 5, 11}, {1, 6, 14},
-                                                    {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
-                                                    {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}}};
     for (const auto& [u, v, bytes] : edges)
       g.add_edge(static_cast<vertex_id>(u - 1), static_cast<vertex_id>(v - 1), static_cast<byte_count>(bytes));
   }
+};
+
+// Topcuoglu, Hariri & Wu (IEEE TPDS 2002, Fig. 2), as shipped in examples/graphs/topcuoglu.json.
+struct topcuoglu : paper_example {
+  static constexpr std::array<std::array<double, 3>, 10> cost{{{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},
+                                                               {12, 13, 10}, {13, 16, 9}, {7, 15, 11}, {5, 11, 14},
+                                                               {18, 12, 20}, {21, 7, 16}}};
+  static constexpr std::array<std::array<int, 3>, 15> edges{{{1, 2, 18}, {1, 3, 12}, {1, 4, 9}, {1, 5, 11}, {1, 6, 14},
+                                                             {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
+                                                             {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}}};
+  topcuoglu() : paper_example(cost, edges) {}
+};
+
+// Arabnejad & Barbosa (IEEE TPDS 2014, the example DAG of §4 with its computation costs).
+struct arabnejad : paper_example {
+  static constexpr std::array<std::array<double, 3>, 10> cost{{{22, 21, 36}, {22, 18, 18}, {32, 27, 43}, {7, 10, 4},
+                                                               {29, 27, 35}, {26, 17, 24}, {14, 25, 30}, {29, 23, 36},
+                                                               {15, 21, 8}, {13, 16, 33}}};
+  static constexpr std::array<std::array<int, 3>, 15> edges{{{1, 2, 17}, {1, 3, 31}, {1, 4, 29}, {1, 5, 13}, {1, 6, 7},
+                                                             {2, 8, 3}, {2, 9, 30}, {3, 7, 16}, {4, 8, 11}, {4, 9, 7},
+                                                             {5, 9, 57}, {6, 8, 5}, {7, 10, 9}, {8, 10, 42}, {9, 10, 7}}};
+  arabnejad() : paper_example(cost, edges) {}
 };
 }  // namespace
 
@@ -211,6 +230,53 @@ TEST_CASE("CPOP on Topcuoglu et al.'s example: critical path n1-n2-n9-n10 on p2,
   // HEFT on the same files: the paper's 80.
   const auto h = heft(ex.g, model, ex.devices);
   CHECK(h.schedule.makespan == doctest::Approx(80));
+}
+
+TEST_CASE("CPOP's critical path is one path: parallel critical paths do not share a device") {
+  // entry -> a (5 s), b (5 s) -> exit on two identical devices: every vertex has the largest
+  // priority, but only entry, a and exit are the critical path; b goes where it finishes first.
+  graph g;
+  const auto entry = g.add_vertex("entry", 0), a = g.add_vertex("a", 5), b = g.add_vertex("b", 5),
+             exit = g.add_vertex("exit", 0);
+  g.add_edge(entry, a);
+  g.add_edge(entry, b);
+  g.add_edge(a, exit);
+  g.add_edge(b, exit);
+  const auto c = cluster::uniform(2);
+  const graph_model model(g, c);
+  list_scheduler s(g, model, c, cpop_policy{});
+  const auto r = s.run();
+  require_valid(r, g, model, c);
+  CHECK(s.policy().rule().on_critical_path(a));
+  CHECK_FALSE(s.policy().rule().on_critical_path(b));
+  CHECK(r.placement.device[a] != r.placement.device[b]);
+  CHECK(r.schedule.makespan == 5);
+}
+
+TEST_CASE("CPOP walks the critical path along edges of a longest path") {
+  // Entries a (1 s), b (10 s), z (0 s); a -> x (10 s) <- z; a -> s (1 s) <- b. Paths a-x and b-s
+  // take 11 s, so a, b, x and s all have the largest priority, and s comes before x in Kahn order;
+  // but the edge a -> s lies on no longest path (s starts at 10, not 1): the path is a, x.
+  graph g;
+  const auto a = g.add_vertex("a", 1), b = g.add_vertex("b", 10), z = g.add_vertex("z", 0),
+             x = g.add_vertex("x", 10), s = g.add_vertex("s", 1);
+  g.add_edge(a, x);
+  g.add_edge(z, x);
+  g.add_edge(a, s);
+  g.add_edge(b, s);
+  const auto c = cluster::uniform(2);
+  const graph_model model(g, c);
+  list_scheduler run(g, model, c, cpop_policy{});
+  const auto r = run.run();
+  require_valid(r, g, model, c);
+  CHECK(run.kahn_rank(s) < run.kahn_rank(x));
+  const auto& rule = run.policy().rule();
+  for (const vertex_id v : {a, b, x, s}) CHECK(run.policy().priority(v) == 11);
+  CHECK(rule.on_critical_path(a));
+  CHECK(rule.on_critical_path(x));
+  CHECK_FALSE(rule.on_critical_path(s));
+  CHECK_FALSE(rule.on_critical_path(b));
+  CHECK(r.placement.device[x] == rule.path_device);
 }
 
 TEST_CASE("PEFT's optimistic cost table, worked by hand") {
@@ -244,6 +310,32 @@ TEST_CASE("PEFT's optimistic cost table, worked by hand") {
   const auto p = peft(ex.g, tm, ex.devices);
   require_valid(p, ex.g, tm, ex.devices);
   CHECK(p.schedule.makespan <= 86);
+}
+
+TEST_CASE("PEFT on Arabnejad & Barbosa's example: their optimistic cost table and makespan 122") {
+  const arabnejad ex;
+  const graph_model model(ex.g, ex.devices);
+  std::vector<vertex_id> order(10);
+  for (vertex_id v = 0; v < 10; ++v) order[v] = v;  // ids are a topological order
+  const auto oct = optimistic_cost_table(snapshot(ex.g), order, model, 3);
+  // The paper's OCT table, one row per task, one column per processor.
+  const std::array<std::array<double, 3>, 10> expected{{{64, 68, 86}, {42, 39, 42}, {27, 41, 43}, {42, 39, 50},
+                                                        {28, 37, 28}, {42, 39, 44}, {13, 16, 22}, {13, 16, 33},
+                                                        {13, 16, 20}, {0, 0, 0}}};
+  for (vertex_id v = 0; v < 10; ++v)
+    for (device_id d = 0; d < 3; ++d) {
+      CAPTURE(v);
+      CAPTURE(d);
+      CHECK(oct[v * 3 + d] == doctest::Approx(expected[v][d]));
+    }
+  list_scheduler s(ex.g, model, ex.devices, peft_policy{});
+  const auto r = s.run();
+  require_valid(r, ex.g, model, ex.devices);
+  CHECK(s.policy().priority(0) == doctest::Approx((64.0 + 68 + 86) / 3));  // rank_oct, the mean of the row
+  // The paper's schedule: n1 n4 n2 n3 n7 on p1, n6 n8 n10 on p2, n5 n9 on p3; 122 in all.
+  CHECK(r.placement.device == std::vector<device_id>{0, 0, 0, 0, 2, 1, 0, 1, 2, 1});
+  CHECK(r.schedule.start == std::vector<seconds>{0, 29, 51, 22, 35, 29, 83, 54, 81, 106});
+  CHECK(r.schedule.makespan == doctest::Approx(122));
 }
 
 TEST_CASE("a policy written outside the library runs on the engine") {

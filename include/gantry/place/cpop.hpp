@@ -1,6 +1,7 @@
 // CPOP, Critical-Path-on-a-Processor (Topcuoglu, Hariri & Wu, IEEE TPDS 2002): priority = upward
 // rank + downward rank (mean costs); the vertices whose priority equals the entry's form the
-// critical path, and the one device that runs all of them fastest is the critical-path device.
+// critical path (one path of them, from an entry to an exit), and the one device that runs all of
+// them fastest is the critical-path device.
 // The ready vertex with the highest priority goes next: onto the critical-path device if it is on
 // the critical path (and fits there), otherwise where it finishes earliest, with insertion.
 // O((n + e) · m + n log n) plus the gap search.
@@ -22,6 +23,7 @@ struct cpop_rule {
   template <class View>
   [[nodiscard]] std::vector<seconds> priorities(const View& view) {
     const std::size_t n = view.vertex_count();
+    const csr_graph& g = view.graph();
     std::vector<seconds> priority(n);
     seconds longest = 0;  // |CP| = the largest priority, an entry's (Topcuoglu §4.2)
     for (vertex_id v = 0; v < n; ++v) {
@@ -30,8 +32,31 @@ struct cpop_rule {
     }
     // Equal up to rounding: the two levels are sums taken along different paths.
     const seconds tolerance = 1e-9 * std::max(longest, seconds{1e-300});
+    const auto critical = [&](vertex_id v) { return std::abs(priority[v] - longest) <= tolerance; };
+    // SET_CP is one path (the CPOP algorithm, steps 6-12): from a critical entry, a critical successor at a
+    // time, down to an exit; where several qualify, the first in Kahn order. Marking every
+    // critical vertex instead would put parallel critical paths on one device. Departure: the edge
+    // taken must lie on a longest path too (the paper checks the successor's priority alone, which
+    // may step from one critical path onto another by an edge on neither).
+    const std::size_t m = view.device_count();
     on_path.assign(n, 0);
-    for (vertex_id v = 0; v < n; ++v) on_path[v] = std::abs(priority[v] - longest) <= tolerance;
+    vertex_id at = no_vertex;
+    for (vertex_id v = 0; v < n; ++v)
+      if (g.in_degree(v) == 0 && critical(v) && (at == no_vertex || view.kahn_rank(v) < view.kahn_rank(at))) at = v;
+    while (at != no_vertex) {
+      on_path[at] = 1;
+      const seconds below = view.bottom_level(at) - mean_compute_time(view.model(), at, m);
+      const auto succ = g.successors(at);
+      const auto out = g.out_edges(at);
+      vertex_id next = no_vertex;
+      for (std::size_t i = 0; i < succ.size(); ++i) {
+        const vertex_id s = succ[i];
+        const bool tight =
+            std::abs(mean_transfer_time(view.model(), out[i], m) + view.bottom_level(s) - below) <= tolerance;
+        if (tight && critical(s) && (next == no_vertex || view.kahn_rank(s) < view.kahn_rank(next))) next = s;
+      }
+      at = next;
+    }
     path_device = no_device;
     seconds best = 0;
     for (device_id d = 0; d < view.device_count(); ++d) {
