@@ -28,8 +28,20 @@
 
 namespace gantry::cli {
 
-// The exact placer refuses larger graphs: its program grows as n² + n·m binaries.
+// The exact placer refuses larger graphs and clusters: its program grows as n² + n·m binaries and
+// its table of transfer times as e·m².
 inline constexpr std::size_t exact_vertex_limit = 30;
+inline constexpr std::size_t exact_device_limit = 64;
+// Why the exact placer refuses a graph of n vertices on m devices; empty when it takes them.
+[[nodiscard]] inline std::string exact_too_large(std::size_t n, std::size_t m) {
+  if (n > exact_vertex_limit)
+    return "the graph has " + std::to_string(n) + " vertices; the exact placer takes at most " +
+           std::to_string(exact_vertex_limit);
+  if (m > exact_device_limit)
+    return "the cluster has " + std::to_string(m) + " devices; the exact placer takes at most " +
+           std::to_string(exact_device_limit);
+  return {};
+}
 inline constexpr bool exact_available = GANTRY_CLI_HAS_GLPK != 0;
 
 // What the last run of the exact placer proved.
@@ -70,13 +82,12 @@ struct exact_flags {
                  "optimal schedule of a graph of at most 30 vertices (GLPK MIP, static memory; "
                  "--exact-time-limit gives the best found and a proven bound)",
                  true, [exact_time_limit_ms, proof](const placer_request& r) {
-                   if (r.g.vertex_count() > exact_vertex_limit)
-                     throw invalid_input("exact: the graph has " + std::to_string(r.g.vertex_count()) +
-                                         " vertices; the exact placer takes at most " +
-                                         std::to_string(exact_vertex_limit));
+                   if (const std::string why = exact_too_large(r.g.vertex_count(), r.devices.device_count()); !why.empty())
+                     throw invalid_input("exact: " + why);
                    const auto group = colocation_groups(r.g);
                    exact_result e = exact_schedule(r.g, r.model, r.devices,
                                                    {.max_vertices = exact_vertex_limit,
+                                                    .max_devices = exact_device_limit,
                                                     .time_limit_ms = exact_time_limit_ms,
                                                     .cache_transfers = r.cache_transfers,
                                                     .group = group});

@@ -200,6 +200,10 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
       err << "gantry learn: no placement: " << learned.outcome.message << "\n";
       return 1;
     }
+    // As place and simulate do: a makespan that overflowed is bad input, not a result.
+    if (!std::isfinite(learned.makespan))
+      throw invalid_input("the best simulated makespan is not finite (" + format_seconds(learned.makespan) +
+                          "): the graph's compute and transfer times are too large to add up in a double");
     const auto sim = simulate(g, model, c, std::span<const device_id>(learned.placement.device),
                               {.priority = learned.placement.order});
     out << "episodes      " << learned.episodes << " in " << std::fixed << std::setprecision(1)

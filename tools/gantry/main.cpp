@@ -229,6 +229,14 @@ void require_finite(seconds makespan, const std::string& graph_path, const std::
                         graph_path + " are too large to add up in a double");
 }
 
+// How many times faster than `baseline` a run of `makespan` is: 1 when both are 0 (a graph of
+// zero-time work), nothing when only the run takes no time.
+std::optional<double> speedup(seconds baseline, seconds makespan) {
+  if (makespan > 0) return baseline / makespan;
+  if (baseline == 0) return 1.0;
+  return std::nullopt;
+}
+
 void print_schedule_summary(const schedule& s, const cluster& c) {
   std::cout << "makespan      " << format_seconds(s.makespan) << "\n";
   std::cout << "bytes moved   " << format_bytes(s.bytes_moved) << " in " << s.transfers.size() << " transfers\n";
@@ -477,10 +485,10 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   for (const auto& name : only)
     if (cli::find_tool_placer(all, name) == nullptr)
       throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
-  const bool exact_too_large = g.vertex_count() > cli::exact_vertex_limit;
+  const std::string exact_refusal = cli::exact_too_large(g.vertex_count(), c.device_count());
+  const bool exact_too_large = !exact_refusal.empty();
   if (exact_too_large && std::find(only.begin(), only.end(), "exact") != only.end())
-    throw invalid_input("--algorithms exact: the graph has " + std::to_string(g.vertex_count()) +
-                        " vertices; the exact placer takes at most " + std::to_string(cli::exact_vertex_limit));
+    throw invalid_input("--algorithms exact: " + exact_refusal);
   std::optional<cli::exact_proof> exact_ran;
   const auto coarse = ff.reduce(g);
   std::size_t index = 0;
@@ -582,7 +590,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
         const auto& s = row.simulated->schedule;
         r["status"] = "ok";
         r["makespan"] = s.makespan;
-        r["speedup"] = baseline ? nlohmann::ordered_json(*baseline / s.makespan) : nlohmann::ordered_json(nullptr);
+        const auto up = baseline ? speedup(*baseline, s.makespan) : std::nullopt;
+        r["speedup"] = up ? nlohmann::ordered_json(*up) : nlohmann::ordered_json(nullptr);
         r["bound_ratio"] = bound.value > 0 ? nlohmann::ordered_json(s.makespan / bound.value) : nlohmann::ordered_json(nullptr);
         r["slower_than_single_device"] = slower_than_alone(row);
         r["peak_memory"] = s.peak_memory;
@@ -618,7 +627,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     const auto& s = row.simulated->schedule;
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
-              << (baseline ? fixed(*baseline / s.makespan, 2) + "x" : std::string("-")) << std::setw(10)
+              << (baseline && speedup(*baseline, s.makespan) ? fixed(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
+              << std::setw(10)
               << cli::ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
     for (std::size_t i = 0; i < notes.size(); ++i) std::cout << (i == 0 ? "  (" : ", ") << notes[i];
     std::cout << (notes.empty() ? "" : ")") << "\n";

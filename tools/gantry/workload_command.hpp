@@ -23,6 +23,7 @@ struct workload_flags {
   std::string out;
   double flops_per_second = 1e13;
   std::string op_overhead = "0s";
+  std::uint64_t max_graph_size = default_max_workload_size;
   chain_mm_options chain{};
   ffnn_options ffnn{};
   llama_layer_options llama{};
@@ -36,18 +37,22 @@ inline int run_workload_command(const std::string& name, const workload_flags& f
   if (name == "chainmm") {
     auto o = flags.chain;
     o.device = device;
+    o.max_graph_size = flags.max_graph_size;
     g = chain_mm(o);
   } else if (name == "ffnn") {
     auto o = flags.ffnn;
     o.device = device;
+    o.max_graph_size = flags.max_graph_size;
     g = ffnn(o);
   } else if (name == "llama-block") {
     auto o = flags.llama.block;
     o.device = device;
+    o.max_graph_size = flags.max_graph_size;
     g = llama_block(o);
   } else {
     auto o = flags.llama;
     o.block.device = device;
+    o.block.max_graph_size = flags.max_graph_size;
     g = llama_layer(o);
   }
   double flops = 0;
@@ -71,6 +76,10 @@ inline void register_workload_command(CLI::App& app) {
     sub.add_option("--flops-per-second", flags->flops_per_second, "the device rate: compute = FLOPs / rate")
         ->capture_default_str();
     sub.add_option("--op-overhead", flags->op_overhead, "added to every operation's compute time, e.g. 5us")
+        ->capture_default_str();
+    sub.add_option("--max-graph-size", flags->max_graph_size,
+                   "refuse options that make more vertices plus edges than this (checked before building)")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.callback([flags, &sub] {
       run_in_callback("workload", [&] { return run_workload_command(sub.get_name(), *flags, std::cout); });
