@@ -143,3 +143,36 @@ TEST_CASE("every placer on graphs whose work takes no time: one vertex, a chain,
     }
   }
 }
+
+TEST_CASE("every memory-aware placer fits a group whose members never hold all their outputs at once") {
+  // a -> b -> c -> d in one colocation group, 100 output bytes each, on devices of 250 bytes: run in
+  // order a device holds two outputs at once (200), while the sum is 400. m-TOPO's rule counts the
+  // sum and fits nowhere; its answer is then one device in Kahn order, which holds the run.
+  graph g;
+  for (const char* name : {"a", "b", "c", "d"})
+    g.add_vertex(vertex_properties{.name = name, .compute = 0.01, .output = 100, .group = "chain"});
+  for (vertex_id v = 0; v + 1 < 4; ++v) g.add_edge(v, v + 1, 100);
+  CHECK(m_topo(g, graph_model(g, cluster::uniform(1, 250)), cluster::uniform(1, 250), {.group = colocation_groups(g)})
+            .outcome.code == status::out_of_memory);
+  for (const std::size_t m : {1, 2, 4}) {
+    for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
+      const cluster c = cluster::uniform(m, 250, {.latency = 1e-4, .bandwidth = 1e9}, comm);
+      const graph_model model(g, c);
+      CAPTURE(m);
+      CAPTURE(to_string(comm));
+      for (const auto& entry : placers()) {
+        if (!entry.respects_memory) continue;
+        CAPTURE(entry.name);
+        const placer_result r = entry.place({g, model, c});
+        REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
+        const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device),
+                                  {.policy = ready_policy::strict_order, .priority = r.placement.order,
+                                   .wait_for_memory = false});
+        REQUIRE_MESSAGE(sim.ok(), sim.outcome.message);
+        CHECK(validate(sim.schedule, g, model, c, {.group = colocation_groups(g)}).ok());
+        if (r.own_schedule) CHECK(validate(*r.own_schedule, g, model, c, {.group = colocation_groups(g)}).ok());
+        if (entry.name == "m-topo") CHECK(r.placement.outcome.message.find("placed every vertex on d0 instead") != std::string::npos);
+      }
+    }
+  }
+}

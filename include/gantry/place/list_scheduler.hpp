@@ -1304,6 +1304,38 @@ class list_scheduler {
   mutable byte_count reserve_value_ = 0;
 };
 
+// Every vertex on the device with the most memory, the first ready vertex in Kahn order that fits
+// going next (kahn_one_device_policy), under `options` without groups, co-placement or best
+// effort (one device never needs a group's reserve); nullopt when a vertex is fixed to another
+// device or the run does not fit there either. The last answer of a memory-aware placer that found
+// nothing (memory_fallback() below, m-TOPO in the registry); `name` names the placer in messages.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] std::optional<list_schedule_result> place_on_one_device(const G& graph, const M& model, const D& devices,
+                                                                     list_options options, std::string_view name) {
+  const std::size_t m = devices.device_count(), n = detail::csr_view<G>(graph)->vertex_count();
+  if (m == 0) return std::nullopt;
+  device_id home = 0;
+  for (device_id d = 1; d < m; ++d)
+    if (devices.capacity(d) > devices.capacity(home)) home = d;
+  for (const device_id fixed : options.fixed_device)
+    if (fixed != no_device && fixed != home) return std::nullopt;
+  options.respect_memory = true;
+  options.group.clear();
+  options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
+  options.fixed_device.assign(n, home);
+  options.best_effort = false;
+  list_scheduler<G, M, D, kahn_one_device_policy> scheduler(graph, model, devices,
+                                                            kahn_one_device_policy(std::string(name), home),
+                                                            std::move(options));
+  while (scheduler.step()) {
+  }
+  list_schedule_result alone = std::move(scheduler).result();
+  if (!alone.ok()) return std::nullopt;
+  alone.placement.outcome.message = "placed every vertex on " + detail::list_device_label(devices, home) +
+                                    " instead, which holds the run";
+  return alone;
+}
+
 // What a memory-aware run does when it ends out of memory (or, placing best effort, over
 // capacity): `run(devices)` runs the same placer on any device set. A greedy list scheduler can
 // fill every device with tensors whose consumers then fit nowhere, at one capacity and not at a
@@ -1319,8 +1351,7 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
                                                    std::string_view name, Run&& run) {
   const status code = failed.placement.outcome.code;
   if (!options.respect_memory || (code != status::out_of_memory && code != status::over_capacity)) return failed;
-  const std::size_t m = devices.device_count(), n = failed.placement.device.size();
-  if (m == 0) return failed;
+  if (devices.device_count() == 0) return failed;
   const auto explained = [&](list_schedule_result ok, const std::string& how) {
     ok.placement.outcome.message = failed.placement.outcome.message + "; " + how;
     return ok;
@@ -1330,24 +1361,10 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
     if (retry.ok())
       return explained(std::move(retry), "placed within " + std::to_string(sixteenths) + "/16 of each device's memory instead");
   }
-  device_id home = 0;
-  for (device_id d = 1; d < m; ++d)
-    if (devices.capacity(d) > devices.capacity(home)) home = d;
-  for (const device_id fixed : options.fixed_device)
-    if (fixed != no_device && fixed != home) return failed;
-  options.group.clear();
-  options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
-  options.fixed_device.assign(n, home);
-  options.best_effort = false;
-  list_scheduler<G, M, D, kahn_one_device_policy> scheduler(graph, model, devices,
-                                                            kahn_one_device_policy(std::string(name), home),
-                                                            std::move(options));
-  while (scheduler.step()) {
-  }
-  list_schedule_result alone = std::move(scheduler).result();
-  if (!alone.ok()) return failed;
-  return explained(std::move(alone), "placed every vertex on " + detail::list_device_label(devices, home) +
-                                         " instead, which holds the run");
+  auto alone = place_on_one_device(graph, model, devices, std::move(options), name);
+  if (!alone) return failed;
+  std::string how = alone->placement.outcome.message;
+  return explained(std::move(*alone), how);
 }
 
 // Runs a list-scheduling policy to the end. Throws as list_scheduler does; running out of memory

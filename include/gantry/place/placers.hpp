@@ -80,7 +80,14 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
                    [](const placer_request& r) { return placer_result{single_device(r.g, r.devices), std::nullopt}; }});
     out.push_back({"m-topo", "Baechi's m-TOPO: Kahn order, devices filled one by one up to a balanced cap", true,
                    [](const placer_request& r) {
-                     return placer_result{m_topo(r.g, r.model, r.devices, {.group = colocation_groups(r.g), .cache_transfers = r.cache_transfers}), std::nullopt};
+                     placement p = m_topo(r.g, r.model, r.devices, {.group = colocation_groups(r.g), .cache_transfers = r.cache_transfers});
+                     if (p.outcome.code != status::out_of_memory) return placer_result{std::move(p), std::nullopt};
+                     // m-TOPO counts every byte a device ever holds; where that is too much, one
+                     // device that frees what it no longer needs may still hold the run.
+                     auto alone = place_on_one_device(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, "m-TOPO");
+                     if (!alone) return placer_result{std::move(p), std::nullopt};
+                     alone->placement.outcome.message = p.outcome.message + "; " + alone->placement.outcome.message;
+                     return placer_result{std::move(alone->placement), std::move(alone->schedule)};
                    }});
     const auto add = [&](std::string name, std::string description, bool memory, auto run) {
       out.push_back(detail::list_entry(std::move(name), std::move(description), memory, run));
