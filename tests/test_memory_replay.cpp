@@ -16,9 +16,12 @@
 
 using namespace gantry;
 
-TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 modes, cached or not") {
+TEST_CASE("memory-aware placements replay within memory: 2,100 seeded DAGs x 3 modes, cached or not") {
+  // About 62,000 placements: every third vertex takes no time on every fifth seed, every fourth
+  // seed sends a copy per consumer, and the strict replay of each placer's schedule is that
+  // schedule exactly, within memory.
   std::map<std::string, std::size_t> placed, strict_fits, work_conserving_stuck;
-  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 2100; ++seed) {
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
       // largest_factor 1: capacity from a little over the largest vertex plus a fair share.
       const auto c = test::make_random_case(
@@ -51,6 +54,7 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
                                         .wait_for_memory = false});
           REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
           CHECK(strict.schedule.start == r.own_schedule->start);
+          CHECK(strict.schedule.finish == r.own_schedule->finish);
           strict_ok = true;
         } else {
           // No schedule of the original graph (celeritas places a coarse one): its order, strictly.
@@ -88,11 +92,14 @@ TEST_CASE("memory-aware placements replay within memory: 1,000 seeded DAGs x 3 m
       }
     }
   }
+  std::size_t total = 0;
+  for (const auto& [name, count] : placed) total += count;
+  CHECK(total >= 60000);
   for (const auto& [name, count] : placed) {
     MESSAGE(name << ": " << count << " placements, " << strict_fits[name]
                  << " whose order replays strictly within memory, work-conserving replay stuck on memory in "
                  << work_conserving_stuck[name]);
-    if (name != "celeritas") CHECK(count > 1500);  // the memory is tight, not impossible
+    if (name != "celeritas") CHECK(count > 3000);  // the memory is tight, not impossible
     CHECK(strict_fits[name] == count);              // every placer's order fits, so
     CHECK(work_conserving_stuck[name] == 0);        // no work-conserving run gets stuck
   }

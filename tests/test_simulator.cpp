@@ -681,3 +681,39 @@ TEST_CASE("admission: a copy that fits is held back until the priority order has
   CHECK(eager.outcome.vertex == b);
   CHECK(eager.outcome.time == 4);
 }
+
+TEST_CASE("without waiting for memory, a device is judged at the end of each instant, as validate() counts it") {
+  // One device of 100 bytes runs x (1 s, 60 bytes out), then at time 1 the zero-length a (50 bytes
+  // out), b reading a, and z reading x. By the rules a's output is held over an empty interval and
+  // x's is freed at 1, before allocations: 60 bytes at most. Run one after another, a's output is
+  // taken while x's is still held (110), and freed a moment later.
+  graph g;
+  const auto x = g.add_vertex({.name = "x", .compute = 1, .output = 60});
+  const auto z = g.add_vertex({.name = "z", .compute = 0});
+  const auto a = g.add_vertex({.name = "a", .compute = 0, .output = 50});
+  const auto b = g.add_vertex({.name = "b", .compute = 0});
+  g.add_edge(x, z, 60);
+  g.add_edge(a, b, 50);
+  const cluster c = devices(1, comm_mode::parallel, 100);
+  const graph_model model(g, c);
+  const std::vector<device_id> one(4, 0);
+  const std::vector<vertex_id> order{x, a, b, z};
+  const auto r = simulate(g, model, c, one, {.policy = ready_policy::strict_order, .priority = order, .wait_for_memory = false});
+  REQUIRE_MESSAGE(r.ok(), r.outcome.message);
+  CHECK(r.schedule.start == std::vector<seconds>{0, 1, 1, 1});
+  CHECK(r.schedule.peak_memory[0] == 60);
+  CHECK(validate(r.schedule, g, model, c).ok());
+
+  // With b taking a second, z runs at 2 and x's output is still held at 1: 110 bytes, a real
+  // overflow, reported with the numbers of the allocation that went over.
+  graph h = g;
+  h[b].compute = 1;
+  const graph_model h_model(h, c);
+  const auto over = simulate(h, h_model, c, one, {.policy = ready_policy::strict_order, .priority = order, .wait_for_memory = false});
+  REQUIRE(over.outcome.code == status::out_of_memory);
+  CHECK(over.outcome.vertex == a);
+  CHECK(over.outcome.needed == 50);
+  CHECK(over.outcome.available == 40);
+  CHECK(over.outcome.time == 1.0);
+  CHECK(over.outcome.message == "device 0 runs out of memory at time 1 s: 'a' needs 50 output bytes with 60 of 100 bytes in use");
+}

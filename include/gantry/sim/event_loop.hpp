@@ -274,6 +274,8 @@ class event_loop {
       for (const vertex_id v : by_rank) strict_list_[placement_[v]].push_back(v);
     }
     memory_now_.assign(m_, 0);
+    over_.assign(m_, {});
+    over_devices_.clear();
     waiting_ = {};
     admission_ = {};
     copy_turn_.clear();
@@ -301,6 +303,7 @@ class event_loop {
     }
     if constexpr (!modelled) add_host_time(t0);
     // Memory can run out at time 0, and a graph of zero-length vertices is done by now.
+    if (finished_ == n) settle();
     if (finished_ == n || over()) finish_run();
   }
 
@@ -309,7 +312,8 @@ class event_loop {
   // ran out (on a measured backend, once what was running has finished).
   bool step() {
     if (done_) return false;
-    if (finished_ == g_.vertex_count()) {
+    if (finished_ == g_.vertex_count() || in_flight_ == 0) settle();
+    if (finished_ == g_.vertex_count() || over()) {
       finish_run();
       return false;
     }
@@ -318,7 +322,15 @@ class event_loop {
       return false;
     }
     if constexpr (modelled) {
+      const seconds before = backend_.now();
       backend_.advance();
+      if (backend_.now() > before) {  // the instant `before` is over
+        settle();
+        if (over()) {
+          finish_run();
+          return false;
+        }
+      }
       for (completion c; result_.ok() && backend_.pop_due(c);) {
         --in_flight_;
         finish(c);
@@ -344,6 +356,7 @@ class event_loop {
       }
       add_host_time(t0);
     }
+    if (finished_ == g_.vertex_count()) settle();
     if (finished_ == g_.vertex_count() || over()) {
       finish_run();
       return false;
@@ -442,16 +455,34 @@ class event_loop {
     result_.outcome = {.code = status::out_of_memory, .vertex = v, .device = d, .time = now(), .needed = needed,
                        .available = available, .message = std::move(text)};
   }
+  void fail_allocation(device_id d, vertex_id v, byte_count bytes, byte_count in_use, const char* what, seconds time) {
+    const byte_count capacity = devices_.capacity(d);
+    std::ostringstream text;
+    text << "device " << d << " runs out of memory at time " << time << " s: " << name(v) << " needs " << bytes << " "
+         << what << " bytes with " << in_use << " of " << capacity << " bytes in use";
+    fail_out_of_memory(d, v, bytes, capacity > in_use ? capacity - in_use : 0, text.str());
+    result_.outcome.time = time;
+  }
+
+  // Without waiting for memory on a virtual clock, memory is judged once each instant is over, as
+  // schedule.hpp's rules count it (frees at one time come before allocations, and an empty interval
+  // holds nothing): a zero-length vertex's output read at once by another zero-length vertex, or a
+  // start at the time a zero-length vertex frees its inputs, can leave a device over capacity for the
+  // moment, and the run fails only if it still is when time moves on (settle()). So a strict replay
+  // of a schedule that validate() accepts never runs out of memory. Otherwise, and for an allocation
+  // that alone exceeds the capacity, the first allocation that does not fit ends the run.
+  [[nodiscard]] bool judged_per_instant() const noexcept { return modelled && !options_.wait_for_memory; }
 
   void allocate(device_id d, byte_count bytes, vertex_id v, const char* what) {
     if (bytes == 0) return;
     const byte_count capacity = devices_.capacity(d);
     if (bytes > capacity || memory_now_[d] > capacity - bytes) {
-      std::ostringstream text;
-      text << "device " << d << " runs out of memory at time " << now() << " s: " << name(v) << " needs " << bytes
-           << " " << what << " bytes with " << memory_now_[d] << " of " << capacity << " bytes in use";
-      fail_out_of_memory(d, v, bytes, capacity > memory_now_[d] ? capacity - memory_now_[d] : 0, text.str());
-      return;
+      if (!judged_per_instant() || bytes > capacity || memory_now_[d] > unlimited_memory - bytes)
+        return fail_allocation(d, v, bytes, memory_now_[d], what, now());
+      if (over_[d].vertex == no_vertex) {
+        over_[d] = {v, bytes, memory_now_[d], what, now()};
+        over_devices_.push_back(d);
+      }
     }
     memory_now_[d] += bytes;
     auto& s = result_.schedule;
@@ -460,7 +491,21 @@ class event_loop {
       s.peak_memory_time[d] = now();
     }
   }
-  void release(device_id d, byte_count bytes) { memory_now_[d] -= bytes; }
+  void release(device_id d, byte_count bytes) {
+    memory_now_[d] -= bytes;
+    if (!over_devices_.empty() && memory_now_[d] <= devices_.capacity(d)) over_[d].vertex = no_vertex;
+  }
+  // The end of an instant (judged_per_instant()): a device still over its capacity fails the run,
+  // naming the first allocation that took it over (the first such device, in the order they went over).
+  void settle() {
+    for (const device_id d : over_devices_) {
+      const over_capacity o = over_[d];
+      over_[d].vertex = no_vertex;
+      if (o.vertex != no_vertex && result_.ok() && memory_now_[d] > devices_.capacity(d))
+        fail_allocation(d, o.vertex, o.bytes, o.in_use, o.what, o.time);
+    }
+    over_devices_.clear();
+  }
 
   void make_ready(vertex_id v) {
     const device_id d = placement_[v];
@@ -891,6 +936,15 @@ class event_loop {
   std::vector<std::size_t> strict_next_;
   std::vector<std::vector<vertex_id>> strict_list_;
   std::vector<byte_count> memory_now_;
+  // Per device: the first allocation of this instant that took it over capacity (judged_per_instant()).
+  struct over_capacity {
+    vertex_id vertex = no_vertex;
+    byte_count bytes = 0, in_use = 0;
+    const char* what = "";
+    seconds time = 0;
+  };
+  std::vector<over_capacity> over_;
+  std::vector<device_id> over_devices_;  // devices that went over, in that order (may repeat)
 };
 
 }  // namespace gantry
