@@ -2,6 +2,7 @@
 // fusion the degree rule refuses and the exact rule allows, one that would make a cycle, and random
 // graphs whose fused graphs are DAGs and whose coarse placements expand to valid schedules.
 #include <gantry/graph/fusion.hpp>
+#include <gantry/io/json_graph.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
@@ -10,6 +11,7 @@
 
 #include "support.hpp"
 
+#include <string>
 #include <vector>
 
 using namespace gantry;
@@ -108,5 +110,23 @@ TEST_CASE("fused random graphs are DAGs whose placements expand to valid schedul
     const auto exact = fusion_clusters(rc.g, {.rule = fusion_rule::exact});
     const auto degree = fusion_clusters(rc.g, {.rule = fusion_rule::baechi_degree});
     CHECK(*std::max_element(exact.begin(), exact.end()) <= *std::max_element(degree.begin(), degree.end()));
+  }
+}
+
+TEST_CASE("Baechi's GNMT: co-placement over its co-placement groups collapses it; fusing inside the groups keeps 574") {
+  // Every vertex of the profile is in one of its 569 co-placement groups. Co-placement on top
+  // unions the groups that single-consumer edges join, down to a few dozen clusters.
+  const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/tests/data/baechi/gnmt.json.gz");
+  REQUIRE(g.vertex_count() == 2494);
+  CHECK(fuse(g, {.rule = fusion_rule::baechi_degree}).coarse.vertex_count() == 33);
+  const auto inside = fuse(g, {.rule = fusion_rule::baechi_degree, .co_place = false});
+  CHECK(inside.coarse.vertex_count() == 574);
+  CHECK(fuse(g, {.rule = fusion_rule::exact, .co_place = false}).coarse.vertex_count() == 573);
+  // Every coarse vertex holds members of one group only.
+  std::vector<std::string> group_of(inside.coarse.vertex_count());
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+    auto& seen = group_of[inside.coarse_of[v]];
+    if (seen.empty()) seen = g[v].group;
+    CHECK(seen == g[v].group);
   }
 }

@@ -21,23 +21,29 @@ namespace gantry::cli {
 struct reduction {
   std::string name;         // the --fuse value
   std::string description;  // for --help
-  std::function<coarsening(const graph&)> reduce;
+  std::function<coarsening(const graph&, bool co_place)> reduce;
 };
 
 // Every --fuse value but "none". Forward/backward pairs become colocation groups first, so that
-// the coarse graph keeps them (coarsen() carries named groups).
+// the coarse graph keeps them (coarsen() carries named groups). With co_place false only the edges
+// inside named groups and forward/backward pairs are fused.
 inline const std::vector<reduction>& reductions() {
   static const std::vector<reduction> all = {
       {to_string(fusion_rule::baechi_degree), "Baechi's degree rule",
-       [](const graph& g) { return fuse(colocate_forward_backward(g), {.rule = fusion_rule::baechi_degree}); }},
+       [](const graph& g, bool co_place) {
+         return fuse(colocate_forward_backward(g), {.rule = fusion_rule::baechi_degree, .co_place = co_place});
+       }},
       {to_string(fusion_rule::exact), "merge iff no other path exists",
-       [](const graph& g) { return fuse(colocate_forward_backward(g), {.rule = fusion_rule::exact}); }},
+       [](const graph& g, bool co_place) {
+         return fuse(colocate_forward_backward(g), {.rule = fusion_rule::exact, .co_place = co_place});
+       }},
   };
   return all;
 }
 
 struct fuse_flags {
   std::string fuse = "none";
+  std::string co_place = "on";
   std::size_t window = 200;
   std::string cluster_memory = "quarter";
 
@@ -51,6 +57,12 @@ struct fuse_flags {
     names.emplace_back("kernighan");
     help += ", kernighan (Celeritas's breakpoint DP along the CPD-TOPO order)";
     app.add_option("--fuse", fuse, help)->check(CLI::IsMember(names))->capture_default_str();
+    app.add_option("--co-place", co_place,
+                   "with --fuse baechi or exact: also fuse a vertex into the one consumer of its outputs (Baechi's "
+                   "co-placement); off fuses only inside named colocation groups and forward/backward pairs, for "
+                   "graphs whose groups already are co-placement groups (Baechi's profiles)")
+        ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
     app.add_option("--window", window, "Kernighan fusion (--fuse kernighan, celeritas): most vertices per cluster")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
         ->capture_default_str();
@@ -78,7 +90,7 @@ struct fuse_flags {
   // The coarse graph to place, or nothing for --fuse none.
   [[nodiscard]] std::optional<coarsening> reduce(const graph& g) const {
     for (const auto& r : reductions())
-      if (r.name == fuse) return r.reduce(g);
+      if (r.name == fuse) return r.reduce(g, co_place == "on");
     return std::nullopt;
   }
 };
