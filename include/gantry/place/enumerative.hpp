@@ -10,7 +10,12 @@
 // ties in transfer cost go to the assignment whose busiest device has the least compute so far
 // (balance_ties; false keeps the first assignment found, the paper's rule).
 // Colocation groups are honoured: a vertex whose group is placed goes with it.
-// Cost: O(groups · nodes · inputs) with nodes <= max_nodes.
+// Never worse than one device (single_device_fallback): the greedy costs transfers only, so on a
+// graph whose meta-ops have one shard each (no labels) every vertex follows the first one, onto
+// whichever device won its tie; the placement and every vertex on the device with the least total
+// compute are both simulated, and the shorter is kept (the outcome's message says when that is the
+// single device).
+// Cost: O(groups · nodes · inputs) with nodes <= max_nodes, plus two simulations.
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
@@ -19,11 +24,14 @@
 #include <gantry/order/levels.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/schedule/schedule.hpp>
+#include <gantry/sim/simulator.hpp>
 #include <gantry/workloads/doppler.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,6 +41,9 @@ struct enumerative_options {
   std::size_t max_nodes = 100000;  // search nodes per group of shard or reduce ops
   bool cache_transfers = true;     // a tensor moves to a device once (false: once per consumer)
   bool balance_ties = true;        // equal transfer cost: the assignment with the least-loaded busiest device
+  // Simulate the placement and every vertex on the device with the least total compute; keep the
+  // shorter (false: the meta-op placement as it is, the paper's rule).
+  bool single_device_fallback = true;
   // Colocation group per vertex (no_group: alone; empty: none): a group goes where its first
   // member went, outside the even spread.
   std::vector<std::uint32_t> group{};
@@ -154,6 +165,8 @@ class enumerative_search {
 // Places `graph` meta-op by meta-op. labels.meta_op and labels.role have one entry per vertex;
 // meta-ops are visited in the order their first vertex appears in Kahn's order. The order of the
 // result is Kahn's. Throws invalid_input for labels of the wrong size and not_a_dag for a cycle.
+// With single_device_fallback, the result is every vertex on one device when that simulates
+// shorter (or when only it fits in memory); colocation groups are then trivially kept.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] placement enumerative_optimizer(const G& graph, const M& model, const D& devices,
                                               const meta_op_labels& labels, enumerative_options options = {}) {
@@ -191,6 +204,34 @@ template <adapted_graph G, placement_model M, device_set D>
     search.place(reduces[k]);
   }
   p.device = search.devices();
+  if (!options.single_device_fallback || n == 0) return p;
+  device_id fastest = 0;
+  seconds least = std::numeric_limits<seconds>::infinity();
+  for (device_id d = 0; d < m; ++d) {
+    seconds total = 0;
+    for (vertex_id v = 0; v < n; ++v) total += model.compute_time(v, d);
+    if (total < least) {
+      least = total;
+      fastest = d;
+    }
+  }
+  const simulate_options replay{.priority = p.order, .cache_transfers = options.cache_transfers};
+  const simulation_result spread = simulate(graph, model, devices, std::span<const device_id>(p.device), replay);
+  const std::vector<device_id> alone(n, fastest);
+  const simulation_result single = simulate(graph, model, devices, std::span<const device_id>(alone), replay);
+  if (!single.ok() || (spread.ok() && spread.schedule.makespan <= single.schedule.makespan)) return p;
+  const auto text = [](seconds t) {
+    std::ostringstream out;
+    out << t << " s";
+    return out.str();
+  };
+  std::string label = "device " + std::to_string(fastest);
+  if constexpr (requires { devices[fastest].name; })
+    if (!devices[fastest].name.empty()) label = devices[fastest].name;
+  p.outcome.message = "placed every vertex on " + label + " instead: " + text(single.schedule.makespan) + ", " +
+                      (spread.ok() ? "shorter than the meta-op placement's " + text(spread.schedule.makespan)
+                                   : "where the meta-op placement runs out of memory (" + spread.outcome.message + ")");
+  p.device = alone;
   return p;
 }
 
