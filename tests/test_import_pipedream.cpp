@@ -109,7 +109,10 @@ TEST_CASE("an imported PipeDream graph places, simulates and validates") {
 }
 
 TEST_CASE("malformed PipeDream files are rejected with file, line and reason") {
-  CHECK(error_of("") == "graph.txt:1: no node lines (expected 'node1 -- description -- forward_compute_time=...')");
+  CHECK(error_of("") == "graph.txt: the file is empty (expected PipeDream node lines 'node1 -- description -- "
+                        "forward_compute_time=...')");
+  CHECK(error_of(" \n\r\n").starts_with("graph.txt: the file is empty"));
+  CHECK(error_of("\ta -- b\n") == "graph.txt:2: no node lines (expected 'node1 -- description -- forward_compute_time=...')");
   CHECK(error_of("a -- Linear\n").starts_with("graph.txt:1: expected 'id -- description -- forward_compute_time=..."));
   CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1\n") ==
         "graph.txt:1: missing key 'parameter_size'");
@@ -174,4 +177,11 @@ TEST_CASE("PipeDream node ids and descriptions must be UTF-8, named with the lin
         "graph.txt:3: node id: byte 0xFF at offset 1 is not valid UTF-8");
   CHECK(error_of("x -- Conv\xE2\x82 -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n")
             .find("graph.txt:1: description of node 'x': byte 0xE2 at offset 4") == 0);
+}
+
+TEST_CASE("A weight factor whose product reaches 2^63 bytes is refused with the line") {
+  const std::string text = "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=500\n";
+  CHECK_THROWS_WITH_AS((void)parse_graph_pipedream(text, "g.txt", {.weight_factor = 1e300}),
+                       "g.txt:1: parameter_size 500 x weight_factor 1e+300 is 2^63 bytes (8 EiB) or more", parse_error);
+  CHECK(parse_graph_pipedream(text, "g.txt", {.weight_factor = 4})[0].persistent == 2000);
 }

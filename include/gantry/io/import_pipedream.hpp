@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -78,6 +79,9 @@ class pipedream_parser {
       if (end == text_.size()) break;
       begin = end + 1;
     }
+    if (nodes_.empty() && trim(text_).empty())
+      throw parse_error(std::string(source_) + ": the file is empty (expected PipeDream node lines "
+                                               "'node1 -- description -- forward_compute_time=...')");
     if (nodes_.empty()) fail(line_number, "no node lines (expected 'node1 -- description -- forward_compute_time=...')");
     return build();
   }
@@ -196,6 +200,13 @@ class pipedream_parser {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& node = nodes_[i];
       const bool input = in_degree[i] == 0 && node.description.starts_with("Input");
+      if (!(std::round(node.parameters * options_.weight_factor) < static_cast<double>(max_graph_bytes)))
+      {
+        std::ostringstream why;
+        why << "parameter_size " << node.parameters << " x weight_factor " << options_.weight_factor
+            << " is 2^63 bytes (8 EiB) or more";
+        fail(node.line, why.str());
+      }
       (void)g.add_vertex(vertex_properties{.name = node.id,
                                            .compute = input && options_.zero_input_time ? 0.0 : node.forward_ms / 1000.0,
                                            .persistent = bytes(node.parameters * options_.weight_factor),
