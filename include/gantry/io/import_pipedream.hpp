@@ -200,8 +200,7 @@ class pipedream_parser {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& node = nodes_[i];
       const bool input = in_degree[i] == 0 && node.description.starts_with("Input");
-      if (!(std::round(node.parameters * options_.weight_factor) < static_cast<double>(max_graph_bytes)))
-      {
+      if (!(std::round(node.parameters * options_.weight_factor) < static_cast<double>(max_graph_bytes))) {
         std::ostringstream why;
         why << "parameter_size " << node.parameters << " x weight_factor " << options_.weight_factor
             << " is 2^63 bytes (8 EiB) or more";
