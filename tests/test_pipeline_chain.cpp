@@ -126,3 +126,21 @@ TEST_CASE("The SVG shows every operation, wrapped ones in two pieces, with names
   CHECK(svg.find("backward (B)") != std::string::npos);
   CHECK(svg.find("stage 0 &apos;a&lt;b&apos;") != std::string::npos);
 }
+
+TEST_CASE("Chain sums that would not fit are refused, naming the field or the layer") {
+  // Three bytes fields of 2^63 - 1: their sum wraps a 64-bit count.
+  const auto wrapping = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [
+    {"forward": 1, "backward": 1, "weights": 9223372036854775807, "activation": 9223372036854775807},
+    {"forward": 1, "backward": 1, "weights": 9223372036854775807}]})");
+  CHECK(wrapping.find("net.json: /layers/0/activation: the weights and activations of layers 0 to 0 add up to 2^63") == 0);
+  const auto infinite = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [
+    {"forward": 1e308, "backward": 1e308}, {"forward": 1e308, "backward": 1e308}]})");
+  CHECK(infinite.find("net.json: /layers/0/backward: the forward and backward times of layers 0 to 0") == 0);
+  // A chain built in code is checked by every planner.
+  const chain big{{{"a", 1, 1, byte_count{1} << 62, byte_count{1} << 62}, {"b", 1, 1, 1, 0}}};
+  CHECK(chain_problem(big).find("layer 1 ('b')") == std::string::npos);
+  CHECK(chain_problem(big).find("layer 0 ('a')") != std::string::npos);
+  CHECK_THROWS_AS(check_chain(big), invalid_input);
+  const chain slow{{{"a", 1e308, 0, 0, 0}, {"b", 1e308, 0, 0, 0}}};
+  CHECK(chain_problem(slow).find("up to layer 1 ('b') add up to more than the largest finite number") != std::string::npos);
+}

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 using namespace gantry;
@@ -155,6 +156,52 @@ TEST_CASE("The search matches brute force over every partition and replica count
     require_valid(c, one_f_one_b(c, found.stages));
     require_valid(c, one_f_one_b_star(c, found.stages, found.period * 1.5));
     require_valid(c, gpipe(c, found.stages));
+  }
+}
+
+TEST_CASE("The search matches brute force under a memory limit, with and without links (seeded chains)") {
+  // The rule the search states: a stage on r workers with w workers after it holds its weights and
+  // ceil((w·(2 with link stages, else 1) + 1) / r) activations.
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 150; ++trial) {
+    chain c;
+    const auto layers = draw(rng, 1, 7);
+    for (std::uint64_t l = 0; l < layers; ++l)
+      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)), static_cast<double>(draw(rng, 1, 9)),
+                          draw(rng, 1, 50), draw(rng, 1, 40), draw(rng, 0, 300)});
+    const std::size_t workers = draw(rng, 1, 6), max_replicas = draw(rng, 1, 3);
+    pipeline_comm comm;
+    if (draw(rng, 0, 2) > 0)
+      comm = {.link = link_model{static_cast<double>(draw(rng, 0, 2)) * 0.1, static_cast<double>(draw(rng, 50, 500))},
+              .overlap = draw(rng, 0, 1) == 0 ? transfer_overlap::link_stages : transfer_overlap::on_processors};
+    const bool links = comm.link && comm.overlap == transfer_overlap::link_stages;
+    const byte_count capacity = draw(rng, 0, 3) == 0 ? unlimited_memory : draw(rng, 40, 400);
+    double brute = std::numeric_limits<double>::infinity();
+    for_each_plan(c.size(), workers, max_replicas, [&](const chain_partition& p, const std::vector<std::uint32_t>& r) {
+      std::size_t after = 0;
+      for (const auto x : r) after += x;
+      for (std::size_t s = 0; s < p.stage_count(); ++s) {
+        after -= r[s];
+        byte_count weights = 0, activation = 0;
+        for (auto l = p.first[s]; l < p.end(s, c.size()); ++l) {
+          weights += c[l].weights;
+          activation += c[l].activation;
+        }
+        const std::uint64_t held = (after * (links ? 2 : 1) + r[s]) / r[s];
+        if (capacity != unlimited_memory && weights + held * activation > capacity) return;
+      }
+      brute = std::min(brute, detail::largest_load(pipeline_stages(c, p, r, comm)));
+    });
+    const auto found = comm_aware_partition(c, workers, capacity, {.comm = comm, .max_replicas = max_replicas});
+    INFO("trial " << trial << ", " << c.size() << " layers, " << workers << " workers, r <= " << max_replicas
+                  << ", capacity " << capacity);
+    if (std::isinf(brute)) {
+      CHECK(found.outcome.code == status::out_of_memory);
+      continue;
+    }
+    REQUIRE_MESSAGE(found.ok(), found.outcome.message);
+    CHECK(found.period == doctest::Approx(brute).epsilon(1e-12));
+    CHECK(found.period == doctest::Approx(detail::largest_load(found.stages)).epsilon(1e-12));
   }
 }
 

@@ -201,6 +201,17 @@ TEST_CASE("GPipe holds one activation per micro-batch on every stage") {
   require_valid(c, p);
 }
 
+TEST_CASE("GPipe's check unrolls 4m batches (a few periods), not m²") {
+  chain c;
+  for (int l = 0; l < 3; ++l) c.layers.push_back({"l" + std::to_string(l), 1, 2, 10, 3});
+  const auto stages = contiguous_stages(c, partition_from_sizes({1, 1, 1}));
+  const auto p = gpipe(c, stages, {.micro_batches = 50});
+  CHECK(unroll(c, p).batches == 200);
+  CHECK(unroll(c, one_f_one_b(c, stages)).batches == 3 + 3);  // 1-periodic: span + 3, as before
+  require_valid(c, p);
+  require_valid(c, k_periodic(c, stages, 4));
+}
+
 TEST_CASE("Link stages: communication as extra stages of time 2·a/β (§3.1)") {
   chain c;
   for (int l = 0; l < 4; ++l) c.layers.push_back({"l" + std::to_string(l), 1, 2, 10, 100});

@@ -7,6 +7,7 @@
 #include <gantry/io/json_support.hpp>
 #include <gantry/pipeline/chain.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -16,7 +17,9 @@ namespace gantry {
 // { "format": "gantry.chain", "version": 1, "layers": [ {"name": "l1", "forward": 0.01,
 //   "backward": 0.02, "weights": 1048576, "activation": 524288} ] }
 // forward and backward are seconds (or duration strings such as "1.5ms"); weights and activation
-// are bytes (or size strings such as "16MiB"). name is optional ("layer<i>" when absent).
+// are bytes (or size strings such as "16MiB"). name is optional ("layer<i>" when absent). The
+// times must add up to a finite number and the bytes to less than max_chain_bytes (2^63), or the
+// field where the sum gets there is named.
 [[nodiscard]] inline chain parse_chain(std::string_view text, std::string_view source = "<chain>") {
   const auto root = detail::parse_json_text(text, source);
   const detail::json_reader reader{std::string(source)};
@@ -24,6 +27,8 @@ namespace gantry {
   const auto& layers = reader.array(reader.require(root, "layers", ""), "/layers");
   chain c;
   c.layers.reserve(layers.size());
+  seconds total_time = 0;
+  byte_count total_bytes = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const std::string at = detail::pointer_to("/layers", i);
     const auto& item = reader.object(layers[i], at);
@@ -32,9 +37,22 @@ namespace gantry {
     x.name = name ? reader.name(*name, detail::pointer_to(at, "name")) : "layer" + std::to_string(i);
     x.forward = reader.time(reader.require(item, "forward", at), detail::pointer_to(at, "forward"), "forward time");
     x.backward = reader.time(reader.require(item, "backward", at), detail::pointer_to(at, "backward"), "backward time");
-    if (const auto* w = detail::json_reader::find(item, "weights")) x.weights = reader.bytes(*w, detail::pointer_to(at, "weights"));
+    total_time += x.forward + x.backward;
+    if (!std::isfinite(total_time))
+      reader.fail(detail::pointer_to(at, "backward"), "the forward and backward times of layers 0 to " + std::to_string(i) +
+                                                        " add up to more than the largest finite number of seconds");
+    const auto add_bytes = [&](byte_count bytes, std::string_view field) {
+      if (bytes >= max_chain_bytes - total_bytes)
+        reader.fail(detail::pointer_to(at, field), "the weights and activations of layers 0 to " + std::to_string(i) +
+                                                    " add up to 2^63 bytes (8 EiB) or more, which gantry's memory "
+                                                    "sums cannot hold");
+      total_bytes += bytes;
+      return bytes;
+    };
+    if (const auto* w = detail::json_reader::find(item, "weights"))
+      x.weights = add_bytes(reader.bytes(*w, detail::pointer_to(at, "weights")), "weights");
     if (const auto* a = detail::json_reader::find(item, "activation"))
-      x.activation = reader.bytes(*a, detail::pointer_to(at, "activation"));
+      x.activation = add_bytes(reader.bytes(*a, detail::pointer_to(at, "activation")), "activation");
     for (auto it = item.begin(); it != item.end(); ++it)
       if (it.key() != "name" && it.key() != "forward" && it.key() != "backward" && it.key() != "weights" &&
           it.key() != "activation")

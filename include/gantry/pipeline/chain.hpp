@@ -53,15 +53,53 @@ struct chain {
   }
 };
 
-// Throws invalid_input naming the layer when a time is negative or not finite.
-inline void check_chain(const chain& c) {
+// A chain's weights and activations must add up to less than this (as a graph's bytes must, see
+// io/limits.hpp), so that prefix sums of bytes never wrap; a stage's memory W + NCA·a may still
+// exceed 2^64 and then saturates at unlimited_memory (pattern.hpp).
+inline constexpr byte_count max_chain_bytes = byte_count{1} << 63;
+
+// What is wrong with a chain, or "": a negative or non-finite time, times whose sum is not finite
+// (every period, prefix sum and candidate period is such a sum), or bytes adding up to
+// max_chain_bytes or more (parameter bytes too, summed apart). Names the first layer where it
+// happens.
+[[nodiscard]] inline std::string chain_problem(const chain& c) {
+  seconds total_time = 0;
+  byte_count total_bytes = 0, total_parameters = 0;
   for (std::size_t l = 0; l < c.size(); ++l) {
     const auto& x = c.layers[l];
+    const auto where = [&] { return "layer " + std::to_string(l) + " ('" + x.name + "')"; };
     for (const auto& [time, what] : {std::pair{x.forward, "forward"}, std::pair{x.backward, "backward"}})
       if (!std::isfinite(time) || time < 0)
-        throw invalid_input("layer " + std::to_string(l) + " ('" + x.name + "'): " + what +
-                            " time must be finite and >= 0, got " + std::to_string(time));
+        return where() + ": " + what + " time must be finite and >= 0, got " + std::to_string(time);
+    total_time += x.forward + x.backward;
+    if (!std::isfinite(total_time))
+      return "the forward and backward times up to " + where() + " add up to more than the largest finite number "
+             "of seconds, so no period can be computed";
+    for (const byte_count bytes : {x.weights, x.activation}) {
+      if (bytes >= max_chain_bytes - total_bytes)
+        return "the weights and activations up to " + where() + " add up to 2^63 bytes (8 EiB) or more, which "
+               "gantry's memory sums cannot hold";
+      total_bytes += bytes;
+    }
+    if (x.parameters >= max_chain_bytes - total_parameters)
+      return "the parameter bytes up to " + where() + " add up to 2^63 bytes (8 EiB) or more";
+    total_parameters += x.parameters;
   }
+  return {};
+}
+
+// Throws invalid_input with chain_problem()'s text when there is one.
+inline void check_chain(const chain& c) {
+  if (std::string problem = chain_problem(c); !problem.empty()) throw invalid_input(std::move(problem));
+}
+
+// The workers a contiguous plan of a chain of `layers` layers can use out of `workers`: at most one
+// stage per layer, each on at most max_replicas workers. Planners consider no more, which bounds
+// their work whatever P is given.
+[[nodiscard]] constexpr std::size_t useful_workers(std::size_t layers, std::size_t workers,
+                                                   std::size_t max_replicas = 1) noexcept {
+  const std::size_t replicas = std::clamp<std::size_t>(max_replicas, 1, std::max<std::size_t>(workers, 1));
+  return layers > workers / replicas ? workers : layers * replicas;
 }
 
 // Contiguous partition: stage s holds layers [first[s], first[s+1]) (the last one up to the end).

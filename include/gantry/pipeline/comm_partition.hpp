@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -141,6 +142,9 @@ struct comm_partition_options {
   pipeline_comm comm;
   // Most workers one stage may run on; 1 keeps a straight pipeline (one worker per stage).
   std::size_t max_replicas = 1;
+  // Called after each of the L rows of the program with (rows done, L); row x costs about L - x,
+  // so (done / L)² of the work is done. Empty: not called.
+  std::function<void(std::size_t, std::size_t)> progress{};
 };
 
 struct comm_partition_result {
@@ -163,10 +167,18 @@ struct comm_partition_result {
 // minimise the period T = max over stages of the per-batch load, compute stages and links alike
 // (the period of 1F1B on those stages). Suffix dynamic program:
 //   best[x][m][r] = smallest T for layers [x, L) on exactly m workers, the first stage on r,
-//   best[x][m][r] = min over e of max(load(x, e, r), link(e, r, r'), best[e][m-r][r']),
-// exact for this cost over the chain's layer order. A stage fits when its weights and
-// ceil(n / r) activations do, n = 1 + the resources after it (stages and links), the number the
-// 1F1B pattern keeps; patterns built afterwards hold no more. O(L²·P·R²) for R = max_replicas.
+//   best[x][m][r] = min over e of max(load(x, e, r), next[e][m-r][r]),
+//   next[e][m'][r] = min over r' of max(link(e, r, r'), best[e][m'][r']),
+// exact for this cost over the chain's layer order. next[e] does not depend on x, and the link
+// depends on min(r, r') only, so one prefix and one suffix minimum over r' give every next[e][m'][·]
+// in O(R). A stage fits when its weights and ceil(n / r) activations do, n = 1 + the resources
+// after it (stages and links), the number the 1F1B pattern keeps; patterns built afterwards hold
+// no more. Workers beyond L·R cannot help (at most L stages of R workers each), so P is first cut
+// to useful_workers(L, P, R). O(L²·P·R) time for R = max_replicas, usually far less: the scan over
+// a stage's end starts where the rest, at least its compute over its workers, could still beat a
+// first candidate (the end chosen for the stage one layer shorter), and stops once the stage's
+// load reaches the best found; stage loads are computed once per (x, e, r), not per m. O(L·P·R)
+// memory, 20 bytes per entry. Ties go to the first end and the fewest replicas after it.
 // Returns status out_of_memory, naming the layer, when no partition fits.
 [[nodiscard]] inline comm_partition_result comm_aware_partition(const chain& c, std::size_t workers,
                                                                 byte_count capacity = unlimited_memory,
@@ -176,77 +188,164 @@ struct comm_partition_result {
   if (options.comm.link && !(options.comm.link->bandwidth > 0))
     throw invalid_input("comm_aware_partition: the link bandwidth must be > 0");
   comm_partition_result result;
-  const std::size_t L = c.size(), P = workers;
+  const std::size_t L = c.size();
   if (L == 0) {
     result.outcome.code = status::infeasible;
     result.outcome.message = "the chain has no layers";
     return result;
   }
+  const std::size_t P = useful_workers(L, workers, options.max_replicas);
   const std::size_t R = std::clamp<std::size_t>(options.max_replicas, 1, P);
   const detail::chain_sums sums(c);
   const auto& comm = options.comm;
   const bool links = comm.link && comm.overlap == transfer_overlap::link_stages;
   constexpr double none = std::numeric_limits<double>::infinity();
   const auto at = [&](std::size_t x, std::size_t m, std::size_t r) { return (x * P + (m - 1)) * R + (r - 1); };
-  std::vector<double> best(L * P * R, none);
-  std::vector<std::uint32_t> cut(L * P * R, 0), next_replicas(L * P * R, 0);
+  // best[x] is needed only while row x is filled (and for x = 0 at the end); next[e] for every e > x,
+  // laid out with e innermost, since the scan over a stage's end reads it along e.
+  const auto in_row = [&](std::size_t m, std::size_t r) { return (m - 1) * R + (r - 1); };
+  const auto along = [&](std::size_t e, std::size_t m, std::size_t r) { return in_row(m, r) * L + e; };
+  std::vector<double> best(P * R, none), next(L * P * R, none);
+  std::vector<std::uint32_t> cut(L * P * R, 0), next_replicas(L * P * R, 0), next_choice(L * P * R, 0);
   const auto fits = [&](std::size_t x, std::size_t e, std::size_t r, std::size_t m) {
     const std::size_t after = (m - r) * (links ? 2 : 1);
     const std::uint64_t held = (after + 1 + r - 1) / r;
     return detail::stage_fits(sums.weights[e] - sums.weights[x], sums.activation[e] - sums.activation[x], held, capacity);
   };
-  for (std::size_t x = L; x-- > 0;)
+  std::vector<double> prefix(R + 1), suffix(R + 2);
+  std::vector<std::uint32_t> prefix_at(R + 1), suffix_at(R + 2);
+  // The load of stage [x, e) on r workers does not depend on m: computed once per row, on demand.
+  std::vector<double> loads(R * (L + 1));
+  std::vector<std::size_t> loads_until(R);
+  const seconds total_compute = sums.forward[L] + sums.backward[L];
+  const auto compute_after = [&](std::size_t e) { return (sums.forward[L] - sums.forward[e]) + (sums.backward[L] - sums.backward[e]); };
+  for (std::size_t x = L; x-- > 0;) {
+    std::fill(loads_until.begin(), loads_until.end(), x);
+    const auto load_at = [&](std::size_t e, std::size_t r) {
+      double* load_of = &loads[(r - 1) * (L + 1)];
+      std::size_t& known = loads_until[r - 1];
+      for (; known < e; ++known) {
+        const auto [forward, backward] = detail::stage_times(c, sums, comm, x, known + 1, r);
+        load_of[known + 1] = forward + backward;
+      }
+      return load_of[e];
+    };
     for (std::size_t m = 1; m <= P; ++m)
       for (std::size_t r = 1; r <= std::min(m, R); ++r) {
-        double& value = best[at(x, m, r)];
-        for (std::size_t e = x + 1; e <= L; ++e) {
+        double& value = best[in_row(m, r)];
+        std::size_t chosen = 0;
+        if (m == r) {  // the stage runs to the end
+          if (fits(x, L, r, m)) {
+            value = load_at(L, r);
+            cut[at(x, m, r)] = static_cast<std::uint32_t>(L);
+          }
+          continue;
+        }
+        // The candidate of ending the stage at e: the answer is the smallest, the first e on ties.
+        const auto consider = [&](std::size_t e, double load) {
+          if (e == L) return;
+          const double rest = next[along(e, m - r, r)];
+          const double candidate = std::max(load, rest);
+          if (candidate < value || (candidate == value && e < chosen)) {
+            value = candidate;
+            chosen = e;
+            cut[at(x, m, r)] = static_cast<std::uint32_t>(e);
+            next_replicas[at(x, m, r)] = next_choice[along(e, m - r, r)];
+          }
+        };
+        // A first candidate where the stage starting one layer later ended; then every end whose
+        // rest could beat it: the rest on m - r workers takes at least compute_after(e) / (m - r)
+        // (a stage's load is at least its compute over its workers), which only falls as e grows.
+        std::size_t from = x + 1;
+        if (x + 1 < L) {
+          const std::size_t guess = cut[at(x + 1, m, r)];
+          if (guess > x + 1 && guess < L && fits(x, guess, r, m)) {
+            consider(guess, load_at(guess, r));
+            const double others = static_cast<double>(m - r);
+            const double margin = detail::pipeline_tolerance * (value + total_compute);
+            std::size_t low = x + 1, high = guess;  // the first e whose bound is within value + margin
+            while (low < high) {
+              const std::size_t mid = (low + high) / 2;
+              if (compute_after(mid) / others - margin > value) low = mid + 1;
+              else high = mid;
+            }
+            from = low;
+          }
+        }
+        for (std::size_t e = from; e <= L; ++e) {
           if (!fits(x, e, r, m)) break;  // a longer stage holds more
-          const auto [forward, backward] = detail::stage_times(c, sums, comm, x, e, r);
-          const double load = forward + backward;
+          const double load = load_at(e, r);
           if (load >= value) {
+            if (load == value && e < chosen) consider(e, load);
             // Longer stages only cost more, unless on_processors makes the transfer out cheaper.
             if (comm.overlap != transfer_overlap::on_processors || !comm.link) break;
             continue;
           }
-          if (e == L) {
-            if (m == r) {
-              value = load;
-              cut[at(x, m, r)] = static_cast<std::uint32_t>(L);
-            }
-            continue;
-          }
-          if (m == r) continue;
-          for (std::size_t r2 = 1; r2 <= std::min(m - r, R); ++r2) {
-            const double rest = best[at(e, m - r, r2)];
-            if (rest >= value) continue;
-            const double candidate = std::max({load, rest, 2.0 * detail::link_time(c, comm, e - 1, r, r2)});
-            if (candidate < value) {
-              value = candidate;
-              cut[at(x, m, r)] = static_cast<std::uint32_t>(e);
-              next_replicas[at(x, m, r)] = static_cast<std::uint32_t>(r2);
-            }
-          }
+          consider(e, load);
         }
       }
+    if (options.progress) options.progress(L - x, L);
+    if (x == 0) break;
+    // next[x][m][r] for the cut after layer x-1: the link moves per batch transfer / min(r, r'), so
+    // r' < r costs max(best, 2·transfer/r') (a prefix minimum over r') and r' >= r costs
+    // max(min over r' >= r of best, 2·transfer/r) (a suffix minimum). Ties go to the smaller r'.
+    const double transfer = detail::link_time(c, comm, x - 1, 1, 1);
+    for (std::size_t m = 1; m <= P; ++m) {
+      const std::size_t most = std::min(m, R);
+      prefix[0] = none;
+      prefix_at[0] = 0;
+      for (std::size_t q = 1; q <= most; ++q) {
+        const double here = std::max(best[in_row(m, q)], 2.0 * (transfer / static_cast<double>(q)));
+        const bool better = here < prefix[q - 1];
+        prefix[q] = better ? here : prefix[q - 1];
+        prefix_at[q] = better ? static_cast<std::uint32_t>(q) : prefix_at[q - 1];
+      }
+      suffix[most + 1] = none;
+      suffix_at[most + 1] = 0;
+      for (std::size_t q = most; q >= 1; --q) {
+        const bool better = best[in_row(m, q)] <= suffix[q + 1];
+        suffix[q] = better ? best[in_row(m, q)] : suffix[q + 1];
+        suffix_at[q] = better ? static_cast<std::uint32_t>(q) : suffix_at[q + 1];
+      }
+      for (std::size_t r = 1; r <= R; ++r) {
+        const std::size_t below = std::min(r - 1, most);  // r' < r
+        double value = prefix[below];
+        std::uint32_t choice = prefix_at[below];
+        if (r <= most) {
+          const double above = std::max(suffix[r], 2.0 * (transfer / static_cast<double>(r)));
+          if (above < value) {
+            value = above;
+            choice = suffix_at[r];
+          }
+        }
+        if (value < none) {
+          next[along(x, m, r)] = value;
+          next_choice[along(x, m, r)] = choice;
+        }
+      }
+    }
+    std::fill(best.begin(), best.end(), none);
+  }
   // Fewer workers may do better (a replica's all-reduce can cost more than it saves); ties go to
   // fewer workers.
   double period = none;
   std::size_t best_m = 0, best_r = 0;
   for (std::size_t m = 1; m <= P; ++m)
     for (std::size_t r = 1; r <= std::min(m, R); ++r)
-      if (best[at(0, m, r)] < period) {
-        period = best[at(0, m, r)];
+      if (best[in_row(m, r)] < period) {
+        period = best[in_row(m, r)];
         best_m = m;
         best_r = r;
       }
   if (period == none) {
     result.outcome.code = status::out_of_memory;
     std::ostringstream out;
-    out << "no partition of the " << L << " layers on " << P << " workers of " << capacity
-        << " bytes holds its stages' weights and activations";
+    out << "no partition of the " << L << " layers on " << workers << " workers of " << detail::capacity_text(capacity)
+        << " holds its stages' weights and activations";
     for (std::size_t l = 0; l < L; ++l)
       if (!detail::stage_fits(c[l].weights, c[l].activation, 1, capacity)) {
-        out << "; layer " << l << " ('" << c[l].name << "') alone needs " << c[l].weights + c[l].activation << " bytes";
+        out << "; layer " << l << " ('" << c[l].name << "') alone needs " << detail::saturating_add(c[l].weights, c[l].activation)
+            << " bytes";
         break;
       }
     result.outcome.message = out.str();

@@ -47,7 +47,7 @@ struct gpipe_options {
       backward_end[at(s, i)] = free_at[s] = start + p.stages[s].backward;
       makespan = std::max(makespan, free_at[s]);
     }
-  p.period = makespan > 0 ? makespan : 1.0;
+  p.period = makespan;  // 0 when every stage takes no time
   detail::finish_pattern(p, c.size());
   return p;
 }

@@ -21,7 +21,7 @@ namespace gantry {
 //     an operation at or after T moves back by T and its shift drops by one.
 // Written for batch 0 in absolute time: forwards run back to back from 0, and the backward of the
 // last stage of group g starts (g-1)·T after that stage's forward ends. Every layer of group g
-// gets NCA = g. O(P).
+// gets NCA = g. O(P). T = 0 is accepted when every stage takes no time.
 [[nodiscard]] inline pipeline_pattern one_f_one_b_star(const chain& c, std::vector<stage> stages, seconds period) {
   pipeline_pattern p;
   p.name = "1F1B*";
@@ -33,7 +33,8 @@ namespace gantry {
   std::size_t widest = 0;
   const seconds most = detail::largest_load(p.stages, &widest);
   const double slack = detail::pipeline_tolerance * std::max(period, most);
-  if (!(period > 0) || period + slack < most) {
+  // Period 0 is the smallest when every stage takes no time (an all-zero chain): one group.
+  if (!(period >= 0) || period + slack < most) {
     p.outcome.code = status::infeasible;
     std::ostringstream out;
     out << "period " << period << " is shorter than the load " << most << " of stage " << widest << " ("
@@ -103,7 +104,7 @@ namespace gantry {
     best.outcome.code = status::out_of_memory;
     best.outcome.message = "processor " + std::to_string(d) + " needs " + std::to_string(best.memory[d]) +
                    " bytes (weights and one activation per layer at the largest period " +
-                   std::to_string(candidates.back()) + ") but holds " + std::to_string(capacity);
+                   std::to_string(candidates.back()) + ") but holds " + detail::capacity_text(capacity);
     return best;
   }
   std::size_t low = 0, high = candidates.size() - 1;  // candidates[high] fits

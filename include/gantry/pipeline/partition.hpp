@@ -151,7 +151,8 @@ struct partition_options {
 // The contiguous partition into at most `processors` stages, and the smallest period T, such that
 // 1F1B*(T) of that partition keeps every processor within `capacity`. Feasibility is monotone in T
 // and changes only at sums of consecutive layer costs, so T is found by binary search over those
-// sums (O(L²) of them) with the group program above at each step: O(L² log L + P·L·w·log L).
+// sums (O(L²) of them) with the group program above at each step: O(L² log L + P·L·w·log L), P cut
+// to L first (more processors than layers cannot help).
 // Returns status out_of_memory, naming the layer or the bytes, when no partition fits.
 [[nodiscard]] inline partition_result optimal_contiguous_partition(const chain& c, std::size_t processors,
                                                                    byte_count capacity = unlimited_memory,
@@ -168,11 +169,13 @@ struct partition_options {
     if (!detail::stage_fits(c[l].weights, c[l].activation, 1, capacity)) {
       result.outcome.code = status::out_of_memory;
       result.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " +
-                       std::to_string(c[l].weights + c[l].activation) +
-                       " bytes (weights and one activation) but a processor holds " + std::to_string(capacity);
+                               std::to_string(detail::saturating_add(c[l].weights, c[l].activation)) +
+                               " bytes (weights and one activation) but a processor holds " + detail::capacity_text(capacity);
       return result;
     }
-  detail::partition_feasibility feasible(c, processors, capacity);
+  // More processors than layers cannot help (a stage holds at least one layer); the program's
+  // tables are P·L, so P is cut to L first.
+  detail::partition_feasibility feasible(c, useful_workers(c.size(), processors), capacity);
   const auto& prefix = feasible.prefix_cost();
   const std::size_t L = c.size();
   seconds lower = prefix[L] / static_cast<double>(processors);
@@ -190,8 +193,8 @@ struct partition_options {
   if (candidates.empty() || !feasible.run(candidates.back())) {
     result.outcome.code = status::out_of_memory;
     std::ostringstream out;
-    out << "no contiguous partition of the " << L << " layers on " << processors << " processors of " << capacity
-        << " bytes fits 1F1B* at any period up to " << (candidates.empty() ? 0.0 : candidates.back());
+    out << "no contiguous partition of the " << L << " layers on " << processors << " processors of "
+        << detail::capacity_text(capacity) << " fits 1F1B* at any period up to " << (candidates.empty() ? 0.0 : candidates.back());
     result.outcome.message = out.str();
     return result;
   }

@@ -64,10 +64,18 @@ namespace detail {
 // Relative tolerance for comparing sums of times computed in different orders.
 inline constexpr double pipeline_tolerance = 1e-9;
 
-// W + copies·A <= M without overflow.
+// W + copies·A <= M without overflow; unlimited memory holds anything.
 inline bool stage_fits(byte_count weights, byte_count activation, std::uint64_t copies, byte_count capacity) {
+  if (capacity == unlimited_memory) return true;
   if (weights > capacity) return false;
+  constexpr std::uint64_t small = 0xFFFFFFFF;  // a product of two such numbers fits in 64 bits
+  if (copies <= small && activation <= small) return copies * activation <= capacity - weights;
   return activation == 0 || copies <= (capacity - weights) / activation;
+}
+
+// "unlimited memory" or "N bytes", for messages.
+inline std::string capacity_text(byte_count capacity) {
+  return capacity == unlimited_memory ? "unlimited memory" : std::to_string(capacity) + " bytes";
 }
 
 inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
@@ -95,7 +103,10 @@ inline std::vector<std::uint32_t> stage_nca(const pipeline_pattern& p) {
         const auto j = static_cast<std::int64_t>(std::floor(gap + pipeline_tolerance));
         finished = std::max(finished, j * k + b->shift);
       }
-      if (finished != std::numeric_limits<std::int64_t>::min()) most = std::max(most, f->shift - finished);
+      // B_s of batch x follows F_s of batch x, even when both take no time and the fold puts them
+      // at the same instant: the batch being started is always held.
+      if (finished != std::numeric_limits<std::int64_t>::min())
+        most = std::max(most, f->shift - std::min(finished, f->shift - 1));
     }
     nca[s] = static_cast<std::uint32_t>(std::max<std::int64_t>(most, 0));
   }
@@ -114,16 +125,22 @@ inline void finish_pattern(pipeline_pattern& p, std::size_t layer_count) {
     // A replicated stage's workers take turns, so each holds ceil(NCA / r) of the activations.
     const std::uint32_t replicas = std::max<std::uint32_t>(1, st.replicas);
     const std::uint32_t held = (p.stage_nca[s] + replicas - 1) / replicas;
-    if (st.resource < p.memory.size()) p.memory[st.resource] += st.weights + held * st.activation;
+    // Saturating: W + NCA·a of a huge stage reads as unlimited_memory, never as a wrapped small number.
+    const byte_count activations = st.activation == 0 ? 0
+                                   : held > unlimited_memory / st.activation ? unlimited_memory
+                                                                              : held * st.activation;
+    if (st.resource < p.memory.size())
+      p.memory[st.resource] = saturating_add(p.memory[st.resource], saturating_add(st.weights, activations));
   }
 }
 
 // A 1-periodic pattern from the absolute start times of batch 0's operations (forward_start[s],
 // backward_start[s]): start = time mod T, shift = -floor(time / T), then all shifts moved so that
-// the backward of the first stage has shift 0 (the paper's convention).
+// the backward of the first stage has shift 0 (the paper's convention). A period of 0 (stages that
+// take no time) folds every time, all 0, to start 0 and shift 0.
 inline void fold_batch(pipeline_pattern& p, const std::vector<seconds>& forward_start,
                        const std::vector<seconds>& backward_start) {
-  const double period = p.period;
+  const double period = p.period > 0 ? p.period : 1.0;
   p.operations.clear();
   const auto place = [&](std::uint32_t s, pass kind, seconds time, seconds duration) {
     const double periods = std::floor(time / period + pipeline_tolerance);

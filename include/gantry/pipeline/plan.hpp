@@ -14,6 +14,7 @@
 #include <gantry/pipeline/pattern.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -40,6 +41,8 @@ struct pipeline_plan_options {
   std::size_t micro_batches = 0;  // GPipe's m; 0 means one per processor
   pipeline_comm comm{};           // links between stages; none: communication is free
   std::size_t max_replicas = 1;   // workers one stage may run on; 1: a straight pipeline
+  // With links or replicas: comm_aware_partition's progress, (rows done, rows).
+  std::function<void(std::size_t, std::size_t)> progress{};
 };
 
 struct pipeline_plan {
@@ -69,7 +72,8 @@ struct pipeline_plan {
     if (!plan.partition.ok()) return plan;
     plan.replicas.assign(plan.partition.partition.stage_count(), 1);
   } else {
-    auto found = comm_aware_partition(c, processors, capacity, {.comm = options.comm, .max_replicas = options.max_replicas});
+    auto found = comm_aware_partition(c, processors, capacity,
+                                      {.comm = options.comm, .max_replicas = options.max_replicas, .progress = options.progress});
     plan.partition.outcome.code = found.outcome.code;
     plan.partition.outcome.message = found.outcome.message;
     if (!found.ok()) return plan;

@@ -23,7 +23,8 @@
 namespace gantry {
 
 struct unroll_options {
-  std::size_t batches = 0;                 // 0: enough for several periods of steady state
+  std::size_t batches = 0;                 // 0: enough for several periods of steady state, k·(ceil(span/k)+3)
+                                           // for a k-periodic pattern whose shifts span `span` batches
   byte_count capacity = unlimited_memory;  // memory of each processor (links hold none)
 };
 
@@ -90,9 +91,11 @@ inline std::vector<seconds> block_durations(const chain& c, const stage& st, pas
 }  // namespace detail
 
 // Throws invalid_input when the pattern does not give every stage's forward and backward for every
-// batch (a k-periodic pattern needs shifts covering all residues mod k), or its period is not > 0.
+// batch (a k-periodic pattern needs shifts covering all residues mod k), or its period is negative or
+// not finite. A period of 0 (stages that take no time) unrolls every batch at time 0.
 [[nodiscard]] inline unrolled_pipeline unroll(const chain& c, const pipeline_pattern& p, unroll_options options = {}) {
-  if (!(p.period > 0)) throw invalid_input("unroll: the pattern's period must be > 0, got " + std::to_string(p.period));
+  if (!(p.period >= 0) || !std::isfinite(p.period))
+    throw invalid_input("unroll: the pattern's period must be finite and >= 0, got " + std::to_string(p.period));
   const auto k = static_cast<std::int64_t>(std::max<std::size_t>(1, p.batches_per_period));
   const std::size_t stage_count = p.stages.size();
   std::int64_t low = std::numeric_limits<std::int64_t>::max(), high = std::numeric_limits<std::int64_t>::min();
@@ -104,7 +107,11 @@ inline std::vector<seconds> block_durations(const chain& c, const stage& st, pas
     high = std::max(high, op.shift);
   }
   const std::size_t span = p.operations.empty() ? 1 : static_cast<std::size_t>(high - low + 1);
-  const std::size_t batches = options.batches > 0 ? options.batches : static_cast<std::size_t>(k) * (span + 3);
+  // One batch runs over about span / k periods; three periods more give at least two in which every
+  // operation of the pattern runs, each beside its neighbours: k·(ceil(span / k) + 3) batches, so
+  // GPipe's m micro-batches unroll to 4m batches, O(m·L) vertices.
+  const std::size_t periods = (span + static_cast<std::size_t>(k) - 1) / static_cast<std::size_t>(k) + 3;
+  const std::size_t batches = options.batches > 0 ? options.batches : static_cast<std::size_t>(k) * periods;
 
   unrolled_pipeline out;
   out.batches = batches;
