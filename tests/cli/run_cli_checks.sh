@@ -194,6 +194,55 @@ fi
 # Invalid UTF-8 in an imported name is refused at import by the library (tests/test_import_*.cpp);
 # the tool reads gantry JSON only.
 
+# pipeline: zero time, overflow, caps
+zero_chain='{"format":"gantry.chain","version":1,"layers":[{"forward":0,"backward":0},{"forward":0,"backward":0}]}'
+printf '%s\n' "$zero_chain" >czero.json
+printf 'node1 -- Input -- forward_compute_time=1.0, backward_compute_time=0.0, activation_size=1000.0, parameter_size=0.000\n' >input_only.txt
+expect 0 "check GPipe: valid" "$gantry" pipeline --chain czero.json -p 2 --validate --format json --svg zero.svg
+grep -q '"period": 0' stdout.txt || { echo "FAIL: an all-zero chain does not plan at period 0" >&2; failures=$((failures + 1)); }
+expect 0 "check GPipe: valid" "$gantry" pipeline --graph input_only.txt -p 2 --validate --format json --svg input.svg
+printf '%s\n' '{"format":"gantry.chain","version":1,"layers":[{"forward":1,"backward":1,"weights":9223372036854775807,"activation":9223372036854775807},{"forward":1,"backward":1,"weights":9223372036854775807}]}' >cbytes.json
+expect 2 "cbytes.json: /layers/0/activation: the weights and activations of layers 0 to 0 add up to 2^63 bytes" \
+  "$gantry" pipeline --chain cbytes.json -p 2 --validate --svg bytes.svg
+absent bytes.svg
+printf '%s\n' '{"format":"gantry.chain","version":1,"layers":[{"forward":1e308,"backward":1e308},{"forward":1e308,"backward":1e308}]}' >chuge.json
+expect 2 "chuge.json: /layers/0/backward: the forward and backward times of layers 0 to 0 add up to more than" \
+  "$gantry" pipeline --chain chuge.json -p 2 --svg huge.svg
+absent huge.svg
+printf '%s\n' 'node1 -- Input -- forward_compute_time=1.0, backward_compute_time=0.0, activation_size=1000.0, parameter_size=0.000' \
+  'node2 -- Conv -- forward_compute_time=2.0, backward_compute_time=3.0, activation_size=2000.0, parameter_size=500.000' \
+  "$(printf '\tnode1 -- node2')" >two.txt
+expect 2 "--weight-factor 1e+300: layer 'node2' of two.txt would hold 500 parameter bytes" \
+  "$gantry" pipeline --graph two.txt -p 2 --weight-factor 1e300 --svg factor.svg
+absent factor.svg
+expect 2 "two.txt:2: parameter_size 500 x weight_factor 1e+300 is 2^63 bytes" "$gantry" place -g two.txt --devices 2 --weight-factor 1e300
+: >empty.txt
+expect 2 "empty.txt: the file is empty" "$gantry" pipeline --graph empty.txt -p 2
+# A failed SVG write prints no report and names the path.
+expect 1 "/nonexistent/p.svg" "$gantry" pipeline --chain czero.json -p 2 --format json --svg /nonexistent/p.svg
+if grep -q '"status"' stdout.txt; then
+  echo "FAIL: gantry pipeline printed a report although its SVG could not be written" >&2; failures=$((failures + 1))
+fi
+expect 2 "--processors: expected a whole number from 1 to 1048576, got '18446744073709551615'" \
+  "$gantry" pipeline --chain czero.json -p 18446744073709551615
+expect 2 "--micro-batches: expected a whole number from 0 to 1024, got '18446744073709551615'" \
+  "$gantry" pipeline --chain czero.json -p 2 -s gpipe --micro-batches 18446744073709551615
+expect 2 "--random-orders: expected a whole number from 0 to 10000, got '100000'" \
+  "$gantry" pipeline --graph two.txt -p 2 --random-orders 100000
+expect 2 "--max-replicas: expected a whole number from 1 to 1048576, got '0'" "$gantry" pipeline --chain czero.json -p 2 --max-replicas 0
+# More workers than layers cannot help: the planner considers as many as can, and says so.
+resnet=$source_dir/tests/data/pipedream/resnet50.txt.gz
+expect 0 "pattern of 1F1B* written to" "$gantry" pipeline --graph "$resnet" -p 1000000 --random-orders 0 --format json --svg resnet.svg
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["processors"] == 1000000 and d["processors_planned"] < 1000, d' \
+  stdout.txt || { echo "FAIL: gantry pipeline -p 1000000 did not say how many workers it planned on" >&2; failures=$((failures + 1)); }
+python3 - <<'PY' >wide.json
+import json
+print(json.dumps({"format": "gantry.cluster", "version": 1, "communication": "parallel",
+                  "devices": [{"name": "d%d" % i, "memory": "16GiB"} for i in range(100000)],
+                  "link": {"latency": 1e-5, "bandwidth": 1.2e10}}))
+PY
+expect 0 "pattern of 1F1B* written to" "$gantry" pipeline --chain czero.json --cluster wide.json --format json --svg wide.svg
+
 if ((failures > 0)); then
   echo "$failures CLI check(s) failed" >&2
   exit 1

@@ -17,11 +17,38 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 namespace gantry::cli {
+
+// The largest counts `gantry pipeline` accepts; beyond them a run would not finish or fit in memory.
+inline constexpr std::size_t max_pipeline_processors = std::size_t{1} << 20;  // as --devices
+inline constexpr std::size_t max_micro_batches = 1024;    // GPipe's pattern and its check are O(m·L)
+inline constexpr std::size_t max_random_orders = 10'000;  // each order is one more plan
+// Entries of comm_aware_partition's tables (L·P·R, 20 bytes each): about 1.3 GB at most.
+inline constexpr std::size_t max_partition_table = std::size_t{1} << 26;
+
+// A whole number of type T in [low, high], written in full ("-1", "1.5", "1e3" and "nan" fail);
+// CLI11 prefixes the option's name: "--processors: expected a whole number from 1 to 1048576, got '0'".
+template <class T>
+CLI::Validator whole_number_between(T low, T high) {
+  const std::string range = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        T value{};
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
+          return "expected " + range + ", got '" + text + "'";
+        return {};
+      },
+      range);
+}
 
 // How a graph file is read: "auto" recognises PipeDream's graph.txt by content, else gantry JSON.
 struct graph_reading {
@@ -36,6 +63,9 @@ struct graph_reading {
   if (how.format != "auto" && how.format != "gantry" && how.format != "pipedream")
     throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
   return detail::with_text_file(path, limits, [&](std::string_view text) -> graph_file {
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+      throw parse_error(path + ": the file is empty (expected a gantry graph JSON document or a PipeDream graph.txt "
+                               "profile)");
     if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
       return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}),
               {}};
@@ -131,8 +161,32 @@ struct pipeline_command_flags {
   return out;
 }
 
-// Runs the command; returns the exit status (0 ok, 1 no plan fits, 2 bad input). Writes the
-// report to `out` and problems to `err`.
+// W = factor × parameter bytes for each layer, refused with the option and the layer named when a
+// product or the chain's total reaches max_chain_bytes (a factor of 1e300 would otherwise wrap).
+inline void scale_weights(chain& c, double factor, const std::string& path) {
+  for (auto& layer : c.layers) {
+    layer.parameters = layer.weights;
+    const double scaled = std::round(static_cast<double>(layer.weights) * factor);
+    if (!(scaled < static_cast<double>(max_chain_bytes))) {
+      std::ostringstream out;
+      out << "--weight-factor " << factor << ": layer '" << layer.name << "' of " << path << " would hold "
+          << layer.weights << " parameter bytes x " << factor << " = 2^63 bytes (8 EiB) or more";
+      throw invalid_input(out.str());
+    }
+    layer.weights = static_cast<byte_count>(scaled);
+  }
+  if (const std::string problem = chain_problem(c); !problem.empty()) {
+    std::ostringstream out;
+    out << path;
+    if (factor != 1.0) out << " with --weight-factor " << factor;
+    out << ": " << problem;
+    throw invalid_input(out.str());
+  }
+}
+
+// Runs the command; returns the exit status (0 ok, 1 no plan fits or an output cannot be written,
+// 2 bad input). Writes the report to `out` and problems to `err`; the SVG is written (atomically)
+// before the report is printed, so a report never claims success for a run whose output failed.
 inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostream& out, std::ostream& err) {
   try {
     if (flags.chain_path.empty() == flags.graph_path.empty())
@@ -141,6 +195,16 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
       throw invalid_input("--format must be table or json, got '" + flags.output_format + "'");
     if (!(flags.reading.weight_factor >= 0) || !std::isfinite(flags.reading.weight_factor))
       throw invalid_input("--weight-factor must be a finite number >= 0");
+    // The options' validators hold these for the tool; the checks keep a direct call as safe.
+    if (flags.processors > max_pipeline_processors)
+      throw invalid_input("--processors: expected a whole number from 1 to " + std::to_string(max_pipeline_processors) +
+                          ", got '" + std::to_string(flags.processors) + "'");
+    if (flags.micro_batches > max_micro_batches)
+      throw invalid_input("--micro-batches: expected a whole number from 0 to " + std::to_string(max_micro_batches) +
+                          ", got '" + std::to_string(flags.micro_batches) + "'");
+    if (flags.random_orders > max_random_orders)
+      throw invalid_input("--random-orders: expected a whole number from 0 to " + std::to_string(max_random_orders) +
+                          ", got '" + std::to_string(flags.random_orders) + "'");
     pipeline_plan_options options{.schedule = parse_pipeline_schedule(flags.schedule),
                                   .micro_batches = flags.micro_batches,
                                   .max_replicas = std::max<std::size_t>(1, flags.max_replicas)};
@@ -156,6 +220,33 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     if (!flags.bandwidth.empty())
       options.comm.link = link_model{parse_duration(flags.latency), parse_bandwidth(flags.bandwidth)};
     options.comm.overlap = parse_enum_name<transfer_overlap>(flags.transfers, "--transfers");
+    // With links or replicas the partition's tables hold L·P·R entries, P and R cut to what helps.
+    const auto check_table = [&](const chain& x) {
+      if (!options.comm.link && options.max_replicas <= 1) return;
+      const std::size_t workers = useful_workers(x.size(), processors, options.max_replicas);
+      const std::size_t replicas = std::min(options.max_replicas, workers);
+      if (x.size() > 0 && workers * replicas > max_partition_table / x.size())
+        throw invalid_input("--max-replicas " + std::to_string(options.max_replicas) + " on " + std::to_string(workers) +
+                            " workers for " + std::to_string(x.size()) + " layers needs a table of more than " +
+                            std::to_string(max_partition_table) + " entries (layers x workers x replicas); "
+                            "lower --max-replicas or --processors");
+    };
+    // A long search says how far it is, once a second after the first two.
+    const auto started = std::chrono::steady_clock::now();
+    auto said = started;
+    options.progress = [&](std::size_t done, std::size_t rows) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - started < std::chrono::seconds(2) || now - said < std::chrono::seconds(1)) return;
+      said = now;
+      const double share = static_cast<double>(done) / static_cast<double>(rows);
+      err << "gantry pipeline: partition search, " << done << " of " << rows << " layers done, about "
+          << static_cast<int>(100 * share * share) << "% of the work, "
+          << static_cast<int>(std::chrono::duration<double>(now - started).count()) << " s\n";
+    };
+    const auto plan_chain = [&](const chain& x) {
+      check_table(x);
+      return plan_pipeline(x, processors, capacity, options);
+    };
 
     chain c;
     pipeline_plan plan;
@@ -163,7 +254,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     if (!flags.chain_path.empty()) {
       c = read_chain(flags.chain_path);
       if (c.size() == 0) throw invalid_input(flags.chain_path + ": the chain has no layers");
-      plan = plan_pipeline(c, processors, capacity, options);
+      plan = plan_chain(c);
       source = std::to_string(c.size()) + " layers";
     } else {
       // Weights are read as parameters, then scaled, so an all-reduce moves the gradients only.
@@ -171,47 +262,56 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
       const double factor = reading.weight_factor;
       reading.weight_factor = 1.0;
       const graph g = read_any_graph_file(flags.graph_path, reading).graph;
-      const auto scale = [&](chain& x) {
-        for (auto& layer : x.layers) {
-          layer.parameters = layer.weights;
-          layer.weights = static_cast<byte_count>(std::llround(static_cast<double>(layer.weights) * factor));
-        }
-      };
+      const auto scale = [&](chain& x) { scale_weights(x, factor, flags.graph_path); };
       if (flags.layers > 0) {
         c = chain_from_graph(g, {.layers = flags.layers});
-        scale(c);
         if (c.size() == 0) throw invalid_input(flags.graph_path + ": the graph has no forward vertices");
-        plan = plan_pipeline(c, processors, capacity, options);
+        scale(c);
+        plan = plan_chain(c);
         source = std::to_string(c.size()) + " layers";
       } else {
-        auto [found, best] = best_over_orders(
-            g, [&](const chain& x) { return plan_pipeline(x, processors, capacity, options); }, scale,
-            {.random_orders = flags.random_orders});
+        auto [found, best] = best_over_orders(g, plan_chain, scale, {.random_orders = flags.random_orders});
         c = std::move(found.layers);
         plan = std::move(best);
         if (c.size() == 0) throw invalid_input(flags.graph_path + ": the graph has no forward vertices");
         source = std::to_string(c.size()) + " layers (best of " + std::to_string(found.orders_tried) + " topological orders)";
       }
     }
-    if (flags.output_format == "json") {
-      out << plan_json(c, plan).dump(2) << "\n";
-    } else {
-      out << source << " on " << processors << " workers\n" << describe(c, plan);
-    }
-    if (!plan.ok()) return 1;
-    if (flags.check) {
+    source += " on " + std::to_string(processors) + " workers";
+    if (const std::size_t useful = useful_workers(c.size(), processors, options.max_replicas); useful < processors)
+      source += " (planned on " + std::to_string(useful) + ": at most one stage per layer" +
+                (options.max_replicas > 1 ? ", each on at most " + std::to_string(options.max_replicas) + " workers)" : ")");
+
+    // Everything that can fail runs before the report: the check, then the SVG.
+    std::string checks;
+    bool valid = true;
+    if (plan.ok() && flags.check)
       for (const auto& p : plan.compared) {
         const auto report = check_pattern(c, p);
-        (flags.output_format == "json" ? err : out) << "check " << p.name << ": " << (report.ok() ? "valid" : "INVALID") << "\n";
+        checks += "check " + p.name + ": " + (report.ok() ? "valid" : "INVALID") + "\n";
         if (!report.ok()) {
-          err << report.to_string();
-          return 1;
+          checks += report.to_string();
+          valid = false;
+          break;
         }
       }
-    }
     const std::string svg_path = flags.svg_path.empty() ? "pipeline.svg" : flags.svg_path;
-    write_text_file(svg_path, pattern_svg(c, plan.chosen));
-    (flags.output_format == "json" ? err : out) << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
+    if (plan.ok() && valid) write_text_file(svg_path, pattern_svg(c, plan.chosen));
+
+    auto& notes = flags.output_format == "json" ? err : out;
+    if (flags.output_format == "json") {
+      auto report = plan_json(c, plan);
+      report["processors"] = processors;
+      report["processors_planned"] = useful_workers(c.size(), processors, options.max_replicas);
+      if (!valid) report["status"] = "invalid";
+      out << report.dump(2) << "\n";
+    } else {
+      out << source << "\n" << describe(c, plan);
+    }
+    if (!plan.ok()) return 1;
+    notes << checks;
+    if (!valid) return 1;
+    notes << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
     return 0;
   } catch (const std::invalid_argument& e) {
     err << "gantry pipeline: " << e.what() << "\n";
@@ -240,9 +340,14 @@ inline void register_pipeline_command(CLI::App& app) {
                                                  "searching several topological orders)")
       ->needs(graph_option);
   command->add_option("--random-orders", flags->random_orders,
-                      "with --graph: random topological orders tried beside Kahn's and two depth-first ones")
-      ->capture_default_str();
-  command->add_option("--processors,-p", flags->processors, "number of workers P")->check(CLI::PositiveNumber);
+                      "with --graph: random topological orders tried beside Kahn's and two depth-first ones "
+                      "(each is one more plan)")
+      ->capture_default_str()
+      ->check(whole_number_between<std::size_t>(0, max_random_orders));
+  command->add_option("--processors,-p", flags->processors,
+                      "number of workers P; a plan uses at most one stage per layer, each on at most --max-replicas "
+                      "workers, and is searched over no more (the report says so when P was cut)")
+      ->check(whole_number_between<std::size_t>(1, max_pipeline_processors));
   command->add_option("--memory,-m", flags->memory, "memory M of each worker, e.g. 16GiB")->capture_default_str();
   command->add_option("--cluster", flags->cluster_path, "cluster file: P, M and the link (flags given override it)")
       ->check(CLI::ExistingFile);
@@ -253,12 +358,16 @@ inline void register_pipeline_command(CLI::App& app) {
       ->check(CLI::IsMember(enum_name_list<transfer_overlap>()))
       ->capture_default_str();
   command->add_option("--max-replicas", flags->max_replicas,
-                      "workers one stage may run on (data parallelism inside the pipeline); 1: straight pipeline")
+                      "workers one stage may run on (data parallelism inside the pipeline); 1: straight pipeline. "
+                      "With links or replicas the search takes O(L^2 P R) time for L layers, P workers, R replicas")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_between<std::size_t>(1, max_pipeline_processors));
   command->add_option("--schedule,-s", flags->schedule, enum_choices<pipeline_schedule>() + ": the pattern drawn in the SVG")
       ->capture_default_str();
-  command->add_option("--micro-batches", flags->micro_batches, "GPipe's micro-batches per mini-batch (default: P)");
+  command->add_option("--micro-batches", flags->micro_batches,
+                      "GPipe's micro-batches m per mini-batch (default: one per stage); its pattern has O(m·P) "
+                      "operations and --validate unrolls 4m batches")
+      ->check(whole_number_between<std::size_t>(0, max_micro_batches));
   command->add_option("--svg", flags->svg_path, "where to write the SVG of the pattern (default: pipeline.svg)");
   command->add_option("--format", flags->output_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
