@@ -243,6 +243,57 @@ print(json.dumps({"format": "gantry.cluster", "version": 1, "communication": "pa
 PY
 expect 0 "pattern of 1F1B* written to" "$gantry" pipeline --chain czero.json --cluster wide.json --format json --svg wide.svg
 
+# runs COMMAND...: the command exits 0.
+runs() {
+  "$@" >stdout.txt 2>stderr.txt || {
+    echo "FAIL: $* -> exit $?, stderr:" >&2
+    cat stderr.txt >&2
+    failures=$((failures + 1))
+  }
+}
+# Zero-time work runs (views, reshapes): every command, not "the run stalled".
+printf '%s\n' '{"format": "gantry.graph", "version": 1, "vertices": [{"name": "a", "compute": 0}], "edges": []}' >z1.json
+printf '%s\n' '{"format": "gantry.graph", "version": 1, "vertices": [{"name": "a", "compute": 0}, {"name": "b", "compute": 0}],' \
+  ' "edges": [{"from": "a", "to": "b", "bytes": 0}]}' >z3.json
+for algorithm in m-etf heft m-topo m-sct celeritas enumerative; do
+  runs "$gantry" place -g z1.json --devices 2 -a "$algorithm" -o z1_placement.json
+done
+runs "$gantry" simulate -g z1.json -p z1_placement.json
+for fuse in baechi exact kernighan; do
+  runs "$gantry" place -g z3.json --devices 2 --fuse "$fuse"
+done
+runs "$gantry" compare -g z3.json --devices 2 --algorithms single-device,m-etf
+grep -qE '^m-etf .* 1\.00x' stdout.txt ||
+  { echo "FAIL: compare on zero-time work does not say 1.00x:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+runs "$gantry" execute -g z3.json --devices 2
+if "$gantry" learn --help >/dev/null 2>&1; then
+  # A makespan that overflows is bad input in learn too, as in place and simulate.
+  expect 2 "the best simulated makespan is not finite (inf s)" "$gantry" learn -g huge.json --devices 2 --time-limit 5
+  # The time limit ends an episode on a million devices instead of waiting for it.
+  expect 1 "ran out during an episode on 1048576 devices" "$gantry" learn -g "$tiny" --devices 1048576 --time-limit 2
+fi
+# The exact placer refuses a cluster its program cannot hold, instead of std::bad_alloc.
+expect 2 "exact: the cluster has 100000 devices; the exact placer takes at most 64" \
+  "$gantry" place -g "$tiny" --devices 100000 -a exact
+expect 2 "it is not finite" "$gantry" compare -g "$tiny" --devices 2 --bandwidth 1e400GB/s
+# Workload sizes that overflow, or a graph too large to build, are refused before anything is written.
+expect 2 "chain_mm: a tensor of 4611686022722355201 elements of 4 bytes" \
+  "$gantry" workload chainmm --dimension 4294967297 -o w1.json
+expect 2 "llama_block: a tensor of 1 x 4294967296 x 4294967296 elements" \
+  "$gantry" workload llama-block --sequence 4294967296 --hidden 4294967296 -o w2.json
+expect 2 "ffnn: a tensor of 9223372036854775808 x 32 elements" "$gantry" workload ffnn --batch 18446744073709551615 -o w3.json
+expect 2 "chain_mm: these options make a graph of 810000 vertices and 162180000 edges, more than max_graph_size" \
+  "$gantry" workload chainmm --blocks 300 --inner-split 1 -o w4.json
+absent w1.json w2.json w3.json w4.json
+runs "$gantry" workload chainmm --dimension 64 --max-graph-size 140
+grep -qF "60 vertices, 80 edges" stdout.txt || { echo "FAIL: workload at its size limit:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+expect 2 "more than max_graph_size (139 vertices plus edges)" "$gantry" workload chainmm --dimension 64 --max-graph-size 139
+# --co-place off fuses inside colocation groups only: Baechi's GNMT keeps 574 of 2,494 vertices.
+runs "$gantry" place -g "$source_dir/tests/data/baechi/gnmt.json.gz" --devices 4 --fuse baechi --co-place off -o gnmt_placement.json
+grep -qF '574 of 2494' gnmt_placement.json ||
+  { echo "FAIL: --co-place off did not keep 574 of 2494 vertices" >&2; failures=$((failures + 1)); }
+expect 2 "--co-place: maybe not in {on,off}" "$gantry" place -g "$tiny" --devices 2 --fuse baechi --co-place maybe
+
 if ((failures > 0)); then
   echo "$failures CLI check(s) failed" >&2
   exit 1

@@ -270,11 +270,21 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
         plan = plan_chain(c);
         source = std::to_string(c.size()) + " layers";
       } else {
-        auto [found, best] = best_over_orders(g, plan_chain, scale, {.random_orders = flags.random_orders});
+        // Every cut of the forward vertices (their ideals) is searched for the plan's own target,
+        // beside the fixed and random orders; where that search is exact it alone is planned.
+        auto [found, best] = best_over_orders(g, plan_chain, scale,
+                                              {.random_orders = flags.random_orders,
+                                               .cuts = cut_target{.workers = processors,
+                                                                  .capacity = capacity,
+                                                                  .comm = options.comm,
+                                                                  .max_replicas = options.max_replicas}});
         c = std::move(found.layers);
         plan = std::move(best);
         if (c.size() == 0) throw invalid_input(flags.graph_path + ": the graph has no forward vertices");
-        source = std::to_string(c.size()) + " layers (best of " + std::to_string(found.orders_tried) + " topological orders)";
+        source = std::to_string(c.size()) + " layers (" +
+                 (found.exact ? "the best cuts over every topological order, " + std::to_string(found.cuts->ideals) + " ideals searched"
+                              : "best of " + std::to_string(found.orders_tried) + " topological orders") +
+                 ")";
       }
     }
     source += " on " + std::to_string(processors) + " workers";
@@ -340,8 +350,8 @@ inline void register_pipeline_command(CLI::App& app) {
                                                  "searching several topological orders)")
       ->needs(graph_option);
   command->add_option("--random-orders", flags->random_orders,
-                      "with --graph: random topological orders tried beside Kahn's and two depth-first ones "
-                      "(each is one more plan)")
+                      "with --graph: random topological orders tried beside Kahn's, two depth-first ones and the "
+                      "best cuts over every order (each is one more plan; none when the cut search is exact)")
       ->capture_default_str()
       ->check(whole_number_between<std::size_t>(0, max_random_orders));
   command->add_option("--processors,-p", flags->processors,
