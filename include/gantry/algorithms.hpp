@@ -28,6 +28,7 @@
 #include <gantry/fusion/kernighan.hpp>
 
 #include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/backward.hpp>
 #include <gantry/place/celeritas.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/cpop.hpp>

@@ -9,6 +9,7 @@
 #include <gantry/model/model.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/backward.hpp>
 #include <gantry/place/celeritas.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/enumerative.hpp>
@@ -110,6 +111,18 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
     add("m-cpop", "CPOP on devices whose memory can hold the vertex", true, cpop_run);
     add("peft", "PEFT: optimistic cost table ranks vertices and looks one step ahead for the device", false, peft_run);
     add("m-peft", "PEFT on devices whose memory can hold the vertex", true, peft_run);
+    // The same five policies from the exits back (place/backward.hpp), replayed forward.
+    const auto backward_entry = [&]<class Policy>(std::string name, std::string what) {
+      add(std::move(name), what + " on the reversed graph, from the exits back, replayed forward in mirrored order", false,
+          [](const placer_request& r, list_options o) {
+            return backward_list_schedule(r.g, r.model, r.devices, Policy{}, std::move(o));
+          });
+    };
+    backward_entry.operator()<etf_policy>("backward-etf", "ETF");
+    backward_entry.operator()<critical_path_policy>("backward-critical-path", "Critical Path");
+    backward_entry.operator()<heft_policy>("backward-heft", "HEFT");
+    backward_entry.operator()<cpop_policy>("backward-cpop", "CPOP");
+    backward_entry.operator()<peft_policy>("backward-peft", "PEFT");
 #ifdef GANTRY_HAS_LP
     const auto sct_entry = [&](std::string name, std::string description, bool memory) {
       out.push_back({std::move(name), std::move(description), memory, [memory](const placer_request& r) {
