@@ -56,21 +56,9 @@ constexpr std::size_t max_devices = std::size_t{1} << 20;
 constexpr std::size_t max_runs = 1'000'000;
 constexpr double max_cv = 100;  // lognormal sigma = sqrt(ln(1 + cv^2)) stays near 3
 
-// A whole number of type T in [low, high], written in full ("-1", "1.5", "1e3" and "nan" fail).
-// CLI11 runs a validator on the text before converting it, and prefixes the option's name.
-template <class T>
-CLI::Validator whole_number_in(T low, T high) {
-  const std::string range = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        T value{};
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
-          return "expected " + range + ", got '" + text + "'";
-        return {};
-      },
-      range);
-}
+// Whole numbers are checked by cli::whole_number_between (pipeline_command.hpp), which CLI11 runs
+// on the text before converting it.
+using cli::whole_number_between;
 
 // A finite number in [low, high]: NaN and infinities fail.
 CLI::Validator finite_number_in(double low, double high) {
@@ -118,7 +106,7 @@ struct cluster_flags {
     app.add_option("--cluster", cluster_file, "cluster description (JSON, see docs/format.md); overrides the flags below")
         ->check(CLI::ExistingFile);
     app.add_option("--devices,-d", devices, "number of identical devices (when no --cluster is given)")
-        ->check(whole_number_in<std::size_t>(1, max_devices));
+        ->check(whole_number_between<std::size_t>(1, max_devices));
     app.add_option("--memory,-m", memory, "memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
         ->capture_default_str();
     app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s, or 'unlimited'")
@@ -694,10 +682,10 @@ int main(int argc, char** argv) {
   cf.add_to(*sim);
   sf.add_to(*sim);
   sim->add_option("--runs", runs, "with --cv: number of runs with drawn durations")
-      ->check(whole_number_in<std::size_t>(0, max_runs));
+      ->check(whole_number_between<std::size_t>(0, max_runs));
   sim->add_option("--cv", cv, "coefficient of variation of the lognormal duration noise")->check(finite_number_in(0, max_cv));
   sim->add_option("--seed", seed, "seed of the first run")
-      ->check(whole_number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
+      ->check(whole_number_between<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
       ->capture_default_str();
   sim->add_flag("--validate", check, "check the simulated schedule with validate()");
   sim->add_option("--format", format, "table or json (every number at full precision, times in seconds, sizes in bytes)")
