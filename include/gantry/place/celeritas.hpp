@@ -66,12 +66,24 @@ struct celeritas_result {
     return simulate(g, model, devices, std::span<const device_id>(p.device),
                     {.policy = ready_policy::strict_order, .priority = p.order, .cache_transfers = options.cache_transfers});
   };
+  // Beyond the paper, the last answer of every memory-aware placer: where Celeritas's placement does
+  // not fit, every vertex on the device with the most memory, in Kahn order, when that holds the
+  // run (place_on_one_device); `fusion` and `coarse` still say what Celeritas found.
+  const auto or_one_device = [&](celeritas_result failed) {
+    auto alone = place_on_one_device(g, model, devices, list_options{.cache_transfers = options.cache_transfers}, "Celeritas");
+    if (!alone) return failed;
+    const std::string why = failed.outcome.message;
+    failed.placement = std::move(alone->placement);
+    failed.placement.outcome.message = why + "; " + failed.placement.outcome.message;
+    failed.outcome = failed.placement.outcome;
+    return failed;
+  };
   out.coarse = place_coarse(devices, true);
   out.placement = expand(out.fusion.coarsening, out.coarse.placement);
   // The engine's outcome names the cluster that did not fit (the first placed over capacity, or the
   // one it failed on), the device and the bytes; expand() turned it into the cluster's first member.
   out.outcome = out.placement.outcome;
-  if (!out.ok()) return out;
+  if (!out.ok()) return or_one_device(std::move(out));
   // Beyond the paper: the coarse graph counts memory per cluster and per coarse edge, which a run of
   // the original graph can exceed (members of clusters that share a device interleave; without the
   // tensor cache each original edge takes its own copy). A placement that says ok must replay, in
@@ -98,7 +110,7 @@ struct celeritas_result {
                  .message = "Celeritas: the placement runs out of memory when replayed in its order: " +
                             first.outcome.message};
   out.placement.outcome = out.outcome;
-  return out;
+  return or_one_device(std::move(out));
 }
 
 }  // namespace gantry
