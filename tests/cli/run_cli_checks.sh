@@ -294,6 +294,28 @@ grep -qF '574 of 2494' gnmt_placement.json ||
   { echo "FAIL: --co-place off did not keep 574 of 2494 vertices" >&2; failures=$((failures + 1)); }
 expect 2 "--co-place: maybe not in {on,off}" "$gantry" place -g "$tiny" --devices 2 --fuse baechi --co-place maybe
 
+# --backend cuda: its options are named when they are wrong, in every build; the plain gantry says
+# how to get gantry-cuda, and gantry-cuda says when there is no GPU instead of crashing.
+expect 2 "--partitions: expected a whole number from 1 to 256, got '0'" "$gantry" execute -g "$tiny" --backend cuda --partitions 0
+expect 2 "--gpus: expected GPU numbers separated by commas, e.g. 0,1, got '0,x'" "$gantry" execute -g "$tiny" --backend cuda --gpus 0,x
+expect 2 "--gpus: expected GPU numbers separated by commas, e.g. 0,1, got '0,,1'" "$gantry" calibrate --backend cuda --gpus 0,,1
+expect 2 "--gpus: GPU 1 is listed twice in '1,1'" "$gantry" execute -g "$tiny" --backend cuda --gpus 1,1
+expect 2 "--partitions needs --backend cuda" "$gantry" execute -g "$tiny" --partitions 2
+expect 2 "--gpus needs --backend cuda" "$gantry" execute -g "$tiny" --backend cpu --gpus 0,1
+expect 2 "--sms-per-partition needs --backend cuda" "$gantry" calibrate --sms-per-partition 8
+expect 2 "--gpus '0,1' and --partitions 2: give one" "$gantry" execute -g "$tiny" --backend cuda --gpus 0,1 --partitions 2
+expect 2 "--gpu 1 picks the GPU to partition" "$gantry" execute -g "$tiny" --backend cuda --gpus 0 --gpu 1
+expect 2 "--devices gives 3 devices, but --partitions 2" "$gantry" execute -g "$tiny" --backend cuda --devices 3 --partitions 2
+expect 2 "--backend: gpu not in" "$gantry" execute -g "$tiny" --backend gpu
+if "$gantry" execute --help 2>&1 | grep -qF "needs gantry-cuda"; then
+  expect 2 "--backend cuda: this gantry was built without CUDA. gantry-cuda runs it" "$gantry" execute -g "$tiny" --backend cuda
+  expect 2 "build the target gantry_cuda_cli" "$gantry" calibrate --backend cuda --partitions 2 -o no_cuda.json
+  absent no_cuda.json
+elif ! "$gantry" calibrate --backend cuda --partitions 2 >stdout.txt 2>stderr.txt; then
+  grep -qF "no CUDA GPU was found" stderr.txt ||
+    { echo "FAIL: gantry-cuda calibrate without a GPU:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+fi
+
 if ((failures > 0)); then
   echo "$failures CLI check(s) failed" >&2
   exit 1

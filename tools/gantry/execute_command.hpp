@@ -1,7 +1,9 @@
-// `gantry calibrate` and `gantry execute`: measure this machine's CPU backend and write a cluster
-// file; run placements for real on it and report how well the simulator predicted them
-// (docs/executors.md). Devices are threads: on a machine of H hardware threads at most H devices
-// (fewer, counting the executor's own thread) truly run in parallel, and the output says so.
+// `gantry calibrate` and `gantry execute`: measure this machine's CPU backend (or, in gantry-cuda,
+// its GPUs: --backend cuda) and write a cluster file; run placements for real on it and report how
+// well the simulator predicted them (docs/executors.md). CPU devices are threads: on a machine of H
+// hardware threads at most H devices (fewer, counting the executor's own thread) truly run in
+// parallel, and the output says so. CUDA devices are SM partitions of one GPU (green contexts) or
+// whole GPUs; both backends go through one flow (run_execution).
 #pragma once
 
 #include "bounds_report.hpp"
@@ -19,19 +21,42 @@
 #if GANTRY_CLI_HAS_LEARN
 #include <gantry/exec/eigen_operations.hpp>
 #endif
+#ifndef GANTRY_CLI_HAS_CUDA  // tools/CMakeLists.txt sets it: 1 for gantry-cuda
+#define GANTRY_CLI_HAS_CUDA 0
+#endif
+#if GANTRY_CLI_HAS_CUDA
+#include "cuda_tool.hpp"
+#endif
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gantry::cli {
 
+// Which backend runs the devices, and for CUDA which GPUs; the same options on calibrate and
+// execute. Unset values (0, empty, -1) are told apart from given ones so that a CUDA option with
+// --backend cpu is refused rather than ignored.
+struct backend_flags {
+  std::string backend = "cpu";      // cpu or cuda
+  std::size_t partitions = 0;       // SM partitions of one GPU as devices; 0: not given
+  std::string gpus;                 // whole GPUs, comma separated; empty: not given
+  int gpu = -1;                     // the GPU to partition; -1: not given (GPU 0)
+  long long sms_per_partition = -1; // -1: not given; 0: the GPU's SMs divided evenly
+  bool devices_given = false;       // --devices was on the command line
+};
+
 struct calibrate_flags {
+  backend_flags backend;
   std::size_t devices = 2;
   std::string memory = "unlimited";
   std::string comm = "parallel";
@@ -39,6 +64,7 @@ struct calibrate_flags {
 };
 
 struct execute_flags {
+  backend_flags backend;
   std::string graph_path;
   graph_reading reading;
   std::string cluster_path;
@@ -89,20 +115,174 @@ struct execute_flags {
          " devices truly run in parallel and measured times include the sharing";
 }
 
+// Where to get a gantry that runs --backend cuda.
+inline constexpr const char* no_cuda_build_text =
+    "--backend cuda: this gantry was built without CUDA. gantry-cuda runs it: configure with nvcc found "
+    "(CUDACXX=/path/to/nvcc, or nvcc at /usr/local/cuda/bin/nvcc), build the target gantry_cuda_cli "
+    "(cmake --build BUILD --target gantry_cuda_cli) and run BUILD/tools/gantry-cuda";
+
+// GPU numbers separated by commas ("0,1"), each once: a GPU is one whole device.
+[[nodiscard]] inline std::vector<int> parse_gpu_list(const std::string& text) {
+  const auto bad = [&] {
+    return invalid_input("--gpus: expected GPU numbers separated by commas, e.g. 0,1, got '" + text + "'");
+  };
+  std::vector<int> out;
+  std::set<int> seen;
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    int gpu = -1;
+    const auto [end, error] = std::from_chars(text.data() + at, text.data() + comma, gpu);
+    if (error != std::errc{} || end != text.data() + comma || gpu < 0) throw bad();
+    if (!seen.insert(gpu).second)
+      throw invalid_input("--gpus: GPU " + std::to_string(gpu) + " is listed twice in '" + text +
+                          "'; each GPU is one whole device");
+    out.push_back(gpu);
+    if (comma == text.size()) return out;
+    at = comma + 1;
+  }
+}
+
+// The backend options, checked: for CUDA, which GPUs and how many devices.
+struct backend_choice {
+  bool cuda = false;
+  std::vector<int> gpus;           // whole GPUs; empty: partitions of `gpu`
+  int gpu = 0;
+  unsigned sms_per_partition = 0;
+  std::size_t devices = 0;         // CUDA: the partitions or GPUs (CPU: the command's own count)
+};
+
+// Checks the backend options against each other and against the device count the command was
+// given (`devices`, from `devices_source`: "--devices" or the cluster file; empty when neither was
+// given and `devices` is the default), naming the flag. Refuses --backend cuda where this gantry
+// was built without CUDA, after the flags themselves are checked.
+[[nodiscard]] inline backend_choice check_backend_flags(const backend_flags& f, std::size_t devices,
+                                                        const std::string& devices_source) {
+  backend_choice out;
+  out.devices = devices;
+  const char* cuda_only = f.partitions != 0          ? "--partitions"
+                          : !f.gpus.empty()          ? "--gpus"
+                          : f.gpu >= 0               ? "--gpu"
+                          : f.sms_per_partition >= 0 ? "--sms-per-partition"
+                                                     : nullptr;
+  if (f.backend != "cuda") {
+    if (f.backend != "cpu") throw invalid_input("--backend: expected cpu or cuda, got '" + f.backend + "'");
+    if (cuda_only != nullptr)
+      throw invalid_input(std::string(cuda_only) + " needs --backend cuda (CPU devices are threads: --devices N)");
+    return out;
+  }
+  out.cuda = true;
+  if (f.partitions != 0 && !f.gpus.empty())
+    throw invalid_input("--gpus '" + f.gpus + "' and --partitions " + std::to_string(f.partitions) +
+                        ": give one: whole GPUs (--gpus 0,1) or SM partitions of one GPU (--partitions N)");
+  if (!f.gpus.empty()) {
+    if (f.gpu >= 0)
+      throw invalid_input("--gpu " + std::to_string(f.gpu) + " picks the GPU to partition; with --gpus every listed GPU "
+                          "is one whole device");
+    if (f.sms_per_partition >= 0)
+      throw invalid_input("--sms-per-partition " + std::to_string(f.sms_per_partition) +
+                          " sizes partitions; with --gpus every listed GPU is one whole device");
+    out.gpus = parse_gpu_list(f.gpus);
+    out.devices = out.gpus.size();
+  } else {
+    out.gpu = std::max(f.gpu, 0);
+    out.sms_per_partition = static_cast<unsigned>(std::max(f.sms_per_partition, 0LL));
+    if (f.partitions != 0) out.devices = f.partitions;
+  }
+  const bool chosen = f.partitions != 0 || !f.gpus.empty();
+  if (chosen && !devices_source.empty() && devices != out.devices)
+    throw invalid_input(devices_source + " gives " + std::to_string(devices) + " devices, but " +
+                        (f.gpus.empty() ? "--partitions " + std::to_string(f.partitions)
+                                        : "--gpus '" + f.gpus + "' lists " + std::to_string(out.devices) + " GPUs") +
+                        ": give one count");
+#if !GANTRY_CLI_HAS_CUDA
+  throw invalid_input(no_cuda_build_text);
+#endif
+  return out;
+}
+
+// What a calibration measured: the round trip per vertex, the copies and the fitted link.
+inline void print_calibration(std::ostream& out, seconds launch_overhead, const std::vector<transfer_sample>& samples,
+                              const link_fit& link) {
+  out << "launch         " << format_seconds(launch_overhead)
+      << " per vertex (the executor's round trip for a vertex of no work)\n";
+  out << "copies         ";
+  for (const auto& s : samples) out << format_bytes(static_cast<byte_count>(s.bytes)) << " " << format_seconds(s.time) << "  ";
+  out << "\nlink           " << format_seconds(link.link.latency) << " + bytes / "
+      << format_bytes(static_cast<byte_count>(std::min(link.link.bandwidth, 1e18))) << "/s (r^2 "
+      << fixed_text(link.r_squared, 3) << ")\n";
+}
+
+#if GANTRY_CLI_HAS_CUDA
+// A GPU-less machine fails the run (exit 1); a GPU number beyond the machine's is bad input.
+inline void check_cuda_gpus(const backend_choice& b) {
+  std::string why;
+  const int count = cuda_gpu_count(why);
+  if (count == 0) throw std::runtime_error("--backend cuda: no CUDA GPU was found (" + why + ")");
+  const auto beyond = [&](int gpu, const std::string& flag) {
+    if (gpu >= count)
+      throw invalid_input(flag + ": this machine has " + std::to_string(count) + " CUDA GPU" + (count == 1 ? "" : "s") +
+                          ", numbered from 0 to " + std::to_string(count - 1));
+  };
+  if (b.gpus.empty()) beyond(b.gpu, "--gpu " + std::to_string(b.gpu));
+  for (const int gpu : b.gpus) beyond(gpu, "--gpus: GPU " + std::to_string(gpu));
+}
+
+[[nodiscard]] inline cuda_tool_options cuda_options_of(const backend_choice& b) {
+  cuda_tool_options o;
+  o.gpus = b.gpus;
+  o.gpu = b.gpu;
+  o.sms_per_partition = b.sms_per_partition;
+  return o;
+}
+
+// The CUDA devices ("gpu1" for a whole GPU, "gpu0.p2" for partition 2 of GPU 0; kind "gpu") of
+// `capacity` bytes each, linked by `link` under `comm`.
+[[nodiscard]] inline cluster cuda_cluster(const backend_choice& b, link_model link, byte_count capacity, comm_mode comm) {
+  std::vector<device> list(b.devices);
+  for (std::size_t d = 0; d < b.devices; ++d) {
+    list[d].name = b.gpus.empty() ? "gpu" + std::to_string(b.gpu) + ".p" + std::to_string(d) : "gpu" + std::to_string(b.gpus[d]);
+    list[d].kind = "gpu";
+    list[d].capacity = capacity;
+  }
+  return cluster(std::move(list), link, comm);
+}
+
+// The round trip per vertex and, on 2 devices or more, the link between devices 0 and 1.
+[[nodiscard]] inline backend_calibration calibrate_cuda(any_backend& backend, std::size_t devices) {
+  if (devices >= 2) return calibrate_backend(backend, {.devices = devices});
+  backend_calibration out;
+  out.launch_overhead = launch_round_trip(backend, 1);
+  return out;
+}
+
+inline int run_cuda_calibrate(const calibrate_flags& flags, const backend_choice& b, std::ostream& out) {
+  if (b.devices < 2)
+    throw invalid_input(std::string(b.gpus.empty() ? "--partitions" : "--gpus") +
+                        ": calibrate times copies between two devices: give at least 2, got " + std::to_string(b.devices));
+  const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+  check_cuda_gpus(b);
+  auto backend = make_cuda_backend(cuda_options_of(b));
+  const auto calibration = calibrate_backend(*backend, {.devices = b.devices});
+  const cluster c = cuda_cluster(b, calibration.link.link, capacity, comm_from(flags.comm));
+  if (!flags.out.empty()) write_cluster(flags.out, c);
+  out << "executor       cuda backend: " << cuda_description(*backend) << "\n";
+  print_calibration(out, calibration.launch_overhead, calibration.samples, calibration.link);
+  if (!flags.out.empty()) out << "cluster        " << b.devices << " GPU devices written to " << flags.out << "\n";
+  return 0;
+}
+#endif
+
 inline int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
+  [[maybe_unused]] const auto choice = check_backend_flags(flags.backend, flags.devices, flags.backend.devices_given ? "--devices" : "");
+#if GANTRY_CLI_HAS_CUDA
+  if (choice.cuda) return run_cuda_calibrate(flags, choice, out);
+#endif
   const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
   const auto calibration = calibrate_cpu({.devices = flags.devices});
   const cluster c = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
   if (!flags.out.empty()) write_cluster(flags.out, c);
   out << "busy loop      " << std::setprecision(4) << calibration.loop_rate << " iterations/s\n";
-  out << "launch         " << format_seconds(calibration.launch_overhead)
-      << " per vertex (the executor's round trip for a vertex of no work)\n";
-  out << "copies         ";
-  for (const auto& s : calibration.samples)
-    out << format_bytes(static_cast<byte_count>(s.bytes)) << " " << format_seconds(s.time) << "  ";
-  out << "\nlink           " << format_seconds(calibration.link.link.latency) << " + bytes / "
-      << format_bytes(static_cast<byte_count>(calibration.link.link.bandwidth)) << "/s (r^2 "
-      << fixed_text(calibration.link.r_squared, 3) << ")\n";
+  print_calibration(out, calibration.launch_overhead, calibration.samples, calibration.link);
   out << "note           " << hardware_note(flags.devices, calibration.hardware_threads) << "\n";
   if (!flags.out.empty()) out << "cluster        " << flags.devices << " CPU devices written to " << flags.out << "\n";
   return 0;
@@ -130,85 +310,43 @@ inline int run_calibrate_command(const calibrate_flags& flags, std::ostream& out
   return row;
 }
 
-inline int run_execute_command(const execute_flags& flags, std::ostream& out, std::ostream& err) {
-  if (!std::isfinite(flags.time_scale) || flags.time_scale <= 0)
-    throw invalid_input("--time-scale must be a finite number > 0, got " + std::to_string(flags.time_scale));
-  auto file = read_any_graph_file(flags.graph_path, flags.reading);
+// What a backend's own part of `gantry execute` hands the shared flow: the cluster it measured or
+// was given (link times already scaled), the launch overhead charged to every simulated vertex,
+// and facts about the machine for --format json.
+struct execution_setup {
+  cluster devices;
+  seconds overhead = 0;
+  nlohmann::ordered_json facts = nlohmann::ordered_json::object();
+};
+
+// The flow both backends share: place, simulate, execute --runs times, validate every run,
+// report, write traces. `profiled` has the compute times the backend measured or the file gave.
+template <execution_backend B>
+int run_execution(const execute_flags& flags, const graph& profiled, const execution_setup& setup, B& backend,
+                  std::ostream& out, std::ostream& err) {
   const bool json = flags.output_format == "json";
   std::ostream& text = json ? err : out;
-
-  // The machine first: the busy loop's rate and the executor's launch overhead are always measured
-  // here; the link comes from --cluster, or from this calibration.
-  const auto calibration = calibrate_cpu({.devices = std::max<std::size_t>(flags.devices, 2)});
-  cluster base_cluster;
-  if (!flags.cluster_path.empty()) {
-    base_cluster = read_cluster(flags.cluster_path);
-  } else {
-    const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
-    base_cluster = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
-  }
-  const cluster c = with_link_times(base_cluster, flags.time_scale);
-  const seconds overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead : parse_duration(flags.launch_overhead);
-  // Real work: the graph's products and element-wise ops run with Eigen, their times profiled here
-  // first, so the placers and the simulator see this machine.
-  const bool real_work = flags.kernel == "work";
-#if GANTRY_CLI_HAS_LEARN
-  std::unique_ptr<eigen_operations> operations;
-  if (real_work) {
-    if (flags.time_scale != 1) throw invalid_input("--kernel work runs the real operations: --time-scale must be 1");
-    auto ops = operations_of(file.graph);
-    const auto shaped = static_cast<std::size_t>(std::count_if(
-        ops.begin(), ops.end(), [](const operation& o) { return o.kind != operation_kind::timed; }));
-    if (shaped == 0)
-      throw invalid_input("--kernel work: '" + flags.graph_path +
-                          "' has no operation to run (the matmul and element-wise ops of `gantry workload` graphs)");
-    operations = std::make_unique<eigen_operations>(std::move(ops), c.device_count());
-    file.graph = with_profiled_times(file.graph, profile_operations(*operations, file.graph));
-    seconds work = 0;
-    for (const auto& v : file.graph.vertices()) work += v.compute;
-    text << "profile       " << shaped << " of " << file.graph.vertex_count() << " vertices run real work, timed here: "
-         << format_seconds(work) << " of compute in all\n";
-  }
-#else
-  if (real_work) throw invalid_input("--kernel work needs a gantry built with Eigen");
-#endif
+  const cluster& c = setup.devices;
+  const seconds overhead = setup.overhead;
+  text << "launch        " << format_seconds(overhead) << " per vertex, added to every simulated vertex"
+       << (flags.launch_overhead == "auto" ? " (measured)" : "") << "\n";
   // The executor runs the scaled graph; the simulator and placers see it with the launch overhead
   // added to every vertex, which the executor pays but does not run.
-  const graph run_graph = with_compute_times(file.graph, flags.time_scale, 0);
-  const graph sim_graph = with_compute_times(file.graph, flags.time_scale, overhead);
+  const graph run_graph = with_compute_times(profiled, flags.time_scale, 0);
+  const graph sim_graph = with_compute_times(profiled, flags.time_scale, overhead);
   const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
 
   simulate_options rules;
   rules.policy = parse_enum<ready_policy>(flags.policy).value_or(ready_policy::placement_order);  // checked by CLI11
   rules.cache_transfers = !flags.no_cache;
-  // auto: spin where every device thread and the executor's get a core of their own, else sleep
-  // (a spinning device would take the core the executor needs to dispatch).
-  const cpu_kernel kernel = flags.kernel == "busy-loop" ? cpu_kernel::busy_loop
-                            : flags.kernel == "spin"    ? cpu_kernel::spin
-                            : flags.kernel == "sleep"   ? cpu_kernel::sleep
-                            : real_work                 ? cpu_kernel::work
-                            : c.device_count() + 1 <= calibration.hardware_threads ? cpu_kernel::spin
-                                                                                   : cpu_kernel::sleep;
-  cpu_backend_options backend_options{.kernel = kernel, .loop_rate = calibration.loop_rate};
-#if GANTRY_CLI_HAS_LEARN
-  if (real_work) backend_options.work = [&operations](const vertex_launch& v) { (*operations)(v); };
-#endif
-  cpu_backend backend(std::move(backend_options));
-
-  text << "executor      cpu backend: " << c.device_count() << " devices as threads, " << to_string(kernel)
-       << " kernels, memcpy copies paced to "
-       << format_seconds(c.default_link().latency) << " + bytes / "
-       << format_bytes(static_cast<byte_count>(std::min(c.default_link().bandwidth, 1e18))) << "/s\n";
-  text << "note          " << hardware_note(c.device_count(), calibration.hardware_threads, kernel == cpu_kernel::sleep) << "\n";
-  if (real_work)
-    text << "note          times were profiled with each vertex alone; devices computing side by side share caches and "
-            "memory bandwidth, and a copy's memcpy takes a core (docs/executors.md)\n";
-  text << "launch        " << format_seconds(overhead) << " per vertex, added to every simulated vertex"
-       << (flags.launch_overhead == "auto" ? " (measured)" : "") << "\n";
 
   std::vector<placement_candidate> candidates;
   if (flags.placements > 0) {
-    candidates = placement_candidates(sim_graph, sim_model, c, {.count = flags.placements, .seed = flags.seed});
+    // Set field by field: GCC 12 fails on designated initialisers of this struct in a template.
+    candidate_options which;
+    which.count = flags.placements;
+    which.seed = flags.seed;
+    candidates = placement_candidates(sim_graph, sim_model, c, which);
     if (candidates.empty()) {
       err << "gantry execute: no placer places the graph on this cluster\n";
       return 1;
@@ -256,7 +394,7 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
       auto row = comparison_json(flags.algorithm, r, run_graph);
       row["runs"] = flags.runs;
       row["launch_overhead"] = overhead;
-      row["hardware_threads"] = calibration.hardware_threads;
+      for (const auto& [key, value] : setup.facts.items()) row[key] = value;
       out << row.dump(2) << "\n";
       return 0;
     }
@@ -281,7 +419,7 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
     nlohmann::ordered_json doc;
     doc["graph"] = flags.graph_path;
     doc["devices"] = c.device_count();
-    doc["hardware_threads"] = calibration.hardware_threads;
+    for (const auto& [key, value] : setup.facts.items()) doc[key] = value;
     doc["runs"] = flags.runs;
     doc["launch_overhead"] = overhead;
     doc["compared"] = study.compared;
@@ -312,6 +450,154 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
   return all_valid ? 0 : 1;
 }
 
+// The shaped operations of a graph for --kernel work; refuses a graph with none to run.
+[[nodiscard]] inline std::vector<operation> work_operations(const execute_flags& flags, const graph& g,
+                                                            std::size_t& shaped) {
+  if (flags.time_scale != 1) throw invalid_input("--kernel work runs the real operations: --time-scale must be 1");
+  auto ops = operations_of(g);
+  shaped = static_cast<std::size_t>(
+      std::count_if(ops.begin(), ops.end(), [](const operation& o) { return o.kind != operation_kind::timed; }));
+  if (shaped == 0)
+    throw invalid_input("--kernel work: '" + flags.graph_path +
+                        "' has no operation to run (the matmul and element-wise ops of `gantry workload` graphs)");
+  return ops;
+}
+
+[[nodiscard]] inline std::string link_text(const cluster& c) {
+  return format_seconds(c.default_link().latency) + " + bytes / " +
+         format_bytes(static_cast<byte_count>(std::min(c.default_link().bandwidth, 1e18))) + "/s";
+}
+
+inline int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file, std::ostream& out,
+                           std::ostream& err) {
+  const bool json = flags.output_format == "json";
+  std::ostream& text = json ? err : out;
+
+  // The machine first: the busy loop's rate and the executor's launch overhead are always measured
+  // here; the link comes from --cluster, or from this calibration.
+  const auto calibration = calibrate_cpu({.devices = std::max<std::size_t>(flags.devices, 2)});
+  cluster base_cluster;
+  if (given) {
+    base_cluster = std::move(*given);
+  } else {
+    const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+    base_cluster = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
+  }
+  execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale),
+                        .overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
+                                                                    : parse_duration(flags.launch_overhead)};
+  const cluster& c = setup.devices;
+  // Real work: the graph's products and element-wise ops run with Eigen, their times profiled here
+  // first, so the placers and the simulator see this machine.
+  const bool real_work = flags.kernel == "work";
+#if GANTRY_CLI_HAS_LEARN
+  std::unique_ptr<eigen_operations> operations;
+  if (real_work) {
+    std::size_t shaped = 0;
+    auto ops = work_operations(flags, file.graph, shaped);
+    operations = std::make_unique<eigen_operations>(std::move(ops), c.device_count());
+    file.graph = with_profiled_times(file.graph, profile_operations(*operations, file.graph));
+    seconds work = 0;
+    for (const auto& v : file.graph.vertices()) work += v.compute;
+    text << "profile       " << shaped << " of " << file.graph.vertex_count() << " vertices run real work, timed here: "
+         << format_seconds(work) << " of compute in all\n";
+  }
+#else
+  if (real_work) throw invalid_input("--kernel work needs a gantry built with Eigen");
+#endif
+  // auto: spin where every device thread and the executor's get a core of their own, else sleep
+  // (a spinning device would take the core the executor needs to dispatch).
+  const cpu_kernel kernel = flags.kernel == "busy-loop" ? cpu_kernel::busy_loop
+                            : flags.kernel == "spin"    ? cpu_kernel::spin
+                            : flags.kernel == "sleep"   ? cpu_kernel::sleep
+                            : real_work                 ? cpu_kernel::work
+                            : c.device_count() + 1 <= calibration.hardware_threads ? cpu_kernel::spin
+                                                                                   : cpu_kernel::sleep;
+  cpu_backend_options backend_options{.kernel = kernel, .loop_rate = calibration.loop_rate};
+#if GANTRY_CLI_HAS_LEARN
+  if (real_work) backend_options.work = [&operations](const vertex_launch& v) { (*operations)(v); };
+#endif
+  cpu_backend backend(std::move(backend_options));
+
+  text << "executor      cpu backend: " << c.device_count() << " devices as threads, " << to_string(kernel)
+       << " kernels, memcpy copies paced to " << link_text(c) << "\n";
+  text << "note          " << hardware_note(c.device_count(), calibration.hardware_threads, kernel == cpu_kernel::sleep) << "\n";
+  if (real_work)
+    text << "note          times were profiled with each vertex alone; devices computing side by side share caches and "
+            "memory bandwidth, and a copy's memcpy takes a core (docs/executors.md)\n";
+  setup.facts["backend"] = "cpu";
+  setup.facts["hardware_threads"] = calibration.hardware_threads;
+  return run_execution(flags, file.graph, setup, backend, out, err);
+}
+
+#if GANTRY_CLI_HAS_CUDA
+inline int run_cuda_execute(const execute_flags& flags, const backend_choice& b, std::optional<cluster> given,
+                            graph_file& file, std::ostream& out, std::ostream& err) {
+  const bool json = flags.output_format == "json";
+  std::ostream& text = json ? err : out;
+  if (flags.kernel != "auto" && flags.kernel != "spin" && flags.kernel != "work")
+    throw invalid_input("--kernel " + flags.kernel + " is a CPU backend's kernel; with --backend cuda: spin (the "
+                        "default) or work");
+  // Real work: products with cuBLAS and element-wise kernels, profiled on device 0 first.
+  const bool real_work = flags.kernel == "work";
+  std::size_t shaped = 0;
+  std::vector<operation> operations;
+  if (real_work) operations = work_operations(flags, file.graph, shaped);
+  check_cuda_gpus(b);
+
+  // The round trip per vertex is always measured here; the link comes from --cluster, or from
+  // copies between devices 0 and 1 now. Calibration runs spin kernels (a vertex of no work is an
+  // empty one), so a run of real work gets a backend of its own.
+  cuda_tool_options options = cuda_options_of(b);
+  std::unique_ptr<any_backend> backend = make_cuda_backend(options);
+  const auto calibration = calibrate_cuda(*backend, b.devices);
+  const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+  const cluster base_cluster =
+      given ? std::move(*given) : cuda_cluster(b, calibration.link.link, capacity, comm_from(flags.comm));
+  execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale),
+                        .overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
+                                                                    : parse_duration(flags.launch_overhead)};
+  const cluster& c = setup.devices;
+  if (real_work) {
+    options.operations = std::move(operations);
+    backend.reset();  // one set of contexts on the GPU at a time
+    backend = make_cuda_backend(options);
+    file.graph = with_profiled_times(file.graph, cuda_profile(*backend, file.graph, c.device_count()));
+    seconds work = 0;
+    for (const auto& v : file.graph.vertices()) work += v.compute;
+    text << "profile       " << shaped << " of " << file.graph.vertex_count()
+         << " vertices run real work, timed on the GPU: " << format_seconds(work) << " of compute in all\n";
+  }
+  backend->begin(c.device_count());  // sets the GPUs or partitions up, so they can be described
+  const std::string description = cuda_description(*backend);
+  text << "executor      cuda backend: " << description << ", "
+       << (real_work ? "real work (cuBLAS products, element-wise kernels)" : "spin kernels of the modelled durations")
+       << ", copies modelled as " << link_text(c) << "\n";
+  if (real_work)
+    text << "note          times were profiled with each vertex alone on device 0; partitions of one GPU share its "
+            "memory bandwidth and L2 cache (docs/executors.md)\n";
+  setup.facts["backend"] = "cuda";
+  setup.facts["executor"] = description;
+  return run_execution(flags, file.graph, setup, *backend, out, err);
+}
+#endif
+
+inline int run_execute_command(const execute_flags& flags, std::ostream& out, std::ostream& err) {
+  if (!std::isfinite(flags.time_scale) || flags.time_scale <= 0)
+    throw invalid_input("--time-scale must be a finite number > 0, got " + std::to_string(flags.time_scale));
+  std::optional<cluster> given;
+  if (!flags.cluster_path.empty()) given = read_cluster(flags.cluster_path);
+  [[maybe_unused]] const auto choice = check_backend_flags(flags.backend, given ? given->device_count() : flags.devices,
+                                          given                        ? "--cluster '" + flags.cluster_path + "'"
+                                          : flags.backend.devices_given ? std::string("--devices")
+                                                                        : std::string());
+  auto file = read_any_graph_file(flags.graph_path, flags.reading);
+#if GANTRY_CLI_HAS_CUDA
+  if (choice.cuda) return run_cuda_execute(flags, choice, std::move(given), file, out, err);
+#endif
+  return run_cpu_execute(flags, std::move(given), file, out, err);
+}
+
 template <class Run>
 void run_in_callback(const char* command, Run run) {
   int code = 0;
@@ -330,33 +616,59 @@ void run_in_callback(const char* command, Run run) {
   if (code != 0) throw CLI::RuntimeError(code);
 }
 
+// --backend and the CUDA backend's options, the same on calibrate and execute. `devices` is the
+// command's --devices option, so that a count given twice is checked.
+inline void add_backend_options(CLI::App& command, backend_flags& flags) {
+  command.add_option("--backend", flags.backend,
+                     std::string("cpu (devices are threads) or cuda (devices are SM partitions of one GPU, or whole "
+                                 "GPUs") + (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  command.add_option("--partitions", flags.partitions,
+                     "with --backend cuda: this many SM partitions of one GPU (green contexts) as devices "
+                     "(default: --devices)")
+      ->check(whole_number_between<std::size_t>(1, 256));
+  command.add_option("--gpus", flags.gpus, "with --backend cuda: whole GPUs as devices, one each, e.g. 0,1");
+  command.add_option("--gpu", flags.gpu, "with --backend cuda: the GPU to partition (default 0)")
+      ->check(whole_number_between<int>(0, 1023));
+  command.add_option("--sms-per-partition", flags.sms_per_partition,
+                     "with --backend cuda: SMs per partition; 0 (the default): the GPU's SMs divided evenly")
+      ->check(whole_number_between<long long>(0, 1 << 20));
+}
+
 inline void register_execute_commands(CLI::App& app) {
   auto calibrate = std::make_shared<calibrate_flags>();
   auto* cal = app.add_subcommand("calibrate", "measure this machine's CPU backend (busy loop, launch overhead, copies "
-                                              "between device buffers) and write a cluster file");
-  cal->add_option("--devices,-d", calibrate->devices, "CPU devices (threads) in the cluster")
-      ->check(CLI::Range(std::size_t{2}, std::size_t{256}))
-      ->capture_default_str();
+                                              "between device buffers), or its GPUs with --backend cuda, and write a "
+                                              "cluster file");
+  auto* cal_devices = cal->add_option("--devices,-d", calibrate->devices, "devices in the cluster (CPU: threads)")
+                          ->check(CLI::Range(std::size_t{2}, std::size_t{256}))
+                          ->capture_default_str();
+  add_backend_options(*cal, calibrate->backend);
   cal->add_option("--memory,-m", calibrate->memory, "memory per device, e.g. 1GiB, or 'unlimited'")->capture_default_str();
   cal->add_option("--comm", calibrate->comm, "parallel, sequential or duplex")
       ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
       ->capture_default_str();
   cal->add_option("--out,-o", calibrate->out, "write the cluster (JSON) here");
-  cal->callback([calibrate] { run_in_callback("calibrate", [&] { return run_calibrate_command(*calibrate, std::cout); }); });
+  cal->callback([calibrate, cal_devices] {
+    calibrate->backend.devices_given = cal_devices->count() > 0;
+    run_in_callback("calibrate", [&] { return run_calibrate_command(*calibrate, std::cout); });
+  });
 
   auto flags = std::make_shared<execute_flags>();
-  auto* ex = app.add_subcommand("execute", "place, simulate and run a graph for real on CPU threads; report simulated "
-                                           "vs measured makespans");
+  auto* ex = app.add_subcommand("execute", "place, simulate and run a graph for real on CPU threads (or GPUs: "
+                                           "--backend cuda); report simulated vs measured makespans");
   ex->add_option("--graph,-g", flags->graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
       ->required()
       ->check(CLI::ExistingFile);
   add_graph_reading_options(*ex, flags->reading);
   auto* cluster_option = ex->add_option("--cluster", flags->cluster_path, "cluster file (from `gantry calibrate`)")
                              ->check(CLI::ExistingFile);
-  ex->add_option("--devices,-d", flags->devices, "without --cluster: CPU devices, linked as calibrated now")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
-      ->excludes(cluster_option)
-      ->capture_default_str();
+  auto* ex_devices = ex->add_option("--devices,-d", flags->devices, "without --cluster: devices, linked as calibrated now")
+                         ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
+                         ->excludes(cluster_option)
+                         ->capture_default_str();
+  add_backend_options(*ex, flags->backend);
   ex->add_option("--memory,-m", flags->memory, "without --cluster: memory per device")->excludes(cluster_option)->capture_default_str();
   ex->add_option("--comm", flags->comm, "without --cluster: parallel, sequential or duplex")
       ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
@@ -391,10 +703,10 @@ inline void register_execute_commands(CLI::App& app) {
                  "added to every vertex's simulated time: 'auto' (measured now) or a duration, e.g. 0s, 20us")
       ->capture_default_str();
   ex->add_option("--kernel", flags->kernel,
-                 "how a device thread spends a vertex's time: busy-loop (calibrated iterations), spin (on the clock), "
-                 "sleep (frees the core), work (the graph's own products and element-wise ops with Eigen, profiled "
-                 "first: `gantry workload` graphs), auto (spin when every device and the executor get a core, "
-                 "else sleep)")
+                 "how a device spends a vertex's time: busy-loop (calibrated iterations), spin (on the clock), "
+                 "sleep (frees the core), work (the graph's own products and element-wise ops with Eigen, or cuBLAS "
+                 "and CUDA kernels with --backend cuda, profiled first: `gantry workload` graphs), auto (CPU: spin "
+                 "when every device and the executor get a core, else sleep; CUDA: spin)")
       ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep", "work"}))
       ->capture_default_str();
   ex->add_option("--trace", flags->trace, "write PREFIX.simulated.json and PREFIX.measured.json (Chrome traces)");
@@ -402,7 +714,10 @@ inline void register_execute_commands(CLI::App& app) {
   ex->add_option("--format", flags->output_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  ex->callback([flags] { run_in_callback("execute", [&] { return run_execute_command(*flags, std::cout, std::cerr); }); });
+  ex->callback([flags, ex_devices] {
+    flags->backend.devices_given = ex_devices->count() > 0;
+    run_in_callback("execute", [&] { return run_execute_command(*flags, std::cout, std::cerr); });
+  });
 }
 
 }  // namespace gantry::cli
