@@ -51,6 +51,7 @@ struct comparison {
   double error = 0;                 // measured / simulated - 1
   start_time_error starts;          // of the median run against the simulation
   bool valid = true;                // every measured schedule passed validate()
+  std::size_t invalid_runs = 0;     // measured schedules validate() refused
   std::string violations;           // the first failing run's, when not valid
   simulation_result simulation;
   execution_result median_run;
@@ -83,9 +84,10 @@ template <placement_model SimModel, placement_model ExecModel, execution_backend
       return out;
     }
     const auto report = validate(r.schedule, g, exec_model, devices, {.exact_durations = false});
-    if (!report.ok() && out.valid) {
+    if (!report.ok()) {
+      if (out.valid) out.violations = report.to_string();
       out.valid = false;
-      out.violations = report.to_string();
+      ++out.invalid_runs;
     }
     runs.push_back(std::move(r));
   }
