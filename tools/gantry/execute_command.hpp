@@ -463,9 +463,11 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   return ops;
 }
 
+// A cluster of one device has no link to measure: its default one has no bandwidth limit.
 [[nodiscard]] inline std::string link_text(const cluster& c) {
-  return format_seconds(c.default_link().latency) + " + bytes / " +
-         format_bytes(static_cast<byte_count>(std::min(c.default_link().bandwidth, 1e18))) + "/s";
+  const link_model link = c.default_link();
+  if (!std::isfinite(link.bandwidth)) return format_seconds(link.latency) + " (no bandwidth limit)";
+  return format_seconds(link.latency) + " + bytes / " + format_bytes(static_cast<byte_count>(std::min(link.bandwidth, 1e18))) + "/s";
 }
 
 inline int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file, std::ostream& out,
@@ -616,8 +618,8 @@ void run_in_callback(const char* command, Run run) {
   if (code != 0) throw CLI::RuntimeError(code);
 }
 
-// --backend and the CUDA backend's options, the same on calibrate and execute. `devices` is the
-// command's --devices option, so that a count given twice is checked.
+// --backend and the CUDA backend's options, the same on calibrate and execute (the command's
+// callback records whether --devices was given, so that a count given twice is checked).
 inline void add_backend_options(CLI::App& command, backend_flags& flags) {
   command.add_option("--backend", flags.backend,
                      std::string("cpu (devices are threads) or cuda (devices are SM partitions of one GPU, or whole "
