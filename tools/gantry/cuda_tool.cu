@@ -11,68 +11,27 @@
 namespace gantry::cli {
 namespace {
 
-// What the backend says it ran on, where it can say so. A template: a discarded branch is only
-// left unchecked there.
-template <class B>
-concept self_describing = requires(const B& b) {
-  { b.description() } -> std::convertible_to<std::string>;
-};
-
-// cuda_backend and what the tool asked it for, so the tool can say what ran even where the
-// backend cannot describe itself.
+// cuda_backend built from the tool's options, with its profiler and description reachable
+// through the adaptor.
 class tool_backend {
  public:
   explicit tool_backend(const cuda_tool_options& o)
-      : options_(o), backend_(cuda_backend_options{.gpus = o.gpus,
-                                                   .gpu = o.gpu,
-                                                   .sms_per_partition = o.sms_per_partition,
-                                                   .max_copy_bytes = o.max_copy_bytes,
-                                                   .operations = o.operations}) {}
+      : backend_(cuda_backend_options{.gpus = o.gpus,
+                                      .gpu = o.gpu,
+                                      .sms_per_partition = o.sms_per_partition,
+                                      .max_copy_bytes = o.max_copy_bytes,
+                                      .operations = o.operations}) {}
 
-  void begin(std::size_t devices) {
-    devices_ = devices;
-    backend_.begin(devices);
-  }
+  void begin(std::size_t devices) { backend_.begin(devices); }
   void launch_vertex(const vertex_launch& v) { backend_.launch_vertex(v); }
   void launch_copy(const copy_launch& c) { backend_.launch_copy(c); }
   void wait(std::vector<completion>& out) { backend_.wait(out); }
   [[nodiscard]] seconds now() const { return backend_.now(); }
-
-  [[nodiscard]] std::vector<seconds> profile(const graph& g, std::size_t devices) {
-    devices_ = devices;
-    return backend_.profile(g, devices);
-  }
-
-  [[nodiscard]] std::string description() const { return describe(backend_); }
+  [[nodiscard]] std::vector<seconds> profile(const graph& g, std::size_t devices) { return backend_.profile(g, devices); }
+  [[nodiscard]] std::string description() const { return backend_.description(); }
 
  private:
-  template <class B>
-  [[nodiscard]] std::string describe(const B& b) const {
-    if constexpr (self_describing<B>) {
-      return b.description();
-    } else {
-      // What was asked for: the backend itself refuses a split the GPU cannot make.
-      if (!options_.gpus.empty()) {
-        std::string text = std::to_string(options_.gpus.size()) + " whole GPUs (";
-        for (std::size_t i = 0; i < options_.gpus.size(); ++i) text += (i ? ", " : "") + gpu_name(options_.gpus[i]);
-        return text + ")";
-      }
-      return std::to_string(devices_) + " SM partitions of " + gpu_name(options_.gpu) + " (green contexts, " +
-             (options_.sms_per_partition != 0 ? std::to_string(options_.sms_per_partition) + " SMs each"
-                                              : std::string("its SMs divided evenly")) +
-             ")";
-    }
-  }
-
-  [[nodiscard]] static std::string gpu_name(int gpu) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, gpu) != cudaSuccess) return "GPU " + std::to_string(gpu);
-    return "GPU " + std::to_string(gpu) + " " + p.name + " (" + std::to_string(p.multiProcessorCount) + " SMs)";
-  }
-
-  cuda_tool_options options_;
   cuda_backend backend_;
-  std::size_t devices_ = 0;
 };
 
 using tool_adaptor = backend_adaptor<tool_backend>;

@@ -18,7 +18,7 @@ namespace gantry::cli {
 struct cuda_tool_options {
   std::vector<int> gpus{};         // whole GPUs, one device each; empty: partitions of `gpu`
   int gpu = 0;                     // the GPU cut into SM partitions (green contexts)
-  unsigned sms_per_partition = 0;  // 0: the GPU's SMs divided evenly
+  unsigned sms_per_partition = 0;  // 0: the largest equal split the GPU allows
   std::size_t max_copy_bytes = std::size_t{256} << 20;
   std::vector<operation> operations{};  // one per vertex: real work; empty: spin kernels
 };

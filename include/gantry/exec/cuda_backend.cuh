@@ -197,15 +197,7 @@ class cuda_backend {
     epoch_ = std::chrono::steady_clock::now();
   }
 
-  void launch_vertex(const vertex_launch& v) {
-    auto& dev = devices_.at(v.device);
-    set_device(v.device);
-    activity a{false, v.vertex, v.device, v.device, take_event(v.device), take_event(v.device)};
-    detail::cuda_check(cudaEventRecord(a.begin, dev.stream), "record a start");
-    run(v, dev);
-    detail::cuda_check(cudaEventRecord(a.end, dev.stream), "record an end");
-    pending_.push_back(a);
-  }
+  void launch_vertex(const vertex_launch& v) { pending_.push_back(enqueue_vertex(v, {}, false)); }
 
   void launch_copy(const copy_launch& c) { pending_.push_back(enqueue_copy(c, {}, false)); }
 
