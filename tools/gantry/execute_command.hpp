@@ -51,7 +51,7 @@ struct backend_flags {
   std::size_t partitions = 0;       // SM partitions of one GPU as devices; 0: not given
   std::string gpus;                 // whole GPUs, comma separated; empty: not given
   int gpu = -1;                     // the GPU to partition; -1: not given (GPU 0)
-  long long sms_per_partition = -1; // -1: not given; 0: the GPU's SMs divided evenly
+  long long sms_per_partition = -1; // -1: not given; 0: the largest equal split the GPU allows
   bool devices_given = false;       // --devices was on the command line
 };
 
@@ -431,10 +431,13 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     out << doc.dump(2) << "\n";
     return all_valid ? 0 : 1;
   }
-  out << std::left << std::setw(22) << "placement" << std::right << std::setw(13) << "simulated" << std::setw(13)
+  std::size_t name_width = std::string("placement").size();
+  for (const auto& row : study.rows) name_width = std::max(name_width, row.name.size());
+  const int name_column = static_cast<int>(name_width) + 2;
+  out << std::left << std::setw(name_column) << "placement" << std::right << std::setw(13) << "simulated" << std::setw(13)
       << "measured" << std::setw(10) << "error" << std::setw(14) << "start error" << "\n";
   for (const auto& row : study.rows) {
-    out << std::left << std::setw(22) << row.name << std::right;
+    out << std::left << std::setw(name_column) << row.name << std::right;
     if (!row.result.ok()) {
       out << "  " << to_string(row.result.outcome.code) << ": " << row.result.outcome.message << "\n";
       continue;
@@ -634,7 +637,7 @@ inline void add_backend_options(CLI::App& command, backend_flags& flags) {
   command.add_option("--gpu", flags.gpu, "with --backend cuda: the GPU to partition (default 0)")
       ->check(whole_number_between<int>(0, 1023));
   command.add_option("--sms-per-partition", flags.sms_per_partition,
-                     "with --backend cuda: SMs per partition; 0 (the default): the GPU's SMs divided evenly")
+                     "with --backend cuda: SMs per partition; 0 (the default): the largest equal split the GPU allows")
       ->check(whole_number_between<long long>(0, 1 << 20));
 }
 

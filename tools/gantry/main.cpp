@@ -593,12 +593,16 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << describe_devices(c) << ", "
             << to_string(c.comm()) << " transfers\n";
   std::cout << cli::describe_bound(bound) << "\n\n";
-  std::cout << std::left << std::setw(20) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
+  // The name column fits the longest placer name (backward-critical-path is 22 characters).
+  std::size_t name_width = std::string("algorithm").size();
+  for (const auto& row : rows) name_width = std::max(name_width, row.entry->name.size());
+  const int name_column = static_cast<int>(name_width) + 2;
+  std::cout << std::left << std::setw(name_column) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
             << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(10)
             << "vs bound" << std::setw(14) << "bytes moved" << "  peak memory per device\n";
   for (const auto& row : rows) {
     const auto& p = row.placed.placement;
-    std::cout << std::left << std::setw(20) << row.entry->name << std::right << std::setw(12)
+    std::cout << std::left << std::setw(name_column) << row.entry->name << std::right << std::setw(12)
               << fixed(p.placement_time * 1e3, 2);
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
@@ -722,8 +726,11 @@ int main(int argc, char** argv) {
   }
   try {
     if (*list) {
-      for (const auto& entry : cli::tool_placers(1, nullptr))
-        std::cout << std::left << std::setw(21) << entry.name << entry.description
+      const auto entries = cli::tool_placers(1, nullptr);
+      std::size_t width = 0;
+      for (const auto& entry : entries) width = std::max(width, entry.name.size());
+      for (const auto& entry : entries)
+        std::cout << std::left << std::setw(static_cast<int>(width) + 2) << entry.name << entry.description
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
