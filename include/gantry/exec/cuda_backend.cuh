@@ -236,9 +236,9 @@ class cuda_backend {
                           std::to_string(devices_.size()));
     const std::size_t count = plan.activities.size();
     std::vector<activity> acts(count);
-    // Enqueued context by context: switching the current context is the costly host call, so each
-    // device's activities (its vertices and the copies it sends) go in plan order as far as their
-    // waits allow before the next context. The plan's order is topological, so this never stalls.
+    // Enqueued device by device: each device's activities (its vertices and the copies it sends,
+    // all in its context) go in plan order as far as their waits allow, then the next device's.
+    // The plan's order is topological, so this never stalls.
     const auto context_of = [&](const ahead_activity& step) {
       return step.is_copy ? plan.copies.at(step.id).from : plan.vertices.at(step.id).device;
     };
@@ -287,11 +287,17 @@ class cuda_backend {
     if (held) hold();
     const auto t0 = std::chrono::steady_clock::now();
     cudaError_t launched = cudaSuccess;
-    if (exec != nullptr) {
-      set_device(0);
-      launched = cudaGraphLaunch(exec, devices_[0].stream);
-    } else {
-      enqueue_all(false);
+    try {
+      if (exec != nullptr) {
+        set_device(0);
+        launched = cudaGraphLaunch(exec, devices_[0].stream);
+      } else {
+        enqueue_all(false);
+      }
+    } catch (...) {  // open the gate, so what was enqueued runs out instead of holding the GPU
+      if (held) release_hold();
+      if (exec != nullptr) cudaGraphExecDestroy(exec);
+      throw;
     }
     host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (held) release_hold();
