@@ -328,6 +328,8 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   }
   std::cout << "algorithm     " << chosen << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms, "
             << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
+  if (placed.placement.outcome.message.find(" instead") != std::string::npos)
+    std::cout << "fallback      " << placed.placement.outcome.message << "\n";
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
@@ -533,6 +535,10 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     });
     outputs.commit();
   }
+  // Placed by a fallback (memory_fallback(), the one-device answer, m-ETF's rescue): the message says which.
+  const auto is_fallback = [](const placement& p) {
+    return p.ok() && p.outcome.message.find(" instead") != std::string::npos;
+  };
   const auto slower_than_alone = [&](const compare_row& row) {
     // Relative: a placement that is the one device's run may differ from it by rounding alone.
     return alone && row.simulated && row.simulated->ok() &&
@@ -575,6 +581,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
         r["status"] = "simulation: " + std::string(to_string(row.simulated->outcome.code));
         r["message"] = row.simulated->outcome.message;
       } else {
+        if (is_fallback(p)) r["fallback"] = p.outcome.message;
         const auto& s = row.simulated->schedule;
         r["status"] = "ok";
         r["makespan"] = s.makespan;
@@ -618,6 +625,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     }
     const auto& s = row.simulated->schedule;
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
+    if (is_fallback(p)) notes.emplace_back("a fallback, see below");
     std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
               << (baseline && speedup(*baseline, s.makespan) ? fixed(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
               << std::setw(10)
@@ -626,7 +634,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     std::cout << (notes.empty() ? "" : ")") << "\n";
   }
   for (const auto& row : rows) {
-    if (!row.placed.placement.ok()) std::cout << "\n" << row.entry->name << ": " << row.placed.placement.outcome.message;
+    if (!row.placed.placement.ok() || is_fallback(row.placed.placement))
+      std::cout << "\n" << row.entry->name << ": " << row.placed.placement.outcome.message;
     else if (!row.simulated->ok()) std::cout << "\n" << row.entry->name << ": " << row.simulated->outcome.message;
   }
   std::cout << "\n\"own schedule\" is the placer's own schedule; \"replayed\" simulates its placement ("
