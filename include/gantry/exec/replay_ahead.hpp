@@ -12,12 +12,13 @@
 #include <gantry/schedule/memory_profile.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <concepts>
 #include <map>
 #include <queue>
+#include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace gantry {
