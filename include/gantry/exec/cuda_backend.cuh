@@ -177,23 +177,11 @@ class cuda_backend {
     }
     for (const auto& a : pending_) recycle(a);
     pending_.clear();
-    // One start for every device: device 0 spins a moment, then every stream waits for it and
-    // records its epoch, so the epochs fire together instead of one host call apart.
-    set_device(0);
-    auto& first = devices_[0];
-    detail::spin_kernel<<<1, 1, 0, first.stream>>>(static_cast<long long>(50e-6 * first.clock_hz));
-    detail::cuda_check(cudaGetLastError(), "launch the start gate");
-    detail::cuda_check(cudaEventRecord(gate_, first.stream), "record the start gate");
-    for (device_id d = 0; d < devices_.size(); ++d) {
-      set_device(d);
-      detail::cuda_check(cudaStreamWaitEvent(devices_[d].stream, gate_, 0), "wait for the start gate");
-      detail::cuda_check(cudaEventRecord(devices_[d].epoch, devices_[d].stream), "record an epoch");
-    }
-    for (device_id d = 0; d < devices_.size(); ++d) {
-      set_device(d);
-      detail::cuda_check(cudaEventSynchronize(devices_[d].epoch), "wait for an epoch");
-    }
-    align_clocks();
+    // One start for every device: the epochs are recorded behind the gate, opened once every
+    // stream waits at it, so they fire together instead of one host call apart.
+    hold();
+    release_hold();
+    settle_clocks();
     epoch_ = std::chrono::steady_clock::now();
   }
 
@@ -310,12 +298,8 @@ class cuda_backend {
       set_device(a.end_device);
       detail::cuda_check(cudaEventSynchronize(a.end), "wait for a planned activity");
     }
-    for (device_id d = 0; d < devices_.size(); ++d) {
-      set_device(d);
-      detail::cuda_check(cudaEventSynchronize(devices_[d].epoch), "wait for an epoch");
-    }
+    settle_clocks();
     last_host_paced_ = !held || gate_flags_[1] != 0;
-    align_clocks();
     for (const auto& a : acts) {
       out.push_back({a.is_copy, a.id, time_of(a.device, a.begin), time_of(a.end_device, a.end)});
       recycle(a);
@@ -436,6 +420,14 @@ class cuda_backend {
       detail::cuda_check(cudaStreamWaitEvent(devices_[d].stream, gate_, 0), "wait for the gate");
       detail::cuda_check(cudaEventRecord(devices_[d].epoch, devices_[d].stream), "record an epoch");
     }
+  }
+  // Waits for every epoch hold() recorded, then times the devices against each other.
+  void settle_clocks() {
+    for (device_id d = 0; d < devices_.size(); ++d) {
+      set_device(d);
+      detail::cuda_check(cudaEventSynchronize(devices_[d].epoch), "wait for an epoch");
+    }
+    align_clocks();
   }
   void release_hold() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -847,7 +839,7 @@ class cuda_backend {
   std::vector<device_state> devices_;
   std::vector<activity> pending_;
   std::vector<std::pair<int, int>> peers_;  // (from, to) GPUs with peer access enabled
-  cudaEvent_t gate_ = nullptr;  // begin()'s start gate, in device 0's context
+  cudaEvent_t gate_ = nullptr;  // hold()'s gate, in device 0's context
   cudaEvent_t fork_ = nullptr;  // a capture's fork, in device 0's context
   volatile int* gate_flags_ = nullptr;  // [open, expired], pinned and mapped
   int* gate_device_flags_ = nullptr;     // the same, as the GPU sees them
