@@ -1,6 +1,7 @@
-// Celeritas's placers: Adjusting Placement worked by hand on a 6-vertex graph, Order-Place filling
-// devices in order, best effort when memory runs out, and the whole pipeline (CPD-TOPO, Kernighan
-// fusion, Adjusting Placement, expansion) checked by validate() on seeded random graphs.
+// Celeritas's placers: Adjusting Placement worked by hand on a 6-vertex graph (the paper's walk and
+// the earliest-start walk), Order-Place filling devices in order, best effort when memory runs out,
+// and the whole pipeline (CPD-TOPO, Kernighan fusion, Adjusting Placement, expansion, the unfused
+// placement beside it) checked by validate() on seeded random graphs.
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/celeritas.hpp>
@@ -14,6 +15,8 @@
 
 #include "support.hpp"
 
+#include <algorithm>
+#include <tuple>
 #include <vector>
 
 using namespace gantry;
@@ -80,6 +83,36 @@ TEST_CASE("Adjusting Placement worked by hand: v1 moves (3 s earlier > 1 s back)
                                {.policy = ready_policy::strict_order, .priority = r.placement.order});
   REQUIRE(replay.ok());
   CHECK(replay.schedule.start == r.schedule.start);
+}
+
+TEST_CASE("Adjusting Placement with the earliest-start walk worked by hand: v2 stays (2 s earlier <= 4 s back)") {
+  // ETF's walk, ties by static level (v0 7, v1 5, v2 5, v3 2, v4 2, v5 1), then Kahn order.
+  // v0: est 0 on both: d0 [0,2].  v1, v2: est 2 on d0 each, tie: v1 (Kahn), d0 [2,5].
+  // v2: est d0 5, d1 2+1 = 3: the walk's device d1; d_stay = d0 (v0's); 5-3 = 2 <= back_cost
+  //     max(c(v2,v3), c(v2,v4)) = 4: stays, d0 [5,8].
+  // v3, v4: est 8 on d0 each (d1: 11, 12), tie: v3, d0 [8,9]; v4 d0 [9,10]; v5 d0 [10,11].
+  const hand_case h;
+  const graph_model model(h.g, h.devices);
+  const auto r = adjusting_placement_earliest(h.g, model, h.devices);
+  REQUIRE(r.ok());
+  CHECK(r.placement.device == std::vector<device_id>(6, 0));
+  CHECK(r.schedule.start == std::vector<seconds>{0, 2, 5, 8, 9, 10});
+  CHECK(r.schedule.makespan == 11);
+  CHECK(validate(r.schedule, h.g, model, h.devices).ok());
+  // With fast links back_cost is small: v2 moves to d1 and runs beside v1.
+  const cluster fast = cluster::uniform(2, unlimited_memory, {.latency = 0.5, .bandwidth = 1e12});
+  const graph_model fast_model(h.g, fast);
+  const auto moved = adjusting_placement_earliest(h.g, fast_model, fast);
+  REQUIRE(moved.ok());
+  CHECK(moved.placement.device[2] == 1);
+  CHECK(moved.schedule.makespan < r.schedule.makespan);
+  // No insertion: the work-conserving replay of the placement in its order keeps the engine's times.
+  for (const auto& [m, c, p] : {std::tuple(&model, &h.devices, &r), std::tuple(&fast_model, &fast, &moved)}) {
+    const auto replay =
+        simulate(h.g, *m, *c, std::span<const device_id>(p->placement.device), {.priority = p->placement.order});
+    REQUIRE(replay.ok());
+    CHECK(replay.schedule.start == p->schedule.start);
+  }
 }
 
 TEST_CASE("Adjusting Placement inserts a vertex into an idle gap of its device") {
@@ -158,25 +191,55 @@ TEST_CASE("Adjusting Placement with best effort places everything and reports th
 
 TEST_CASE("celeritas with a window of 1 places the hand case as Adjusting Placement does") {
   const hand_case h;
-  const auto c = celeritas(h.g, h.devices, {.window = 1});
+  const auto c = celeritas(h.g, h.devices, {.window = 1, .also_unfused = false});
   REQUIRE(c.ok());
+  CHECK(!c.unfused);
   CHECK(c.fusion.coarsening.coarse.vertex_count() == 6);
   CHECK(c.placement.device == std::vector<device_id>{0, 1, 0, 1, 0, 1});
   // A window of 6 and no memory cap, as the paper has it: the DP puts the whole graph in one cluster
   // (nothing is cut), on one device.
-  const auto one = celeritas(h.g, h.devices, {.window = 6, .min_clusters_per_device = 0});
+  const auto one = celeritas(h.g, h.devices, {.window = 6, .min_clusters_per_device = 0, .also_unfused = false});
   REQUIRE(one.ok());
   CHECK(one.fusion.segments.cost == 0);
   CHECK(one.placement.device == std::vector<device_id>(6, 0));
   // By default the window keeps two clusters per device: here at most 6 / (2 x 2) = 1 vertex each.
-  const auto kept = celeritas(h.g, h.devices, {.window = 6});
+  const auto kept = celeritas(h.g, h.devices, {.window = 6, .also_unfused = false});
   REQUIRE(kept.ok());
   CHECK(kept.fusion.coarsening.coarse.vertex_count() == 6);
   CHECK(kept.placement.device == c.placement.device);
+  // By default the unfused placement is tried too: the paper's replays in 10 s, the earliest-start
+  // walk's in 11 s (above), so the paper's is kept.
+  const auto both = celeritas(h.g, h.devices, {.window = 1});
+  REQUIRE(both.ok());
+  CHECK(!both.unfused);
+  CHECK(both.placement.device == c.placement.device);
+}
+
+TEST_CASE("celeritas on unlimited memory spreads a graph with parallelism over the devices") {
+  // Inception-V3's vertices fit any device: the paper's pipeline (window 200, a quarter of unlimited
+  // memory) made 1,130 vertices a few long clusters in CPD-TOPO order and kept them on one device.
+  const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/inception_v3.json.gz");
+  const cluster devices = cluster::uniform(3, unlimited_memory, {.latency = 1e-5, .bandwidth = 12e9});
+  const graph_model model(g, devices);
+  const auto makespan = [&](const celeritas_result& r) {
+    const auto run = simulate(g, model, devices, std::span<const device_id>(r.placement.device),
+                              {.priority = r.placement.order});
+    REQUIRE(run.ok());
+    return run.schedule.makespan;
+  };
+  const auto paper = celeritas(g, devices, {.also_unfused = false});
+  const auto r = celeritas(g, devices);
+  REQUIRE(paper.ok());
+  REQUIRE(r.ok());
+  CHECK(r.unfused);
+  std::vector<std::size_t> count(3, 0);
+  for (const device_id d : r.placement.device) ++count[d];
+  CHECK(std::count(count.begin(), count.end(), 0) == 0);
+  CHECK(makespan(r) < 0.7 * makespan(paper));
 }
 
 TEST_CASE("celeritas on seeded random graphs: complete placements that expand and replay validly") {
-  std::size_t placed = 0, over = 0;
+  std::size_t placed = 0, over = 0, unfused = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     for (const bool limited : {false, true}) {
       const auto c = test::make_random_case(seed, seed % 2 ? comm_mode::parallel : comm_mode::sequential, limited,
@@ -197,7 +260,18 @@ TEST_CASE("celeritas on seeded random graphs: complete placements that expand an
         continue;
       }
       ++placed;
-      CHECK(r.coarse.ok());
+      // The kept placement replays in its order within memory, no later than the paper's alone.
+      const auto strict = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
+                                   {.policy = ready_policy::strict_order, .priority = r.placement.order});
+      REQUIRE(strict.ok());
+      const auto paper = celeritas(c.g, c.devices, {.window = 1 + seed % 8, .also_unfused = false});
+      if (paper.ok()) {
+        const auto alone = simulate(c.g, model, c.devices, std::span<const device_id>(paper.placement.device),
+                                    {.policy = ready_policy::strict_order, .priority = paper.placement.order});
+        if (alone.ok()) CHECK(strict.schedule.makespan <= alone.schedule.makespan);
+      }
+      if (r.unfused) ++unfused;
+      else CHECK(r.coarse.ok());
       const auto run = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
                                 {.priority = r.placement.order});
       if (!run.ok()) {
@@ -208,7 +282,7 @@ TEST_CASE("celeritas on seeded random graphs: complete placements that expand an
       CHECK_MESSAGE(report.ok(), report.to_string());
     }
   }
-  MESSAGE("celeritas: " << placed << " placed, " << over << " over capacity");
+  MESSAGE("celeritas: " << placed << " placed (" << unfused << " unfused), " << over << " over capacity");
   CHECK(placed > 40);
 }
 

@@ -9,14 +9,18 @@
 // nowhere now waits while later ready vertices are placed (their placement may free memory); with
 // list_options::best_effort, when nothing fits at all the engine places a vertex on the device
 // with the most free memory and reports status::over_capacity. O(m) est queries per vertex.
+// Beyond the paper, adjusting_placement_earliest_policy walks the graph as a work-conserving run
+// does (see there).
 #pragma once
 
 #include <gantry/order/topological.hpp>
+#include <gantry/place/etf.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/ready_by_priority.hpp>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,6 +93,65 @@ class adjusting_placement_policy : public priority_list_policy<adjusting_placeme
       : priority_list_policy(std::move(name), adjusting_placement_rule{std::move(order)}) {}
 };
 
+// Beyond the paper: Adjusting Placement's device rule with the walk a work-conserving run makes.
+// The paper's walk follows a fixed order and inserts into idle gaps, a schedule no runtime keeps:
+// a device that the plan leaves idle runs whatever is ready, and the vertex planned there waits.
+// On gnmt_80 (4 devices of 60% of the one-device peak) the walk's own schedule takes 101 s and its
+// work-conserving run 119 s, against m-ETF's 81 s. Here the next vertex is the one that can start
+// earliest on some device (ETF's choice; the policy wraps etf_policy as m-SCT does, ties by static
+// level), d_best that device, and the rule decides between d_best and d_stay, the device of the
+// input that finishes last (the vertex v follows, as v_i follows v_{i-1} in the paper's chains):
+//   est(v, d_stay) - est(v, d_best) > back_cost ? d_best : d_stay,
+// back_cost as in the paper. A source, or a v that may not use d_stay or does not fit there, goes
+// to d_best. No insertion: a work-conserving run of the placement keeps to the engine's schedule
+// (exactly, on the five shipped graphs at 60% of the one-device peak). O((n + e) · m · log n), as ETF.
+class adjusting_placement_earliest_policy {
+ public:
+  explicit adjusting_placement_earliest_policy(std::string name = "Adjusting Placement (earliest start)")
+      : name_(name), walk_(std::move(name)) {}
+  [[nodiscard]] std::string_view name() const { return name_; }
+
+  template <class View>
+  void start(const View& view) {
+    walk_.start(view);
+  }
+  template <class View>
+  void on_ready(const View& view, vertex_id v) {
+    walk_.on_ready(view, v);
+  }
+  // The walk keeps, per device, the best candidate; it learns the device chosen here from this hook.
+  template <class View>
+  void on_placed(const View& view, vertex_id v, device_id d) {
+    walk_.on_placed(view, v, d);
+  }
+
+  template <class View>
+  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    const std::optional<list_choice> earliest = walk_.choose(view);
+    if (!earliest) return earliest;
+    const vertex_id v = earliest->vertex;
+    const csr_graph& g = view.graph();
+    device_id stay = no_device;
+    seconds latest = -std::numeric_limits<seconds>::infinity();
+    for (const vertex_id u : g.predecessors(v))
+      if (view.finish_of(u) > latest) {
+        latest = view.finish_of(u);
+        stay = view.device_of(u);
+      }
+    if (stay == no_device || stay == earliest->device || !view.allowed(v, stay) || !view.fits(v, stay))
+      return earliest;
+    seconds back_cost = 0;
+    for (const edge_id e : g.out_edges(v))
+      back_cost = std::max(back_cost, static_cast<seconds>(mean_transfer_time(view.model(), e, view.device_count())));
+    const seconds gain = view.earliest_start(v, stay) - view.earliest_start(v, earliest->device);
+    return gain > back_cost ? earliest : std::optional<list_choice>(list_choice{v, stay});
+  }
+
+ private:
+  std::string name_;
+  etf_policy walk_;
+};
+
 // Adjusting Placement of any graph, walking `order` (empty: CPD-TOPO). Memory counts when
 // options.respect_memory is set; set options.best_effort too for Celeritas's rule that a vertex no
 // device can hold still goes somewhere (reported as status::over_capacity).
@@ -97,6 +160,14 @@ template <adapted_graph G, placement_model M, device_set D>
                                                        list_options options = {}, std::vector<vertex_id> order = {}) {
   return list_schedule(graph, model, devices, adjusting_placement_policy("Adjusting Placement", std::move(order)),
                        std::move(options));
+}
+
+// Adjusting Placement with the earliest-start walk (adjusting_placement_earliest_policy); memory
+// and best effort as adjusting_placement().
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] list_schedule_result adjusting_placement_earliest(const G& graph, const M& model, const D& devices,
+                                                                list_options options = {}) {
+  return list_schedule(graph, model, devices, adjusting_placement_earliest_policy(), std::move(options));
 }
 
 }  // namespace gantry

@@ -2,8 +2,10 @@
 // Adjusting Placement of the coarse graph (place/adjusting_placement.hpp), memory respected with
 // best effort -> the coarse placement expanded to the original graph. On a gantry::graph with the
 // default model; colocation groups named in the graph are carried to the coarse graph and honoured.
-// O((n + e) log n + n·R + e) for the order and the fusion, then Adjusting Placement on the k
-// clusters.
+// Beyond the paper (celeritas_options::also_unfused), the original graph is also placed by
+// Adjusting Placement with the earliest-start walk, and the faster placement in a strict replay is
+// kept. O((n + e) log n + n·R + e) for the order and the fusion, then Adjusting Placement on the k
+// clusters, and O((n + e) · m · log n) for the unfused placement.
 #pragma once
 
 #include <gantry/fusion/kernighan.hpp>
@@ -27,6 +29,12 @@ struct celeritas_options {
   // M of the breakpoint DP; empty: a quarter of the smallest device's memory (Celeritas's choice).
   std::optional<byte_count> cluster_memory{};
   bool cache_transfers = true;  // the engine's tensor cache (list_options::cache_transfers)
+  // Beyond the paper: also place the original graph, unfused, by Adjusting Placement with the
+  // earliest-start walk (adjusting_placement_earliest_policy), and keep whichever placement, that
+  // or the paper's, finishes first when replayed in its order. A cluster runs its members one after
+  // another and starts when all their inputs are there, so the coarse graph loses the parallelism
+  // inside clusters (see docs/algorithms.md for the measurements). false: the paper's pipeline alone.
+  bool also_unfused = true;
 };
 
 struct celeritas_result {
@@ -36,13 +44,20 @@ struct celeritas_result {
   gantry::placement placement;            // of the original graph; status and message as outcome's
   kernighan_fusion fusion;                // the order, the breakpoints and the coarse graph
   list_schedule_result coarse;            // Adjusting Placement's run on the coarse graph
+  // Whether `placement` is the unfused placement (celeritas_options::also_unfused), which replayed
+  // faster than the coarse one; `fusion` and `coarse` still say what the paper's pipeline found.
+  bool unfused = false;
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
 };
 
-[[nodiscard]] inline celeritas_result celeritas(const graph& g, const cluster& devices, celeritas_options options = {}) {
-  const graph_model model(g, devices);
+namespace detail {
+// The paper's pipeline (with gantry's memory safeguards), and the makespan of the strict replay of
+// its placement in its order when that placement is ok.
+[[nodiscard]] inline celeritas_result celeritas_fused(const graph& g, const graph_model& model, const cluster& devices,
+                                                      const celeritas_options& options,
+                                                      std::optional<seconds>& replayed) {
   celeritas_result out;
   const byte_count cap = options.cluster_memory.value_or(quarter_device_memory(devices));
   std::size_t window = options.window;
@@ -91,12 +106,17 @@ struct celeritas_result {
   // 14/16, ..., 8/16 of each device's memory and the first whose expansion replays is kept; else
   // the result is over capacity, with the replay's words.
   const auto first = replay(out.placement);
-  if (first.ok()) return out;
+  if (first.ok()) {
+    replayed = first.schedule.makespan;
+    return out;
+  }
   for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
     list_schedule_result smaller = place_coarse(capacity_scaled<cluster>(devices, sixteenths), false);
     if (!smaller.ok()) continue;
     placement expanded = expand(out.fusion.coarsening, smaller.placement);
-    if (!replay(expanded).ok()) continue;
+    const auto again = replay(expanded);
+    if (!again.ok()) continue;
+    replayed = again.schedule.makespan;
     out.coarse = std::move(smaller);
     out.placement = std::move(expanded);
     out.placement.outcome.message = "Celeritas: placed within " + std::to_string(sixteenths) +
@@ -111,6 +131,37 @@ struct celeritas_result {
                             first.outcome.message};
   out.placement.outcome = out.outcome;
   return or_one_device(std::move(out));
+}
+}  // namespace detail
+
+[[nodiscard]] inline celeritas_result celeritas(const graph& g, const cluster& devices, celeritas_options options = {}) {
+  const graph_model model(g, devices);
+  std::optional<seconds> fused_makespan;
+  celeritas_result out = detail::celeritas_fused(g, model, devices, options, fused_makespan);
+  if (!options.also_unfused) return out;
+  // The engine's schedule of the unfused placement is within memory; the strict replay reproduces
+  // it in every communication mode (place/list_scheduler.hpp) and is run as the coarse placement's
+  // is, so that both are judged alike, and a placement that does not replay is never kept.
+  list_schedule_result unfused =
+      list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"),
+                    list_options{.respect_memory = true, .cache_transfers = options.cache_transfers,
+                                 .group = colocation_groups(g)});
+  if (!unfused.ok()) return out;
+  const auto run = simulate(g, model, devices, std::span<const device_id>(unfused.placement.device),
+                            {.policy = ready_policy::strict_order, .priority = unfused.placement.order,
+                             .cache_transfers = options.cache_transfers});
+  if (!run.ok()) return out;
+  if (out.ok() && !fused_makespan) {  // placed on one device at the end: replayed like the others
+    const auto alone = simulate(g, model, devices, std::span<const device_id>(out.placement.device),
+                                {.policy = ready_policy::strict_order, .priority = out.placement.order,
+                                 .cache_transfers = options.cache_transfers});
+    if (alone.ok()) fused_makespan = alone.schedule.makespan;
+  }
+  if (fused_makespan && *fused_makespan <= run.schedule.makespan) return out;
+  out.placement = std::move(unfused.placement);
+  out.outcome = out.placement.outcome;
+  out.unfused = true;
+  return out;
 }
 
 }  // namespace gantry
