@@ -1,6 +1,6 @@
 // Reading and writing a gantry::cluster as a "gantry.cluster" JSON document (docs/format.md):
-// devices with kind, memory and speed, the default link, per-pair link overrides and the
-// communication mode (Baechi §3.4, §4.1). Same error discipline as the graph reader.
+// devices with kind, memory and speed, the default link, per-pair link overrides, the
+// communication mode (Baechi §3.4, §4.1) and the memory-bandwidth domains devices share. Same error discipline as the graph reader.
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -148,6 +148,44 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
       result.set_link(from, to, detail::read_link(in, entry, at, default_link));
     }
   }
+  if (const auto* domains = detail::json_reader::find(document, "domains")) {
+    in.array(*domains, "/domains");
+    std::unordered_map<std::string, std::size_t> domain_names;
+    std::vector<std::size_t> domain_at(result.device_count(), 0);  // where each device was put in a domain
+    std::vector<std::uint8_t> placed(result.device_count(), 0);
+    for (std::size_t i = 0; i < domains->size(); ++i) {
+      const std::string at = detail::pointer_to("/domains", i);
+      const auto& entry = in.object((*domains)[i], at);
+      bandwidth_domain domain;
+      domain.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
+      if (const auto [earlier, inserted] = domain_names.try_emplace(domain.name, i); !inserted)
+        in.fail(detail::pointer_to(at, "name"), "duplicate domain name " + detail::quoted(domain.name, '"') + " (also at " +
+                                                    detail::pointer_to("/domains", earlier->second) + ")");
+      const std::string members_at = detail::pointer_to(at, "devices");
+      const auto& members = in.array(in.require(entry, "devices", at), members_at);
+      if (members.empty()) in.fail(members_at, "a bandwidth domain needs at least one device");
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        const std::string field = detail::pointer_to(members_at, k);
+        const std::string name = in.string(members[k], field);
+        const auto it = by_name.find(name);
+        if (it == by_name.end()) in.fail(field, "unknown device " + detail::quoted(name, '"') + " (no device has this name)");
+        if (placed[it->second])
+          in.fail(field, "device " + detail::quoted(name, '"') + " is already in a bandwidth domain (at " +
+                             detail::pointer_to("/domains", domain_at[it->second]) + "); a device shares one domain at most");
+        placed[it->second] = 1;
+        domain_at[it->second] = i;
+        domain.devices.push_back(it->second);
+      }
+      domain.bandwidth = detail::read_bandwidth(in, in.require(entry, "bandwidth", at), detail::pointer_to(at, "bandwidth"));
+      if (const auto* copies = detail::json_reader::find(entry, "copies")) {
+        if (!copies->is_boolean())
+          in.fail(detail::pointer_to(at, "copies"), "expected true or false (copies between devices draw on the domain), got " +
+                                                        detail::describe_json(*copies));
+        domain.copies = copies->get<bool>();
+      }
+      result.add_domain(std::move(domain));
+    }
+  }
   return result;
 }
 }  // namespace detail
@@ -203,6 +241,19 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     const auto link = detail::link_to_json(own);
     for (auto it = link.begin(); it != link.end(); ++it) entry[it.key()] = *it;
     links.push_back(std::move(entry));
+  }
+  if (!c.domains().empty()) {
+    auto& domains = document["domains"] = nlohmann::ordered_json::array();
+    for (const auto& domain : c.domains()) {
+      nlohmann::ordered_json entry;
+      entry["name"] = domain.name;
+      auto& members = entry["devices"] = nlohmann::ordered_json::array();
+      for (const device_id d : domain.devices) members.push_back(c[d].name);
+      if (std::isfinite(domain.bandwidth)) entry["bandwidth"] = domain.bandwidth;
+      else entry["bandwidth"] = "unlimited";
+      entry["copies"] = domain.copies;
+      domains.push_back(std::move(entry));
+    }
   }
   return document;
 }

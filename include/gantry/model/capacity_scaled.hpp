@@ -22,6 +22,16 @@ class capacity_scaled {
   }
   [[nodiscard]] comm_mode comm() const { return devices_.comm(); }
   [[nodiscard]] gantry::topology topology() const { return detail::topology_of(devices_); }
+  [[nodiscard]] decltype(auto) domains() const
+    requires requires(const D& x) { x.domains(); }
+  {
+    return devices_.domains();
+  }
+  [[nodiscard]] std::uint32_t domain_of(device_id d) const
+    requires requires(const D& x) { x.domain_of(d); }
+  {
+    return devices_.domain_of(d);
+  }
   [[nodiscard]] decltype(auto) operator[](device_id d) const
     requires requires(const D& x) { x[d]; }
   {

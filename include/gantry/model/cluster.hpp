@@ -2,6 +2,9 @@
 // latency + bytes / bandwidth model per device pair, Baechi §4.1) and how transfers share them
 // (the communication mode and, optionally, nodes whose devices share a network port: the
 // cluster's topology, model/topology.hpp).
+// Devices may share a memory-bandwidth domain (the partitions of one GPU, the cores of one host):
+// the simulator then slows work that moves many bytes while others in the domain do too
+// (sim/shared_bandwidth.hpp). Without domains every device runs as if alone.
 // Links are stored sparsely (a default plus per-pair overrides), so a cluster of m devices takes
 // O(m + overrides) memory and its mean link is computed in the same time.
 #pragma once
@@ -41,6 +44,20 @@ struct device {
   byte_count capacity = unlimited_memory;
   double speed = 1.0;                    // compute time is divided by this
 };
+
+// Devices that draw on one memory bandwidth: `bandwidth` bytes per second for all of them together.
+// A vertex on one of them moves its traffic (model.hpp: traffic_bytes) through it; a copy reads
+// its bytes in the sender's domain and writes them in the receiver's (both in one domain: twice
+// the bytes there) unless `copies` is false.
+struct bandwidth_domain {
+  std::string name;
+  std::vector<device_id> devices;
+  double bandwidth = std::numeric_limits<double>::infinity();  // bytes per second
+  bool copies = true;
+  friend bool operator==(const bandwidth_domain&, const bandwidth_domain&) = default;
+};
+
+inline constexpr std::uint32_t no_domain = 0xffffffffu;
 
 class cluster {
  public:
@@ -86,6 +103,35 @@ class cluster {
   [[nodiscard]] const std::vector<std::uint32_t>& nodes() const noexcept { return node_of_; }
   // Which resources each transfer occupies; what the engine, simulator and validate() use.
   [[nodiscard]] const gantry::topology& topology() const noexcept { return topology_; }
+
+  // Declares devices that share a memory bandwidth. A device belongs to at most one domain; a
+  // domain has at least one device and a bandwidth > 0 (infinity: shares nothing).
+  void add_domain(bandwidth_domain domain) {
+    const std::string what = "bandwidth domain '" + domain.name + "'";
+    if (domain.devices.empty()) throw invalid_input(what + " has no devices");
+    if (std::isnan(domain.bandwidth) || domain.bandwidth <= 0)
+      throw invalid_input(what + ": bandwidth must be > 0 bytes per second, got " + std::to_string(domain.bandwidth));
+    if (domain_of_.empty()) domain_of_.assign(devices_.size(), no_domain);
+    for (const device_id d : domain.devices) {
+      if (d >= devices_.size())
+        throw invalid_input(what + ": device " + std::to_string(d) + " is out of range (the cluster has " +
+                            std::to_string(devices_.size()) + ")");
+      if (domain_of_[d] != no_domain)
+        throw invalid_input(what + ": device '" + devices_[d].name + "' is already in bandwidth domain '" +
+                            domains_[domain_of_[d]].name + "'");
+      domain_of_[d] = static_cast<std::uint32_t>(domains_.size());
+    }
+    domains_.push_back(std::move(domain));
+  }
+  void clear_domains() {
+    domains_.clear();
+    domain_of_.clear();
+  }
+  [[nodiscard]] const std::vector<bandwidth_domain>& domains() const noexcept { return domains_; }
+  // The domain of device d (an index into domains()), or no_domain.
+  [[nodiscard]] std::uint32_t domain_of(device_id d) const noexcept {
+    return domain_of_.empty() ? no_domain : domain_of_[d];
+  }
 
   // The link from `from` to `to`: the pair's own if set, else the default.
   [[nodiscard]] const link_model& link(device_id from, device_id to) const {
@@ -178,7 +224,21 @@ class cluster {
   comm_mode comm_ = comm_mode::parallel;
   std::vector<std::uint32_t> node_of_;
   gantry::topology topology_;
+  std::vector<bandwidth_domain> domains_;
+  std::vector<std::uint32_t> domain_of_;  // per device; empty without domains
 };
+
+namespace detail {
+// Whether some devices of the set share a finite memory bandwidth (so times may stretch).
+template <class D>
+[[nodiscard]] bool shares_bandwidth(const D& devices) {
+  if constexpr (requires { devices.domains(); }) {
+    for (const auto& domain : devices.domains())
+      if (std::isfinite(domain.bandwidth)) return true;
+  }
+  return false;
+}
+}  // namespace detail
 
 // What an algorithm needs to know about devices.
 template <class D>

@@ -29,6 +29,7 @@
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/schedule.hpp>
 #include <gantry/sim/admission.hpp>
+#include <gantry/sim/shared_bandwidth.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -100,6 +101,7 @@ struct vertex_launch {
   vertex_id vertex = no_vertex;
   device_id device = no_device;
   seconds duration = 0;
+  byte_count traffic = 0;  // bytes it reads and writes in memory (a virtual clock sharing bandwidth uses them)
 };
 struct copy_launch {
   std::uint32_t id = 0;  // the transfer's index in the schedule
@@ -141,25 +143,66 @@ concept virtual_time_backend = execution_backend<B> && requires(B& b, completion
   { b.pop_due(c) } -> std::same_as<bool>;
 };
 
-// The virtual clock: a priority queue of modelled finishes, ties in launch order.
+// The virtual clock: a priority queue of modelled finishes, ties in launch order. Given devices
+// that share a memory bandwidth (share(), sim/shared_bandwidth.hpp) it runs rates instead of fixed
+// durations: an activity in a shared domain progresses at its speed, and whenever an activity
+// starts or ends in a domain the speeds there are recomputed and the finishes that move are queued
+// again (the old entries are skipped). An activity that touches no shared domain keeps its
+// modelled finish exactly.
 class virtual_clock {
  public:
+  // Devices that share bandwidth; call before begin(). An empty sharing (the default) keeps every
+  // modelled duration.
+  void share(bandwidth_sharing sharing) {
+    sharing_ = std::move(sharing);
+    shared_ = sharing_.engaged();
+  }
+  [[nodiscard]] bool stretches() const noexcept { return shared_; }
+
   void begin(std::size_t /*devices*/) {
     now_ = 0;
     sequence_ = 0;
     events_ = {};
+    activities_.clear();
+    free_.clear();
+    running_.assign(sharing_.bandwidth.size(), {});
   }
-  void launch_vertex(const vertex_launch& v) { push(now_ + v.duration, false, v.vertex); }
-  void launch_copy(const copy_launch& c) { push(now_ + c.duration, true, c.id); }
-  void advance() { now_ = events_.top().time; }
+  void launch_vertex(const vertex_launch& v) {
+    if (!shared_) return push(now_ + v.duration, false, v.vertex);
+    flow flows[2];
+    std::size_t count = 0;
+    const std::uint32_t domain = sharing_.domain(v.device);
+    if (domain != no_domain && v.traffic > 0) flows[count++] = {domain, static_cast<double>(v.traffic)};
+    launch(false, v.vertex, v.duration, std::span(flows, count));
+  }
+  void launch_copy(const copy_launch& c) {
+    if (!shared_) return push(now_ + c.duration, true, c.id);
+    flow flows[2];
+    std::size_t count = 0;
+    const auto bytes = static_cast<double>(c.bytes);
+    for (const device_id d : {c.from, c.to}) {
+      const std::uint32_t domain = sharing_.domain(d);
+      if (domain == no_domain || !sharing_.copies[domain] || bytes == 0) continue;
+      if (count == 1 && flows[0].domain == domain) flows[0].bytes += bytes;
+      else flows[count++] = {domain, bytes};
+    }
+    launch(true, c.id, c.duration, std::span(flows, count));
+  }
+  void advance() {
+    skip_stale();
+    now_ = events_.top().time;
+  }
   bool pop_due(completion& c) {
+    skip_stale();
     if (events_.empty() || events_.top().time > now_) return false;
-    const event& e = events_.top();
-    c = {e.is_copy, e.id, e.start, e.time};
+    const event e = events_.top();
     events_.pop();
+    c = {e.is_copy, e.id, e.start, e.time};
+    if (e.slot != no_slot) end(e.slot);
     return true;
   }
   void wait(std::vector<completion>& out) {
+    skip_stale();
     if (events_.empty()) return;
     advance();
     for (completion c; pop_due(c);) out.push_back(c);
@@ -167,19 +210,127 @@ class virtual_clock {
   [[nodiscard]] seconds now() const noexcept { return now_; }
 
  private:
+  static constexpr std::uint32_t no_slot = std::numeric_limits<std::uint32_t>::max();
   struct event {
     seconds time;
     seconds start;
     std::uint64_t sequence;
     std::uint32_t id;
     bool is_copy;
+    std::uint32_t slot = no_slot;  // the activity in a shared domain, or no_slot
+    std::uint64_t version = 0;     // the activity's version when queued (older ones are stale)
     bool operator>(const event& o) const { return std::tie(time, sequence) > std::tie(o.time, o.sequence); }
   };
+  struct flow {
+    std::uint32_t domain = no_domain;
+    double bytes = 0;
+  };
+  // An activity running in shared domains: its work left (seconds at full speed) as of `since`.
+  struct activity {
+    std::uint32_t id = 0;
+    bool is_copy = false;
+    seconds start = 0, since = 0, left = 0, finish = 0;
+    double speed = 1;
+    std::uint64_t version = 0;
+    std::uint32_t flows = 0;
+    flow flow_of[2];
+    double demand[2] = {0, 0};      // bytes per second at full speed, per flow
+    double allocation[2] = {0, 0};  // bytes per second granted, per flow
+  };
+
   void push(seconds time, bool is_copy, std::uint32_t id) { events_.push({time, now_, sequence_++, id, is_copy}); }
+
+  void launch(bool is_copy, std::uint32_t id, seconds duration, std::span<const flow> flows) {
+    std::size_t shared = 0;
+    for (const flow& f : flows) shared += std::isfinite(sharing_.bandwidth[f.domain]) ? 1 : 0;
+    if (shared == 0 || !(duration > 0)) return push(now_ + duration, is_copy, id);
+    std::uint32_t slot;
+    if (free_.empty()) {
+      slot = static_cast<std::uint32_t>(activities_.size());
+      activities_.emplace_back();
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+    }
+    activity& a = activities_[slot];
+    const std::uint64_t version = a.version;  // events of the slot's last activity stay stale
+    a = {};
+    a.version = version;
+    a.id = id;
+    a.is_copy = is_copy;
+    a.start = a.since = now_;
+    a.left = duration;
+    a.finish = now_ + duration;
+    for (const flow& f : flows) {
+      if (!std::isfinite(sharing_.bandwidth[f.domain])) continue;
+      a.flow_of[a.flows] = f;
+      a.demand[a.flows] = f.bytes / duration;
+      a.allocation[a.flows] = a.demand[a.flows];
+      ++a.flows;
+      running_[f.domain].push_back(slot);
+    }
+    queue(slot);
+    for (std::uint32_t k = 0; k < a.flows; ++k) reshare(activities_[slot].flow_of[k].domain);
+  }
+  void queue(std::uint32_t slot) {
+    const activity& a = activities_[slot];
+    events_.push({a.finish, a.start, sequence_++, a.id, a.is_copy, slot, a.version});
+  }
+  void end(std::uint32_t slot) {
+    const activity a = activities_[slot];
+    for (std::uint32_t k = 0; k < a.flows; ++k) {
+      auto& list = running_[a.flow_of[k].domain];
+      list.erase(std::find(list.begin(), list.end(), slot));
+    }
+    ++activities_[slot].version;
+    free_.push_back(slot);
+    for (std::uint32_t k = 0; k < a.flows; ++k) reshare(a.flow_of[k].domain);
+  }
+  // Shares domain d's bandwidth among what runs in it, and queues again every activity there
+  // whose speed changes (one finishing now keeps its finish).
+  void reshare(std::uint32_t d) {
+    const auto& list = running_[d];
+    demand_.clear();
+    for (const std::uint32_t slot : list) demand_.push_back(activities_[slot].demand[flow_index(slot, d)]);
+    allocation_.assign(demand_.size(), 0);
+    detail::share_fairly(sharing_.bandwidth[d], demand_, allocation_, order_);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      activity& a = activities_[list[i]];
+      a.allocation[flow_index(list[i], d)] = allocation_[i];
+      double speed = 1;
+      for (std::uint32_t k = 0; k < a.flows; ++k)
+        if (a.allocation[k] < a.demand[k]) speed = std::min(speed, a.allocation[k] / a.demand[k]);
+      if (speed == a.speed || a.finish <= now_) continue;
+      a.left = std::max(0.0, a.left - (now_ - a.since) * a.speed);
+      a.since = now_;
+      a.speed = speed;
+      a.finish = now_ + a.left / speed;
+      ++a.version;
+      queue(list[i]);
+    }
+  }
+  [[nodiscard]] std::uint32_t flow_index(std::uint32_t slot, std::uint32_t d) const {
+    const activity& a = activities_[slot];
+    return a.flows > 1 && a.flow_of[1].domain == d ? 1 : 0;
+  }
+  void skip_stale() {
+    while (!events_.empty()) {
+      const event& e = events_.top();
+      if (e.slot == no_slot || activities_[e.slot].version == e.version) return;
+      events_.pop();
+    }
+  }
 
   seconds now_ = 0;
   std::uint64_t sequence_ = 0;
   std::priority_queue<event, std::vector<event>, std::greater<>> events_;
+  bandwidth_sharing sharing_;
+  bool shared_ = false;
+  std::vector<activity> activities_;
+  std::vector<std::uint32_t> free_;                  // slots of activities_ to reuse
+  std::vector<std::vector<std::uint32_t>> running_;  // per domain: the slots running in it
+  std::vector<double> demand_, allocation_;
+  std::vector<std::uint32_t> order_;
 };
 static_assert(virtual_time_backend<virtual_clock>);
 
@@ -284,6 +435,16 @@ class event_loop {
       admission_.init(g_, model_, devices_, placement_, rank_, options_.cache_transfers);
       if constexpr (modelled)
         if (admission_.engaged() && !trial_waits()) admission_ = {};
+    }
+    stretched_ = false;
+    if constexpr (requires { backend_.share(bandwidth_sharing{}); }) {
+      backend_.share(detail::sharing_of(devices_));
+      stretched_ = backend_.stretches();
+    }
+    traffic_.clear();
+    if (stretched_) {
+      traffic_.resize(n);
+      for (vertex_id v = 0; v < n; ++v) traffic_[v] = detail::traffic_bytes(model_, g_, v);
     }
     s.order.assign(m_, {});
     s.busy.assign(m_, 0);
@@ -523,7 +684,8 @@ class event_loop {
     const device_id d = placement_[v];
     auto& s = result_.schedule;
     if constexpr (modelled) {
-      // Known when decided; kept even if the start then runs out of memory.
+      // Known when decided (a finish only at the least, where devices share bandwidth: the
+      // completion says); kept even if the start then runs out of memory.
       s.start[v] = now();
       s.finish[v] = now() + duration_[v];
       s.order[d].push_back(v);
@@ -544,10 +706,13 @@ class event_loop {
     if (result_.ok()) allocate(d, model_.output_bytes(v), v, "output");
     if (!result_.ok()) return;
     busy_[d] = 1;
-    if constexpr (modelled) s.busy[d] += duration_[v];
-    else s.order[d].push_back(v);
+    if constexpr (modelled) {
+      if (!stretched_) s.busy[d] += duration_[v];
+    } else {
+      s.order[d].push_back(v);
+    }
     ++in_flight_;
-    backend_.launch_vertex({v, d, duration_[v]});
+    backend_.launch_vertex({v, d, duration_[v], stretched_ ? traffic_[v] : 0});
   }
 
   void finish(const completion& c) {
@@ -558,7 +723,7 @@ class event_loop {
   void finish_vertex(const completion& c) {
     const vertex_id v = c.id;
     const device_id d = placement_[v];
-    if constexpr (!modelled) {
+    if (!modelled || stretched_) {
       auto& s = result_.schedule;
       s.start[v] = c.start;
       s.finish[v] = c.finish;
@@ -666,7 +831,7 @@ class event_loop {
 
   void finish_transfer(const completion& c) {
     auto& tr = result_.schedule.transfers[c.id];
-    if constexpr (!modelled) {
+    if (!modelled || stretched_) {
       tr.start = c.start;
       tr.finish = c.finish;
       result_.schedule.makespan = std::max(result_.schedule.makespan, c.finish);
@@ -900,6 +1065,9 @@ class event_loop {
   detail::memory_ledger<false> ledger_;
   std::vector<std::uint32_t> edge_transfer_;   // the transfer serving each cross-device edge
   std::vector<seconds> transfer_duration_;
+  // A virtual clock whose devices share bandwidth stretches durations: finishes come from completions.
+  bool stretched_ = false;
+  std::vector<byte_count> traffic_;  // per vertex, when stretched_ (sim/shared_bandwidth.hpp)
   std::vector<std::uint8_t> busy_;
   gantry::topology topology_;
   std::vector<std::uint8_t> channel_busy_;  // per resource of the topology
