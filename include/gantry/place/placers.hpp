@@ -174,7 +174,8 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
         true, adjusting_run);
     out.push_back({"celeritas",
                    "Celeritas: CPD-TOPO, Kernighan fusion (window, cluster memory), Adjusting Placement of the "
-                   "clusters; best effort when memory runs out",
+                   "clusters; best effort when memory runs out; beside it the unfused graph on an earliest-start "
+                   "walk, the faster kept",
                    true, [](const placer_request& r) {
                      auto result = celeritas(r.g, r.devices,
                                              {.window = r.window, .cluster_memory = r.cluster_memory,
