@@ -97,14 +97,19 @@ class adjusting_placement_policy : public priority_list_policy<adjusting_placeme
 // The paper's walk follows a fixed order and inserts into idle gaps, a schedule no runtime keeps:
 // a device that the plan leaves idle runs whatever is ready, and the vertex planned there waits.
 // On gnmt_80 (4 devices of 60% of the one-device peak) the walk's own schedule takes 101 s and its
-// work-conserving run 119 s, against m-ETF's 81 s. Here the next vertex is the one that can start
+// work-conserving run 119 s, against m-ETF's 81 s. Here the next vertex v is the one that can start
 // earliest on some device (ETF's choice; the policy wraps etf_policy as m-SCT does, ties by static
-// level), d_best that device, and the rule decides between d_best and d_stay, the device of the
-// input that finishes last (the vertex v follows, as v_i follows v_{i-1} in the paper's chains):
-//   est(v, d_stay) - est(v, d_best) > back_cost ? d_best : d_stay,
-// back_cost as in the paper. A source, or a v that may not use d_stay or does not fit there, goes
-// to d_best. No insertion: a work-conserving run of the placement keeps to the engine's schedule
-// (exactly, on the five shipped graphs at 60% of the one-device peak). O((n + e) · m · log n), as ETF.
+// level), d_best that device, and the paper's rule decides between d_best and d_k, the device of
+// the vertex placed just before v, when that vertex is one of v's inputs (v continues its chain):
+//   est(v, d_k) - est(v, d_best) > back_cost ? d_best : d_k,
+// back_cost as in the paper. In the paper's CPD-TOPO walk v_{i-1} is mostly v_i's parent; in this
+// walk the vertex placed before v is often unrelated to it, and keeping v beside an unrelated vertex
+// saves no transfer (GNMT: 6.90 s against 6.42 s with the restriction). Nor is the device of v's
+// last input a better d_k: it pulls every consumer of the inputs placed at time 0 to their device
+// (DOPPLER's FFNN on 4 devices: 27.9 ms against 7.3 ms). Without such a d_k, or where v may not use
+// it or does not fit there, v goes to d_best. No insertion: a work-conserving run of the placement
+// keeps to the engine's schedule (exactly, on the five shipped graphs at 60% of the one-device
+// peak). O((n + e) · m · log n), as ETF.
 class adjusting_placement_earliest_policy {
  public:
   explicit adjusting_placement_earliest_policy(std::string name = "Adjusting Placement (earliest start)")
@@ -131,13 +136,11 @@ class adjusting_placement_earliest_policy {
     if (!earliest) return earliest;
     const vertex_id v = earliest->vertex;
     const csr_graph& g = view.graph();
+    const vertex_id previous = view.last_placed();
     device_id stay = no_device;
-    seconds latest = -std::numeric_limits<seconds>::infinity();
-    for (const vertex_id u : g.predecessors(v))
-      if (view.finish_of(u) > latest) {
-        latest = view.finish_of(u);
-        stay = view.device_of(u);
-      }
+    if (previous != no_vertex)
+      for (const vertex_id u : g.predecessors(v))
+        if (u == previous) stay = view.device_of(previous);
     if (stay == no_device || stay == earliest->device || !view.allowed(v, stay) || !view.fits(v, stay))
       return earliest;
     seconds back_cost = 0;
