@@ -6,7 +6,10 @@
 // launch overhead to every vertex. Every kernel of the CPU backend is measured: sleep (the device
 // thread frees its core), spin and busy-loop (it holds it), and, with Eigen, work: the three DOPPLER
 // workloads run their real matrix products and element-wise ops (exec/eigen_operations.hpp), with
-// compute times profiled on this machine a moment before, and copies at the calibrated memcpy link.
+// compute times profiled on this machine a moment before, and copies at the calibrated memcpy link;
+// simulated with independent devices, and with both devices sharing the memory bandwidth a
+// bandwidth-bound probe measures (measure_domain(): the simulator slows vertices that move many
+// bytes while the other device does too, sim/shared_bandwidth.hpp).
 // Reports per workload and pooled: the median absolute error of the simulated makespan (the
 // baseline: each placement's simulation, measured in the same run), Spearman and Pearson between
 // simulated and measured makespans, and the executor's overhead per vertex. Threads share the
@@ -71,6 +74,7 @@ int main(int argc, char**) {
   struct pooled {
     double median_error = 0, spearman = 0, host_us = 0, host_cpu_us = 0;
     bool valid = true;
+    std::vector<double> workload_errors, workload_rhos;  // per prepared workload, in order
   };
   // Reports each prepared workload and the pooled figures.
   const auto study_all = [&](const char* kernel, const std::vector<prepared>& ready) {
@@ -79,6 +83,7 @@ int main(int argc, char**) {
     double host_seconds = 0, host_cpu_seconds = 0;
     std::size_t host_vertices = 0;
     bool all_valid = true;
+    std::vector<double> workload_errors, workload_rhos;
     for (const auto& w : ready) {
       const graph& run_graph = w.run;
       const graph& sim_graph = w.sim;
@@ -111,6 +116,8 @@ int main(int argc, char**) {
                   1e3 * *std::min_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
                   1e3 * *std::max_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
                   100 * study.median_abs_error, 100 * median_of(errors_without), study.spearman, study.pearson);
+      workload_errors.push_back(study.median_abs_error);
+      workload_rhos.push_back(study.spearman);
       for (const auto& row : study.rows)
         if (!details) break;
         else if (row.result.ok())
@@ -129,7 +136,7 @@ int main(int argc, char**) {
     const double host_us = host_vertices > 0 ? 1e6 * host_seconds / static_cast<double>(host_vertices) : 0;
     const double host_cpu_us = host_vertices > 0 ? 1e6 * host_cpu_seconds / static_cast<double>(host_vertices) : 0;
     std::printf("executor: %.2f us of host time per vertex (%.2f us of its thread's CPU time)\n", host_us, host_cpu_us);
-    return pooled{median_error, rho, host_us, host_cpu_us, all_valid};
+    return pooled{median_error, rho, host_us, host_cpu_us, all_valid, workload_errors, workload_rhos};
   };
   // The timed kernels: each workload's compute scaled so that a run takes at least target_work
   // and the mean vertex 0.5 ms, so that the executor's round trip per vertex (tens of microseconds
@@ -170,8 +177,21 @@ int main(int argc, char**) {
   real.push_back({"llama-block", llama_block({.sequence = 512, .hidden = 1024, .heads = 8, .ffn_hidden = 2752})});
   std::vector<std::unique_ptr<eigen_operations>> operations;
   std::vector<std::unique_ptr<cpu_backend>> backends;
-  std::vector<prepared> ready, ready_contended;
+  std::vector<prepared> ready, ready_contended, ready_shared;
   const cluster memcpy_link = cluster::uniform(2, unlimited_memory, calibration.link.link, comm_mode::duplex);
+  // The memory bandwidth both devices share, as a bandwidth-bound sum measures it (alone, then one
+  // on each device at once): the simulator's shared domain (sim/shared_bandwidth.hpp).
+  cluster shared_memory = memcpy_link;
+  {
+    constexpr std::uint64_t probe_elements = std::uint64_t{1} << 24;  // 64 MiB per tensor: past the caches
+    eigen_operations probe_ops(operations_of(bandwidth_probe(2, probe_elements)), 2);
+    cpu_backend probe_backend({.kernel = cpu_kernel::work, .work = [&probe_ops](const vertex_launch& v) { probe_ops(v); }});
+    const auto domain = measure_domain(probe_backend, 2, probe_elements);
+    add_measured_domain(shared_memory, domain, "host");
+    std::printf("memory bandwidth (a sum of 64 MiB tensors): one device alone %.2f GB/s, both at once %.2f GB/s in all "
+                "(each sum x%.2f)\n",
+                domain.alone_bandwidth() / 1e9, domain.together_bandwidth() / 1e9, domain.slowdown());
+  }
   for (const auto& w : real) {
     auto& ops = *operations.emplace_back(std::make_unique<eigen_operations>(operations_of(w.g), 2));
     const graph profiled = with_profiled_times(w.g, profile_operations(ops, w.g));
@@ -195,11 +215,15 @@ int main(int argc, char**) {
                 contended_work / work);
     ready_contended.push_back(
         {w.name, contended, with_compute_times(contended, 1, calibration.launch_overhead), memcpy_link, &backend});
+    ready_shared.push_back(
+        {w.name, profiled, with_compute_times(profiled, 1, calibration.launch_overhead), shared_memory, &backend});
   }
   const pooled working = study_all("work (Eigen)", ready);
   // Not a target: the model's durations are per vertex, whatever runs beside it, so neither
   // profile is right for every placement (one device alone, or both busy).
   const pooled working_contended = study_all("work (Eigen), profiled beside a busy device", ready_contended);
+  // Profiled alone, simulated with the devices sharing the measured memory bandwidth.
+  const pooled working_shared = study_all("work (Eigen), profiled alone, simulated sharing the memory bandwidth", ready_shared);
 #endif
   std::printf("\nlaunch round trip (wake a device thread, run nothing, wake the executor): %.1f us\n",
               1e6 * calibration.launch_overhead);
@@ -222,6 +246,13 @@ int main(int argc, char**) {
 #if defined(GANTRY_HAS_LEARN)
   bench::print_target("cpu_work_median_abs_error", working.median_error, 0.10);
   bench::print_target_at_least("cpu_work_spearman_at_least", working.spearman, 0.95);
+  bench::print_target("cpu_work_shared_median_abs_error", working_shared.median_error, 0.04);
+  bench::print_target_at_least("cpu_work_shared_spearman_at_least", working_shared.spearman, 0.95);
+  for (std::size_t w = 0; w < working_shared.workload_errors.size(); ++w) {
+    const std::string name = "cpu_work_shared_" + real[w].name;
+    if (real[w].name == "ffnn") bench::print_target((name + "_median_abs_error").c_str(), working_shared.workload_errors[w], 0.05);
+    bench::print_target_at_least((name + "_spearman_at_least").c_str(), working_shared.workload_rhos[w], 0.95);
+  }
 #endif
   bench::print_target("cpu_executor_host_us_per_vertex", sleeping.host_us, 10);
   bench::print_target("cpu_executor_host_cpu_us_per_vertex", sleeping.host_cpu_us, 10);
@@ -229,7 +260,7 @@ int main(int argc, char**) {
   bench::print_target("cpu_launch_round_trip_spare_cores_us", 1e6 * spare_round_trip, 10);
   bool valid = sleeping.valid && spinning.valid && looping.valid;
 #if defined(GANTRY_HAS_LEARN)
-  valid = valid && working.valid && working_contended.valid;
+  valid = valid && working.valid && working_contended.valid && working_shared.valid;
 #endif
   return valid ? 0 : 1;
 }

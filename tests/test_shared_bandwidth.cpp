@@ -2,9 +2,10 @@
 // (bandwidth-bound vertices slow each other, a compute-bound one does not, a copy inside the
 // domain draws on it), results unchanged without a finite domain, the executor's virtual clock
 // equal to simulate() field for field, validate() on stretched schedules, every placer's placement
-// judged with a shared domain, and the cluster file's "domains".
+// judged with a shared domain, the cluster file's "domains", and measure_domain().
 #include "support.hpp"
 
+#include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/executor.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/io/json_cluster.hpp>
@@ -272,4 +273,27 @@ TEST_CASE("the cluster file states domains, and refuses bad ones with the place 
         "duplicate domain name");
   CHECK_THROWS_AS(c.add_domain({.name = "again", .devices = {1}, .bandwidth = 1}), invalid_input);
   CHECK_THROWS_AS(cluster(c).add_domain({.name = "none", .devices = {}, .bandwidth = 1}), invalid_input);
+}
+
+TEST_CASE("measure_domain times the probe alone and on every device, and states what all reached together") {
+  const graph probe = bandwidth_probe(3, 1000);
+  REQUIRE(probe.vertex_count() == 9);
+  CHECK(probe[2].op == "add");
+  CHECK(probe.edge_count() == 6);
+  // Over a virtual clock the sum takes its modelled 1 ms wherever it runs.
+  virtual_clock clock;
+  const auto m = measure_domain(clock, 3, 1000, 2);
+  CHECK(m.traffic == 12000);
+  CHECK(m.devices == 3);
+  CHECK(m.alone == doctest::Approx(1e-3));
+  CHECK(m.together == doctest::Approx(1e-3));
+  CHECK(m.alone_bandwidth() == doctest::Approx(12e6));
+  CHECK(m.together_bandwidth() == doctest::Approx(36e6));
+  CHECK(m.slowdown() == doctest::Approx(1));
+  cluster c = cluster::uniform(3);
+  add_measured_domain(c, m, "host");
+  REQUIRE(c.domains().size() == 1);
+  CHECK(c.domains()[0].devices == std::vector<device_id>{0, 1, 2});
+  CHECK(c.domains()[0].bandwidth == doctest::Approx(36e6));
+  CHECK_THROWS_AS((void)bandwidth_probe(0, 10), invalid_input);
 }

@@ -212,6 +212,14 @@ inline void print_calibration(std::ostream& out, seconds launch_overhead, const 
       << fixed_text(link.r_squared, 3) << ")\n";
 }
 
+// What the memory-bandwidth probe measured, and the domain written with the cluster.
+inline void print_domain(std::ostream& out, const domain_measurement& m, const std::string& unit) {
+  out << "memory         " << unit << " alone " << format_bytes(static_cast<byte_count>(m.alone_bandwidth())) << "/s, all "
+      << m.devices << " at once " << format_bytes(static_cast<byte_count>(m.together_bandwidth()))
+      << "/s in all (a bandwidth-bound sum x" << fixed_text(m.slowdown(), 2)
+      << " beside the others): the devices' shared bandwidth domain\n";
+}
+
 #if GANTRY_CLI_HAS_CUDA
 // A GPU-less machine fails the run (exit 1); a GPU number beyond the machine's is bad input.
 inline void check_cuda_gpus(const backend_choice& b) {
@@ -263,10 +271,21 @@ inline int run_cuda_calibrate(const calibrate_flags& flags, const backend_choice
   check_cuda_gpus(b);
   auto backend = make_cuda_backend(cuda_options_of(b));
   const auto calibration = calibrate_backend(*backend, {.devices = b.devices});
-  const cluster c = cuda_cluster(b, calibration.link.link, capacity, comm_from(flags.comm));
+  cluster c = cuda_cluster(b, calibration.link.link, capacity, comm_from(flags.comm));
+  // Partitions of one GPU share its memory; whole GPUs each have their own.
+  std::optional<domain_measurement> domain;
+  if (b.gpus.empty()) {
+    constexpr std::uint64_t probe_elements = std::uint64_t{1} << 26;  // 256 MiB per tensor
+    auto options = cuda_options_of(b);
+    options.operations = operations_of(bandwidth_probe(b.devices, probe_elements));
+    auto probe = make_cuda_backend(options);
+    domain = measure_domain(*probe, b.devices, probe_elements);
+    add_measured_domain(c, *domain, "gpu" + std::to_string(b.gpu));
+  }
   if (!flags.out.empty()) write_cluster(flags.out, c);
   out << "executor       cuda backend: " << cuda_description(*backend) << "\n";
   print_calibration(out, calibration.launch_overhead, calibration.samples, calibration.link);
+  if (domain) print_domain(out, *domain, "one partition");
   if (!flags.out.empty()) out << "cluster        " << b.devices << " GPU devices written to " << flags.out << "\n";
   return 0;
 }
@@ -279,10 +298,23 @@ inline int run_calibrate_command(const calibrate_flags& flags, std::ostream& out
 #endif
   const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
   const auto calibration = calibrate_cpu({.devices = flags.devices});
-  const cluster c = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
+  cluster c = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
+#if GANTRY_CLI_HAS_LEARN
+  // The devices share this machine's memory: a bandwidth-bound sum (Eigen) alone and on every device at once.
+  constexpr std::uint64_t probe_elements = std::uint64_t{1} << 24;  // 64 MiB per tensor: past the caches
+  eigen_operations probe_ops(operations_of(bandwidth_probe(flags.devices, probe_elements)), flags.devices);
+  cpu_backend probe({.kernel = cpu_kernel::work, .work = [&probe_ops](const vertex_launch& v) { probe_ops(v); }});
+  const auto domain = measure_domain(probe, flags.devices, probe_elements);
+  add_measured_domain(c, domain, "host");
+#endif
   if (!flags.out.empty()) write_cluster(flags.out, c);
   out << "busy loop      " << std::setprecision(4) << calibration.loop_rate << " iterations/s\n";
   print_calibration(out, calibration.launch_overhead, calibration.samples, calibration.link);
+#if GANTRY_CLI_HAS_LEARN
+  print_domain(out, domain, "one device");
+#else
+  out << "memory         not measured (this build has no Eigen to run the bandwidth probe): no shared domain written\n";
+#endif
   out << "note           " << hardware_note(flags.devices, calibration.hardware_threads) << "\n";
   if (!flags.out.empty()) out << "cluster        " << flags.devices << " CPU devices written to " << flags.out << "\n";
   return 0;

@@ -3,7 +3,8 @@
 // §4.1's latency + bytes / bandwidth) to unpaced copies between device buffers, each timed from its
 // launch to its end (latency from the smallest copy, bandwidth from the least-squares slope).
 // calibrated_cluster() turns the result into a cluster of CPU devices. calibrate_backend() measures
-// the round trip and the link of any backend (the CUDA one too).
+// the round trip and the link of any backend (the CUDA one too); measure_domain() the memory
+// bandwidth devices share (a bandwidth-bound probe alone and on every device at once).
 #pragma once
 
 #include <gantry/exec/cpu_backend.hpp>
@@ -105,6 +106,76 @@ template <execution_backend B>
                                           [](const transfer_sample& a, const transfer_sample& b) { return a.bytes < b.bytes; });
   out.link.link.latency = std::max(0.0, smallest.time - smallest.bytes / out.link.link.bandwidth);
   return out;
+}
+
+// The devices' shared memory bandwidth, as a bandwidth-bound probe measures it: per device, two
+// inputs of `elements` floats and their sum (op "add": 12 bytes moved per element). Each sum runs
+// alone (all on device 0, one after another) and then one per device at once; `traffic` is the
+// bytes one sum moves.
+struct domain_measurement {
+  byte_count traffic = 0;
+  seconds alone = 0, together = 0;  // median time of one sum alone, and beside the others
+  std::size_t devices = 0;
+  // Bytes per second one device reaches alone, and all together (what a bandwidth_domain states).
+  [[nodiscard]] double alone_bandwidth() const { return static_cast<double>(traffic) / alone; }
+  [[nodiscard]] double together_bandwidth() const {
+    return static_cast<double>(devices) * static_cast<double>(traffic) / together;
+  }
+  [[nodiscard]] double slowdown() const { return together / alone; }
+};
+
+// The probe graph: sums 0..devices-1, each vertices 3k (input), 3k + 1 (input), 3k + 2 (the sum).
+// A backend that runs it needs its operations (operations_of(probe)).
+[[nodiscard]] inline graph bandwidth_probe(std::size_t devices, std::uint64_t elements) {
+  if (devices == 0 || elements == 0) throw invalid_input("bandwidth_probe: needs at least one device and one element");
+  graph g;
+  const byte_count bytes = 4 * elements;
+  for (std::size_t k = 0; k < devices; ++k) {
+    const std::string suffix = std::to_string(k);
+    const auto a = g.add_vertex(vertex_properties{.name = "a" + suffix, .output = bytes, .op = "input"});
+    const auto b = g.add_vertex(vertex_properties{.name = "b" + suffix, .output = bytes, .op = "input"});
+    const auto sum = g.add_vertex(vertex_properties{.name = "sum" + suffix, .compute = 1e-3, .output = bytes, .op = "add"});
+    g.add_edge(a, sum, bytes);
+    g.add_edge(b, sum, bytes);
+  }
+  return g;
+}
+
+// Runs bandwidth_probe(devices, elements) on `backend` (which must run its operations for real)
+// `repeats` times each way, after one warm-up, and returns the medians.
+template <execution_backend B>
+[[nodiscard]] domain_measurement measure_domain(B& backend, std::size_t devices, std::uint64_t elements,
+                                                int repeats = 5) {
+  if (devices < 1 || repeats < 1) throw invalid_input("measure_domain: needs at least one device and one repeat");
+  const graph probe = bandwidth_probe(devices, elements);
+  const cluster c = cluster::uniform(devices);
+  const graph_model model(probe, c);
+  std::vector<device_id> alone(probe.vertex_count(), 0), together(probe.vertex_count());
+  for (vertex_id v = 0; v < together.size(); ++v) together[v] = static_cast<device_id>(v / 3);
+  const auto median_sum_time = [&](const std::vector<device_id>& placement) {
+    std::vector<seconds> times;
+    for (int run = 0; run <= repeats; ++run) {
+      const auto r = execute(probe, model, c, std::span<const device_id>(placement), backend);
+      if (!r.ok()) throw invalid_input("measure_domain: the probe did not run: " + r.outcome.message);
+      if (run == 0) continue;  // warm-up
+      for (vertex_id v = 2; v < probe.vertex_count(); v += 3) times.push_back(r.schedule.finish[v] - r.schedule.start[v]);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+  domain_measurement out;
+  out.traffic = 12 * elements;
+  out.devices = devices;
+  out.alone = median_sum_time(alone);
+  out.together = median_sum_time(together);
+  return out;
+}
+
+// Adds one bandwidth domain over every device of `c`, of the bandwidth all devices reached together.
+inline void add_measured_domain(cluster& c, const domain_measurement& m, std::string name = "memory") {
+  bandwidth_domain domain{.name = std::move(name), .bandwidth = m.together_bandwidth()};
+  for (device_id d = 0; d < c.device_count(); ++d) domain.devices.push_back(d);
+  c.add_domain(std::move(domain));
 }
 
 [[nodiscard]] inline cpu_calibration calibrate_cpu(const cpu_calibration_options& options = {}) {
