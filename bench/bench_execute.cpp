@@ -8,8 +8,9 @@
 // workloads run their real matrix products and element-wise ops (exec/eigen_operations.hpp), with
 // compute times profiled on this machine a moment before, and copies at the calibrated memcpy link;
 // simulated with independent devices, and with both devices sharing the memory bandwidth a
-// bandwidth-bound probe measures (measure_domain(): the simulator slows vertices that move many
-// bytes while the other device does too, sim/shared_bandwidth.hpp).
+// bandwidth-bound probe measures and the machine's hardware threads (measure_domain(): the
+// simulator slows vertices that move many bytes while the other device does too, and shares the
+// cores among device threads and copies, sim/shared_bandwidth.hpp).
 // Reports per workload and pooled: the median absolute error of the simulated makespan (the
 // baseline: each placement's simulation, measured in the same run), Spearman and Pearson between
 // simulated and measured makespans, and the executor's overhead per vertex. Threads share the
@@ -187,7 +188,8 @@ int main(int argc, char**) {
     eigen_operations probe_ops(operations_of(bandwidth_probe(2, probe_elements)), 2);
     cpu_backend probe_backend({.kernel = cpu_kernel::work, .work = [&probe_ops](const vertex_launch& v) { probe_ops(v); }});
     const auto domain = measure_domain(probe_backend, 2, probe_elements);
-    add_measured_domain(shared_memory, domain, "host");
+    // Device threads and copy threads also share the machine's hardware threads.
+    add_measured_domain(shared_memory, domain, "host", calibration.hardware_threads);
     std::printf("memory bandwidth (a sum of 64 MiB tensors): one device alone %.2f GB/s, both at once %.2f GB/s in all "
                 "(each sum x%.2f)\n",
                 domain.alone_bandwidth() / 1e9, domain.together_bandwidth() / 1e9, domain.slowdown());

@@ -124,6 +124,45 @@ TEST_CASE("a copy inside the domain reads and writes there, and slows a co-runni
   CHECK(free.transfers[0].finish == 1);
 }
 
+TEST_CASE("devices that share cores: three busy devices on two cores each run at two thirds") {
+  // No bytes move: only the cores are shared.
+  graph g;
+  add(g, "a", 1, 0);
+  add(g, "b", 1, 0);
+  add(g, "c", 1, 0);
+  cluster c = cluster::uniform(3, unlimited_memory, {.latency = 0, .bandwidth = 100});
+  c.add_domain({.name = "host", .devices = {0, 1, 2}, .cores = 2});
+  const auto s = run_ok(g, c, {0, 1, 2});
+  for (vertex_id v = 0; v < 3; ++v) CHECK(s.finish[v] == doctest::Approx(1.5));
+  // Two devices on two cores run as if alone.
+  CHECK(run_ok(g, c, {0, 1, 1}).finish[0] == 1);
+}
+
+TEST_CASE("a copy takes a core from the devices that share them") {
+  // u (no time) on device 0 feeds w on device 1 over a 1 s copy; x and y keep devices 1 and 2 busy
+  // for 1 s. Three on two cores: each at 2/3 until all end at 1.5 s.
+  graph g;
+  const auto u = add(g, "u", 0, 100);
+  const auto w = add(g, "w", 1, 0);
+  const auto x = add(g, "x", 1, 0);
+  const auto y = add(g, "y", 1, 0);
+  g.add_edge(u, w, 100);
+  cluster c = cluster::uniform(3, unlimited_memory, {.latency = 0, .bandwidth = 100});
+  c.add_domain({.name = "host", .devices = {0, 1, 2}, .cores = 2});
+  const auto s = run_ok(g, c, {0, 1, 1, 2});
+  CHECK(s.finish[x] == doctest::Approx(1.5));
+  CHECK(s.finish[y] == doctest::Approx(1.5));
+  REQUIRE(s.transfers.size() == 1);
+  CHECK(s.transfers[0].finish == doctest::Approx(1.5));
+  CHECK(s.start[w] == doctest::Approx(1.5));
+  // Copies that do not draw on the domain take no core.
+  c.clear_domains();
+  c.add_domain({.name = "host", .devices = {0, 1, 2}, .copies = false, .cores = 2});
+  const auto free = run_ok(g, c, {0, 1, 1, 2});
+  CHECK(free.finish[x] == 1);
+  CHECK(free.transfers[0].finish == 1);
+}
+
 TEST_CASE("without a finite domain every result is what it was, field for field") {
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     CAPTURE(seed);
@@ -264,7 +303,6 @@ TEST_CASE("the cluster file states domains, and refuses bad ones with the place 
   fails(R"([{"name": "h", "devices": ["a", "z"], "bandwidth": "1 GB/s"}])", "/domains/0/devices/1");
   fails(R"([{"name": "h", "devices": ["a", "z"], "bandwidth": "1 GB/s"}])", "unknown device \"z\"");
   fails(R"([{"name": "h", "devices": [], "bandwidth": "1 GB/s"}])", "at least one device");
-  fails(R"([{"name": "h", "devices": ["a"]}])", "bandwidth");
   fails(R"([{"name": "h", "devices": ["a"], "bandwidth": -3}])", "/domains/0/bandwidth");
   fails(R"([{"name": "h", "devices": ["a"], "bandwidth": 5, "copies": "yes"}])", "/domains/0/copies");
   fails(R"([{"name": "h", "devices": ["a"], "bandwidth": 5}, {"name": "i", "devices": ["b", "a"], "bandwidth": 5}])",
@@ -272,6 +310,15 @@ TEST_CASE("the cluster file states domains, and refuses bad ones with the place 
   fails(R"([{"name": "h", "devices": ["a"], "bandwidth": 5}, {"name": "h", "devices": ["b"], "bandwidth": 5}])",
         "duplicate domain name");
   CHECK_THROWS_AS(c.add_domain({.name = "again", .devices = {1}, .bandwidth = 1}), invalid_input);
+  // A refused domain leaves the cluster as it was.
+  CHECK_THROWS_AS(c.add_domain({.name = "twice", .devices = {2, 2}, .bandwidth = 1}), invalid_input);
+  CHECK_THROWS_AS(c.add_domain({.name = "beyond", .devices = {2, 7}, .bandwidth = 1}), invalid_input);
+  CHECK(c.domain_of(2) == no_domain);
+  CHECK(c.domains().size() == 1);
+  c.add_domain({.name = "cpu", .devices = {2}, .cores = 4});
+  CHECK(read_cluster_json(cluster_to_json_text(c)).domains()[1] == c.domains()[1]);
+  fails(R"([{"name": "h", "devices": ["a"], "bandwidth": 5, "cores": -1}])", "/domains/0/cores");
+  fails(R"([{"name": "h", "devices": ["a"], "bandwidth": 5, "cores": 1.5}])", "/domains/0/cores");
   CHECK_THROWS_AS(cluster(c).add_domain({.name = "none", .devices = {}, .bandwidth = 1}), invalid_input);
 }
 

@@ -300,12 +300,13 @@ inline int run_calibrate_command(const calibrate_flags& flags, std::ostream& out
   const auto calibration = calibrate_cpu({.devices = flags.devices});
   cluster c = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
 #if GANTRY_CLI_HAS_LEARN
-  // The devices share this machine's memory: a bandwidth-bound sum (Eigen) alone and on every device at once.
+  // The devices share this machine's memory (a bandwidth-bound sum with Eigen, alone and on every
+  // device at once) and its hardware threads (device threads and copies).
   constexpr std::uint64_t probe_elements = std::uint64_t{1} << 24;  // 64 MiB per tensor: past the caches
   eigen_operations probe_ops(operations_of(bandwidth_probe(flags.devices, probe_elements)), flags.devices);
   cpu_backend probe({.kernel = cpu_kernel::work, .work = [&probe_ops](const vertex_launch& v) { probe_ops(v); }});
   const auto domain = measure_domain(probe, flags.devices, probe_elements);
-  add_measured_domain(c, domain, "host");
+  add_measured_domain(c, domain, "host", calibration.hardware_threads);
 #endif
   if (!flags.out.empty()) write_cluster(flags.out, c);
   out << "busy loop      " << std::setprecision(4) << calibration.loop_rate << " iterations/s\n";

@@ -176,12 +176,19 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
         domain_at[it->second] = i;
         domain.devices.push_back(it->second);
       }
-      domain.bandwidth = detail::read_bandwidth(in, in.require(entry, "bandwidth", at), detail::pointer_to(at, "bandwidth"));
+      if (const auto* bandwidth = detail::json_reader::find(entry, "bandwidth"))
+        domain.bandwidth = detail::read_bandwidth(in, *bandwidth, detail::pointer_to(at, "bandwidth"));
       if (const auto* copies = detail::json_reader::find(entry, "copies")) {
         if (!copies->is_boolean())
           in.fail(detail::pointer_to(at, "copies"), "expected true or false (copies between devices draw on the domain), got " +
                                                         detail::describe_json(*copies));
         domain.copies = copies->get<bool>();
+      }
+      if (const auto* cores = detail::json_reader::find(entry, "cores")) {
+        const std::string field = detail::pointer_to(at, "cores");
+        if (!cores->is_number_integer() || cores->get<std::int64_t>() < 0 || cores->get<std::int64_t>() > 1'000'000)
+          in.fail(field, "cores is a whole number from 0 (none shared) to 1000000, got " + detail::describe_json(*cores));
+        domain.cores = static_cast<std::uint32_t>(cores->get<std::int64_t>());
       }
       result.add_domain(std::move(domain));
     }
@@ -252,6 +259,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
       if (std::isfinite(domain.bandwidth)) entry["bandwidth"] = domain.bandwidth;
       else entry["bandwidth"] = "unlimited";
       entry["copies"] = domain.copies;
+      if (domain.cores > 0) entry["cores"] = domain.cores;
       domains.push_back(std::move(entry));
     }
   }

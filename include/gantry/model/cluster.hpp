@@ -46,14 +46,18 @@ struct device {
 };
 
 // Devices that draw on one memory bandwidth: `bandwidth` bytes per second for all of them together.
-// A vertex on one of them moves its traffic (model.hpp: traffic_bytes) through it; a copy reads
-// its bytes in the sender's domain and writes them in the receiver's (both in one domain: twice
-// the bytes there) unless `copies` is false.
+// A vertex on one of them moves its traffic (sim/shared_bandwidth.hpp: traffic_bytes) through it;
+// a copy reads its bytes in the sender's domain and writes them in the receiver's (both in one
+// domain: twice the bytes there) unless `copies` is false. `cores` > 0 says the devices also
+// share that many processors (device threads of one host): each running vertex, and each copy
+// that draws on the domain, takes one, and where more run than there are cores each gets an equal
+// share.
 struct bandwidth_domain {
   std::string name;
   std::vector<device_id> devices;
   double bandwidth = std::numeric_limits<double>::infinity();  // bytes per second
   bool copies = true;
+  std::uint32_t cores = 0;  // 0: every device has its processor, and copies take none
   friend bool operator==(const bandwidth_domain&, const bandwidth_domain&) = default;
 };
 
@@ -104,23 +108,27 @@ class cluster {
   // Which resources each transfer occupies; what the engine, simulator and validate() use.
   [[nodiscard]] const gantry::topology& topology() const noexcept { return topology_; }
 
-  // Declares devices that share a memory bandwidth. A device belongs to at most one domain; a
-  // domain has at least one device and a bandwidth > 0 (infinity: shares nothing).
+  // Declares devices that share a memory bandwidth (and, with cores > 0, processors). A device
+  // belongs to at most one domain; a domain has at least one device and a bandwidth > 0 (infinity:
+  // shares none). Throws invalid_input, leaving the cluster as it was, for anything else.
   void add_domain(bandwidth_domain domain) {
     const std::string what = "bandwidth domain '" + domain.name + "'";
     if (domain.devices.empty()) throw invalid_input(what + " has no devices");
     if (std::isnan(domain.bandwidth) || domain.bandwidth <= 0)
       throw invalid_input(what + ": bandwidth must be > 0 bytes per second, got " + std::to_string(domain.bandwidth));
-    if (domain_of_.empty()) domain_of_.assign(devices_.size(), no_domain);
+    std::vector<std::uint8_t> listed(devices_.size(), 0);
     for (const device_id d : domain.devices) {
       if (d >= devices_.size())
         throw invalid_input(what + ": device " + std::to_string(d) + " is out of range (the cluster has " +
                             std::to_string(devices_.size()) + ")");
-      if (domain_of_[d] != no_domain)
+      if (listed[d]) throw invalid_input(what + ": device '" + devices_[d].name + "' is listed twice");
+      listed[d] = 1;
+      if (!domain_of_.empty() && domain_of_[d] != no_domain)
         throw invalid_input(what + ": device '" + devices_[d].name + "' is already in bandwidth domain '" +
                             domains_[domain_of_[d]].name + "'");
-      domain_of_[d] = static_cast<std::uint32_t>(domains_.size());
     }
+    if (domain_of_.empty()) domain_of_.assign(devices_.size(), no_domain);
+    for (const device_id d : domain.devices) domain_of_[d] = static_cast<std::uint32_t>(domains_.size());
     domains_.push_back(std::move(domain));
   }
   void clear_domains() {
@@ -229,12 +237,12 @@ class cluster {
 };
 
 namespace detail {
-// Whether some devices of the set share a finite memory bandwidth (so times may stretch).
+// Whether some devices of the set share a finite memory bandwidth or processors (so times may stretch).
 template <class D>
 [[nodiscard]] bool shares_bandwidth(const D& devices) {
   if constexpr (requires { devices.domains(); }) {
     for (const auto& domain : devices.domains())
-      if (std::isfinite(domain.bandwidth)) return true;
+      if (std::isfinite(domain.bandwidth) || domain.cores > 0) return true;
   }
   return false;
 }

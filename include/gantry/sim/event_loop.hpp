@@ -130,7 +130,9 @@ concept execution_backend = requires(B& b, const vertex_launch& v, const copy_la
 };
 
 // A backend whose clock is the model's: every launch finishes exactly its duration after it, so
-// times are known when a launch is decided. advance() moves the clock to the earliest finish;
+// times are known when a launch is decided (where it stretches durations, stretches() says so
+// and finishes come from the completions: a virtual_clock whose devices share bandwidth).
+// advance() moves the clock to the earliest finish;
 // pop_due() hands over, one at a time in launch order, what finishes by now (launches made while
 // handing over included). Over such a backend the loop is the simulator: a start is recorded when
 // it is decided (a failed run keeps what was under way), and a vertex of zero modelled time takes
@@ -144,15 +146,15 @@ concept virtual_time_backend = execution_backend<B> && requires(B& b, completion
 };
 
 // The virtual clock: a priority queue of modelled finishes, ties in launch order. Given devices
-// that share a memory bandwidth (share(), sim/shared_bandwidth.hpp) it runs rates instead of fixed
-// durations: an activity in a shared domain progresses at its speed, and whenever an activity
-// starts or ends in a domain the speeds there are recomputed and the finishes that move are queued
-// again (the old entries are skipped). An activity that touches no shared domain keeps its
-// modelled finish exactly.
+// that share memory bandwidth or processors (share(), sim/shared_bandwidth.hpp) it runs rates
+// instead of fixed durations: an activity in a shared domain progresses at its speed, and whenever
+// an activity starts or ends in a domain the speeds there are recomputed and the finishes that move
+// are queued again (the old entries are skipped). An activity that touches no shared domain keeps
+// its modelled finish exactly.
 class virtual_clock {
  public:
-  // Devices that share bandwidth; call before begin(). An empty sharing (the default) keeps every
-  // modelled duration.
+  // Devices that share bandwidth or cores; call before begin(). An empty sharing (the default)
+  // keeps every modelled duration.
   void share(bandwidth_sharing sharing) {
     sharing_ = std::move(sharing);
     shared_ = sharing_.engaged();
@@ -165,28 +167,31 @@ class virtual_clock {
     events_ = {};
     activities_.clear();
     free_.clear();
-    running_.assign(sharing_.bandwidth.size(), {});
+    running_.assign(2 * sharing_.bandwidth.size(), {});
   }
   void launch_vertex(const vertex_launch& v) {
     if (!shared_) return push(now_ + v.duration, false, v.vertex);
-    flow flows[2];
-    std::size_t count = 0;
+    pending_ = {};
     const std::uint32_t domain = sharing_.domain(v.device);
-    if (domain != no_domain && v.traffic > 0) flows[count++] = {domain, static_cast<double>(v.traffic)};
-    launch(false, v.vertex, v.duration, std::span(flows, count));
+    if (domain != no_domain && v.duration > 0) {
+      add_flow(bandwidth_pool(domain), static_cast<double>(v.traffic) / v.duration);
+      add_flow(core_pool(domain), 1);
+    }
+    launch(false, v.vertex, v.duration);
   }
   void launch_copy(const copy_launch& c) {
     if (!shared_) return push(now_ + c.duration, true, c.id);
-    flow flows[2];
-    std::size_t count = 0;
-    const auto bytes = static_cast<double>(c.bytes);
-    for (const device_id d : {c.from, c.to}) {
-      const std::uint32_t domain = sharing_.domain(d);
-      if (domain == no_domain || !sharing_.copies[domain] || bytes == 0) continue;
-      if (count == 1 && flows[0].domain == domain) flows[0].bytes += bytes;
-      else flows[count++] = {domain, bytes};
+    pending_ = {};
+    if (c.duration > 0) {
+      const double rate = static_cast<double>(c.bytes) / c.duration;
+      for (const device_id d : {c.from, c.to}) {
+        const std::uint32_t domain = sharing_.domain(d);
+        if (domain == no_domain || !sharing_.copies[domain]) continue;
+        add_flow(bandwidth_pool(domain), rate);  // read in the sender's, written in the receiver's
+        if (d == c.from || sharing_.domain(c.from) != domain) add_flow(core_pool(domain), 1, true);
+      }
     }
-    launch(true, c.id, c.duration, std::span(flows, count));
+    launch(true, c.id, c.duration);
   }
   void advance() {
     skip_stale();
@@ -211,6 +216,7 @@ class virtual_clock {
 
  private:
   static constexpr std::uint32_t no_slot = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t no_pool = std::numeric_limits<std::uint32_t>::max();
   struct event {
     seconds time;
     seconds start;
@@ -221,29 +227,53 @@ class virtual_clock {
     std::uint64_t version = 0;     // the activity's version when queued (older ones are stale)
     bool operator>(const event& o) const { return std::tie(time, sequence) > std::tie(o.time, o.sequence); }
   };
+  // What an activity draws from a pool (a domain's bandwidth, in bytes per second, or its cores).
   struct flow {
-    std::uint32_t domain = no_domain;
-    double bytes = 0;
+    std::uint32_t pool = no_pool;
+    double demand = 0;      // at full speed
+    double allocation = 0;  // granted
   };
-  // An activity running in shared domains: its work left (seconds at full speed) as of `since`.
+  // At most a bandwidth and a core pool in each of two domains.
+  struct flows {
+    flow of[4];
+    std::uint32_t count = 0;
+  };
+  // An activity running in shared pools: its work left (seconds at full speed) as of `since`.
   struct activity {
     std::uint32_t id = 0;
     bool is_copy = false;
     seconds start = 0, since = 0, left = 0, finish = 0;
     double speed = 1;
     std::uint64_t version = 0;
-    std::uint32_t flows = 0;
-    flow flow_of[2];
-    double demand[2] = {0, 0};      // bytes per second at full speed, per flow
-    double allocation[2] = {0, 0};  // bytes per second granted, per flow
+    flows draws;
   };
+
+  // Pool 2k is domain k's bandwidth, 2k + 1 its cores; no_pool where the domain shares none.
+  [[nodiscard]] std::uint32_t bandwidth_pool(std::uint32_t domain) const {
+    return std::isfinite(sharing_.bandwidth[domain]) ? 2 * domain : no_pool;
+  }
+  [[nodiscard]] std::uint32_t core_pool(std::uint32_t domain) const {
+    return sharing_.cores[domain] > 0 ? 2 * domain + 1 : no_pool;
+  }
+  [[nodiscard]] double capacity(std::uint32_t pool) const {
+    return pool % 2 == 0 ? sharing_.bandwidth[pool / 2] : static_cast<double>(sharing_.cores[pool / 2]);
+  }
+  // Adds demand to the launch being prepared (merged with an earlier draw on the same pool, unless
+  // `once`: a copy within one domain takes one core, not two).
+  void add_flow(std::uint32_t pool, double demand, bool once = false) {
+    if (pool == no_pool || !(demand > 0)) return;
+    for (std::uint32_t k = 0; k < pending_.count; ++k)
+      if (pending_.of[k].pool == pool) {
+        if (!once) pending_.of[k].demand += demand;
+        return;
+      }
+    pending_.of[pending_.count++] = {pool, demand, demand};
+  }
 
   void push(seconds time, bool is_copy, std::uint32_t id) { events_.push({time, now_, sequence_++, id, is_copy}); }
 
-  void launch(bool is_copy, std::uint32_t id, seconds duration, std::span<const flow> flows) {
-    std::size_t shared = 0;
-    for (const flow& f : flows) shared += std::isfinite(sharing_.bandwidth[f.domain]) ? 1 : 0;
-    if (shared == 0 || !(duration > 0)) return push(now_ + duration, is_copy, id);
+  void launch(bool is_copy, std::uint32_t id, seconds duration) {
+    if (pending_.count == 0 || !(duration > 0)) return push(now_ + duration, is_copy, id);
     std::uint32_t slot;
     if (free_.empty()) {
       slot = static_cast<std::uint32_t>(activities_.size());
@@ -261,45 +291,40 @@ class virtual_clock {
     a.start = a.since = now_;
     a.left = duration;
     a.finish = now_ + duration;
-    for (const flow& f : flows) {
-      if (!std::isfinite(sharing_.bandwidth[f.domain])) continue;
-      a.flow_of[a.flows] = f;
-      a.demand[a.flows] = f.bytes / duration;
-      a.allocation[a.flows] = a.demand[a.flows];
-      ++a.flows;
-      running_[f.domain].push_back(slot);
-    }
+    a.draws = pending_;
+    for (std::uint32_t k = 0; k < a.draws.count; ++k) running_[a.draws.of[k].pool].push_back(slot);
     queue(slot);
-    for (std::uint32_t k = 0; k < a.flows; ++k) reshare(activities_[slot].flow_of[k].domain);
+    for (std::uint32_t k = 0; k < pending_.count; ++k) reshare(pending_.of[k].pool);
   }
   void queue(std::uint32_t slot) {
     const activity& a = activities_[slot];
     events_.push({a.finish, a.start, sequence_++, a.id, a.is_copy, slot, a.version});
   }
   void end(std::uint32_t slot) {
-    const activity a = activities_[slot];
-    for (std::uint32_t k = 0; k < a.flows; ++k) {
-      auto& list = running_[a.flow_of[k].domain];
+    const flows draws = activities_[slot].draws;
+    for (std::uint32_t k = 0; k < draws.count; ++k) {
+      auto& list = running_[draws.of[k].pool];
       list.erase(std::find(list.begin(), list.end(), slot));
     }
     ++activities_[slot].version;
     free_.push_back(slot);
-    for (std::uint32_t k = 0; k < a.flows; ++k) reshare(a.flow_of[k].domain);
+    for (std::uint32_t k = 0; k < draws.count; ++k) reshare(draws.of[k].pool);
   }
-  // Shares domain d's bandwidth among what runs in it, and queues again every activity there
-  // whose speed changes (one finishing now keeps its finish).
-  void reshare(std::uint32_t d) {
-    const auto& list = running_[d];
+  // Shares a pool among what runs in it, and queues again every activity there whose speed
+  // changes (one finishing now keeps its finish).
+  void reshare(std::uint32_t pool) {
+    const auto& list = running_[pool];
     demand_.clear();
-    for (const std::uint32_t slot : list) demand_.push_back(activities_[slot].demand[flow_index(slot, d)]);
+    for (const std::uint32_t slot : list) demand_.push_back(draw_on(slot, pool).demand);
     allocation_.assign(demand_.size(), 0);
-    detail::share_fairly(sharing_.bandwidth[d], demand_, allocation_, order_);
+    detail::share_fairly(capacity(pool), demand_, allocation_, order_);
     for (std::size_t i = 0; i < list.size(); ++i) {
       activity& a = activities_[list[i]];
-      a.allocation[flow_index(list[i], d)] = allocation_[i];
+      draw_on(list[i], pool).allocation = allocation_[i];
       double speed = 1;
-      for (std::uint32_t k = 0; k < a.flows; ++k)
-        if (a.allocation[k] < a.demand[k]) speed = std::min(speed, a.allocation[k] / a.demand[k]);
+      for (std::uint32_t k = 0; k < a.draws.count; ++k)
+        if (a.draws.of[k].allocation < a.draws.of[k].demand)
+          speed = std::min(speed, a.draws.of[k].allocation / a.draws.of[k].demand);
       if (speed == a.speed || a.finish <= now_) continue;
       a.left = std::max(0.0, a.left - (now_ - a.since) * a.speed);
       a.since = now_;
@@ -309,9 +334,11 @@ class virtual_clock {
       queue(list[i]);
     }
   }
-  [[nodiscard]] std::uint32_t flow_index(std::uint32_t slot, std::uint32_t d) const {
-    const activity& a = activities_[slot];
-    return a.flows > 1 && a.flow_of[1].domain == d ? 1 : 0;
+  [[nodiscard]] flow& draw_on(std::uint32_t slot, std::uint32_t pool) {
+    flows& draws = activities_[slot].draws;
+    std::uint32_t k = 0;
+    while (draws.of[k].pool != pool) ++k;
+    return draws.of[k];
   }
   void skip_stale() {
     while (!events_.empty()) {
@@ -328,7 +355,8 @@ class virtual_clock {
   bool shared_ = false;
   std::vector<activity> activities_;
   std::vector<std::uint32_t> free_;                  // slots of activities_ to reuse
-  std::vector<std::vector<std::uint32_t>> running_;  // per domain: the slots running in it
+  std::vector<std::vector<std::uint32_t>> running_;  // per pool: the slots running in it
+  flows pending_;                                    // the draws of the launch being prepared
   std::vector<double> demand_, allocation_;
   std::vector<std::uint32_t> order_;
 };

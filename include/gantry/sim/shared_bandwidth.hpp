@@ -11,6 +11,8 @@
 //   - An activity runs at speed min(1, allocation / demand) over its domains (a roofline: the
 //     time alone, or the bytes over the bandwidth it gets, whichever is longer), recomputed
 //     whenever an activity starts or ends in one of its domains.
+//   - A domain with cores > 0 shares that many processors the same way: each running vertex, and
+//     each copy that draws on the domain, demands one core (a copy within one domain, one).
 // So compute-bound work (small demand) keeps its time beside bandwidth-bound work; n bandwidth-
 // bound vertices that each reach the whole domain alone take n times as long together.
 #pragma once
@@ -29,15 +31,18 @@
 
 namespace gantry {
 
-// Which device draws on which domain, and each domain's bandwidth: what a virtual clock needs.
+// Which device draws on which domain, and each domain's bandwidth and cores: what a virtual clock
+// needs.
 struct bandwidth_sharing {
   std::vector<std::uint32_t> domain_of;  // per device: an index into bandwidth, or no_domain
   std::vector<double> bandwidth;         // per domain, bytes per second
   std::vector<std::uint8_t> copies;      // per domain: copies draw on it
+  std::vector<std::uint32_t> cores;      // per domain: processors shared (0: none)
 
-  // Whether anything is shared: some domain has a finite bandwidth.
+  // Whether anything is shared: some domain has a finite bandwidth or cores.
   [[nodiscard]] bool engaged() const noexcept {
-    return std::any_of(bandwidth.begin(), bandwidth.end(), [](double b) { return std::isfinite(b); });
+    return std::any_of(bandwidth.begin(), bandwidth.end(), [](double b) { return std::isfinite(b); }) ||
+           std::any_of(cores.begin(), cores.end(), [](std::uint32_t c) { return c > 0; });
   }
   [[nodiscard]] std::uint32_t domain(device_id d) const noexcept {
     return d < domain_of.size() ? domain_of[d] : no_domain;
@@ -58,6 +63,7 @@ template <class D>
     for (const auto& domain : domains) {
       out.bandwidth.push_back(domain.bandwidth);
       out.copies.push_back(domain.copies ? 1 : 0);
+      out.cores.push_back(domain.cores);
     }
   }
   return out;
