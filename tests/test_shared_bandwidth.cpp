@@ -35,7 +35,7 @@ vertex_id add(graph& g, const char* name, seconds compute, byte_count output) {
 // m devices on free links of 100 B/s, the first `shared` of them in one domain of `bandwidth` B/s.
 cluster sharing(std::size_t m, std::size_t shared, double bandwidth, bool copies = true) {
   cluster c = cluster::uniform(m, unlimited_memory, {.latency = 0, .bandwidth = 100});
-  bandwidth_domain domain{.name = "hbm", .bandwidth = bandwidth, .copies = copies};
+  bandwidth_domain domain{.name = "hbm", .devices = {}, .bandwidth = bandwidth, .copies = copies};
   for (device_id d = 0; d < shared; ++d) domain.devices.push_back(d);
   c.add_domain(domain);
   return c;
@@ -168,7 +168,7 @@ TEST_CASE("without a finite domain every result is what it was, field for field"
     CAPTURE(seed);
     const auto c = test::make_random_case(seed, seed % 2 ? comm_mode::parallel : comm_mode::sequential, seed % 3 == 0);
     cluster unlimited = c.devices;
-    bandwidth_domain all{.name = "host"};
+    bandwidth_domain all{.name = "host", .devices = {}};
     for (device_id d = 0; d < unlimited.device_count(); ++d) all.devices.push_back(d);
     unlimited.add_domain(all);
     const graph_model model(c.g, c.devices), model_unlimited(c.g, unlimited);
@@ -193,7 +193,7 @@ TEST_CASE("with a shared domain the executor's virtual clock is simulate(), fiel
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
       CAPTURE(seed);
       auto c = test::make_random_case(seed, comm, seed % 2 == 0, {.zero_compute = true});
-      bandwidth_domain domain{.name = "hbm", .bandwidth = 2e8, .copies = seed % 4 != 0};
+      bandwidth_domain domain{.name = "hbm", .devices = {}, .bandwidth = 2e8, .copies = seed % 4 != 0};
       for (device_id d = 0; d < c.devices.device_count(); ++d)
         if (d != 3) domain.devices.push_back(d);
       c.devices.add_domain(domain);
@@ -259,7 +259,7 @@ TEST_CASE("every placer's placement, judged with a shared domain, validates") {
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     CAPTURE(seed);
     auto c = test::make_random_case(seed, seed % 2 ? comm_mode::parallel : comm_mode::duplex, seed % 3 == 0);
-    bandwidth_domain domain{.name = "hbm", .bandwidth = 1.5e8};
+    bandwidth_domain domain{.name = "hbm", .devices = {}, .bandwidth = 1.5e8};
     for (device_id d = 0; d < c.devices.device_count(); ++d) domain.devices.push_back(d);
     c.devices.add_domain(domain);
     const graph_model model(c.g, c.devices);
@@ -290,11 +290,11 @@ TEST_CASE("the cluster file states domains, and refuses bad ones with the place 
   CHECK(cluster_to_json_text(back) == text);
 
   const auto fails = [](const std::string& domains, const std::string& expected) {
-    const std::string text = R"({"format": "gantry.cluster", "version": 1, "devices": [{"name": "a"}, {"name": "b"}],
-                                  "domains": )" + domains + "}";
+    const std::string document = R"({"format": "gantry.cluster", "version": 1, "devices": [{"name": "a"}, {"name": "b"}],
+                                      "domains": )" + domains + "}";
     CAPTURE(domains);
     try {
-      (void)read_cluster_json(text, "c.json");
+      (void)read_cluster_json(document, "c.json");
       FAIL("accepted");
     } catch (const std::exception& e) {
       CHECK_MESSAGE(std::string(e.what()).find(expected) != std::string::npos, e.what());

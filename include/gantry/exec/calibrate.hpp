@@ -176,7 +176,7 @@ template <execution_backend B>
 // 0 for devices with processors of their own, as GPU partitions).
 inline void add_measured_domain(cluster& c, const domain_measurement& m, std::string name = "memory",
                                 std::uint32_t cores = 0) {
-  bandwidth_domain domain{.name = std::move(name), .bandwidth = m.together_bandwidth(), .cores = cores};
+  bandwidth_domain domain{.name = std::move(name), .devices = {}, .bandwidth = m.together_bandwidth(), .cores = cores};
   for (device_id d = 0; d < c.device_count(); ++d) domain.devices.push_back(d);
   c.add_domain(std::move(domain));
 }
