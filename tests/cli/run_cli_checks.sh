@@ -243,6 +243,22 @@ print(json.dumps({"format": "gantry.cluster", "version": 1, "communication": "pa
 PY
 expect 0 "pattern of 1F1B* written to" "$gantry" pipeline --chain czero.json --cluster wide.json --format json --svg wide.svg
 
+# Devices that share a memory bandwidth: a bad domain is named by its place in the file; a good one
+# stretches the replay (1 MB/s for tiny's megabytes) but not the list scheduler's own schedule.
+cat >domain_bad.json <<'JSON'
+{"format": "gantry.cluster", "version": 1, "devices": [{"name": "a"}, {"name": "b"}],
+ "domains": [{"name": "gpu0", "devices": ["a", "c"], "bandwidth": "10 MB/s"}]}
+JSON
+expect 2 'domain_bad.json: /domains/0/devices/1: unknown device "c"' "$gantry" compare -g "$tiny" --cluster domain_bad.json
+cat >domain.json <<'JSON'
+{"format": "gantry.cluster", "version": 1, "devices": [{"name": "a"}, {"name": "b"}],
+ "domains": [{"name": "gpu0", "devices": ["a", "b"], "bandwidth": "1 MB/s", "cores": 1}]}
+JSON
+"$gantry" compare -g "$tiny" --cluster domain.json --algorithms m-etf --format json >stdout.txt 2>stderr.txt || {
+  echo "FAIL: gantry compare with a bandwidth domain exited $?" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; assert r["makespan"] > 10 * r["own_makespan"], r' \
+  stdout.txt || { echo "FAIL: a shared domain of 1 MB/s did not stretch the replay" >&2; failures=$((failures + 1)); }
+
 # runs COMMAND...: the command exits 0.
 runs() {
   "$@" >stdout.txt 2>stderr.txt || {

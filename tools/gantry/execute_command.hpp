@@ -95,11 +95,16 @@ struct execute_flags {
 }
 [[nodiscard]] inline std::string signed_percent(double x) { return (x >= 0 ? "+" : "") + fixed_text(100 * x, 1) + "%"; }
 
-// The cluster with every link `scale` times slower (latency × scale, bandwidth / scale).
+// The cluster with every link and bandwidth domain `scale` times slower (latency × scale,
+// bandwidth / scale); nodes and cores as they were.
 [[nodiscard]] inline cluster with_link_times(const cluster& c, double scale) {
   const auto scaled = [scale](link_model l) { return link_model{l.latency * scale, l.bandwidth / scale}; };
   cluster out(c.devices(), scaled(c.default_link()), c.comm());
   if (!c.nodes().empty()) out.set_nodes(c.nodes());
+  for (auto domain : c.domains()) {  // every time `scale` times longer: the same bytes at 1 / scale the rate
+    domain.bandwidth /= scale;
+    out.add_domain(std::move(domain));
+  }
   for (const auto& [pair, l] : c.own_links()) out.set_link(pair.first, pair.second, scaled(l));
   return out;
 }

@@ -504,7 +504,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   {
     std::vector<device> roomy = c.devices();
     for (auto& d : roomy) d.capacity = unlimited_memory;
-    const cluster unlimited(std::move(roomy), c.default_link(), c.comm());
+    cluster unlimited(std::move(roomy), c.default_link(), c.comm());
+    for (const auto& domain : c.domains()) unlimited.add_domain(domain);
     const graph_model unlimited_model(g, unlimited);
     if (const auto fastest = best_single_device(g, unlimited_model, unlimited, sf)) {
       baseline = fastest->simulated.schedule.makespan;
