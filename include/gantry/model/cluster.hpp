@@ -93,6 +93,12 @@ class cluster {
   [[nodiscard]] const device& operator[](device_id d) const { return devices_[d]; }
   [[nodiscard]] const std::vector<device>& devices() const noexcept { return devices_; }
   [[nodiscard]] byte_count capacity(device_id d) const { return devices_[d].capacity; }
+  void set_capacity(device_id d, byte_count capacity) {
+    if (d >= devices_.size())
+      throw invalid_input("cluster: device " + std::to_string(d) + " does not exist (" +
+                          std::to_string(devices_.size()) + " devices)");
+    devices_[d].capacity = capacity;
+  }
   [[nodiscard]] comm_mode comm() const noexcept { return comm_; }
   void set_comm(comm_mode comm) {
     comm_ = comm;

@@ -58,32 +58,40 @@ namespace detail {
 [[nodiscard]] inline celeritas_result celeritas_fused(const graph& g, const graph_model& model, const cluster& devices,
                                                       const celeritas_options& options,
                                                       std::optional<seconds>& replayed) {
-  celeritas_result out;
-  const byte_count cap = options.cluster_memory.value_or(quarter_device_memory(devices));
-  std::size_t window = options.window;
-  if (options.min_clusters_per_device > 0 && devices.device_count() > 0)
-    window = std::min(window, std::max<std::size_t>(1, g.vertex_count() / (options.min_clusters_per_device *
-                                                                           devices.device_count())));
-  out.fusion = fuse_kernighan(g, model, devices, {.window = window, .cluster_memory = cap, .group = colocation_groups(g)});
-  const graph& coarse = out.fusion.coarsening.coarse;
-  const graph_model coarse_model(coarse, devices);
-  // The walk is CPD-TOPO of the coarse graph (the policy's default).
-  const auto place_coarse = [&](const auto& on, bool best_effort) {
+  // The pipeline within the memory of `on`: the fusion (M a quarter of on's smallest memory unless
+  // the options name it), the placement of the clusters (best effort or not) and its expansion.
+  const auto pipeline = [&](const cluster& on, bool best_effort) {
+    celeritas_result out;
+    const byte_count cap = options.cluster_memory.value_or(quarter_device_memory(on));
+    std::size_t window = options.window;
+    if (options.min_clusters_per_device > 0 && on.device_count() > 0)
+      window = std::min(window, std::max<std::size_t>(1, g.vertex_count() / (options.min_clusters_per_device *
+                                                                             on.device_count())));
+    out.fusion = fuse_kernighan(g, model, on, {.window = window, .cluster_memory = cap, .group = colocation_groups(g)});
+    const graph& coarse = out.fusion.coarsening.coarse;
+    const graph_model coarse_model(coarse, on);
+    // The walk is CPD-TOPO of the coarse graph (the policy's default).
     list_scheduler scheduler(coarse, coarse_model, on, adjusting_placement_policy("Celeritas"),
                              list_options{.respect_memory = true,
                                           .cache_transfers = options.cache_transfers,
                                           .group = colocation_groups(coarse),
                                           .best_effort = best_effort});
-    return scheduler.run();
+    out.coarse = scheduler.run();
+    // The first member of each cluster runs first; the placement's order is the coarse order
+    // expanded. The engine's outcome names the cluster that did not fit (the first placed over
+    // capacity, or the one it failed on), the device and the bytes; expand() turned it into the
+    // cluster's first member.
+    out.placement = expand(out.fusion.coarsening, out.coarse.placement);
+    out.outcome = out.placement.outcome;
+    return out;
   };
-  // The first member of each cluster runs first; the placement's order is the coarse order expanded.
-  const auto replay = [&](const placement& p) {
-    return simulate(g, model, devices, std::span<const device_id>(p.device),
+  const auto replay = [&](const cluster& on, const placement& p) {
+    return simulate(g, model, on, std::span<const device_id>(p.device),
                     {.policy = ready_policy::strict_order, .priority = p.order, .cache_transfers = options.cache_transfers});
   };
   // Beyond the paper, the last answer of every memory-aware placer: where Celeritas's placement does
-  // not fit, every vertex on the device with the most memory, in Kahn order, when that holds the
-  // run (place_on_one_device); `fusion` and `coarse` still say what Celeritas found.
+  // not fit, every vertex on the device with the most memory (place_on_one_device); `fusion` and
+  // `coarse` still say what Celeritas found.
   const auto or_one_device = [&](celeritas_result failed) {
     auto alone = place_on_one_device(g, model, devices, list_options{.cache_transfers = options.cache_transfers}, "Celeritas");
     if (!alone) return failed;
@@ -93,42 +101,48 @@ namespace detail {
     failed.outcome = failed.placement.outcome;
     return failed;
   };
-  out.coarse = place_coarse(devices, true);
-  out.placement = expand(out.fusion.coarsening, out.coarse.placement);
-  // The engine's outcome names the cluster that did not fit (the first placed over capacity, or the
-  // one it failed on), the device and the bytes; expand() turned it into the cluster's first member.
-  out.outcome = out.placement.outcome;
-  if (!out.ok()) return or_one_device(std::move(out));
+  celeritas_result out = pipeline(devices, true);
   // Beyond the paper: the coarse graph counts memory per cluster and per coarse edge, which a run of
   // the original graph can exceed (members of clusters that share a device interleave; without the
   // tensor cache each original edge takes its own copy). A placement that says ok must replay, in
-  // its order, within memory: when it does not, the coarse graph is placed again within 15/16,
-  // 14/16, ..., 8/16 of each device's memory and the first whose expansion replays is kept; else
-  // the result is over capacity, with the replay's words.
-  const auto first = replay(out.placement);
-  if (first.ok()) {
-    replayed = first.schedule.makespan;
-    return out;
+  // its order, within memory. When the coarse placement does not fit, or its expansion does not
+  // replay, the pipeline runs again within each point of capacity_grid below the devices' memory,
+  // as memory_fallback() steps down, fusion included (M follows the memory), so that fitting with
+  // some memory means fitting with more; the first that fits and replays is kept. Else the result
+  // is over capacity, with the engine's or the replay's words.
+  std::optional<simulation_result> first;
+  if (out.ok()) {
+    first = replay(devices, out.placement);
+    if (first->ok()) {
+      replayed = first->schedule.makespan;
+      return out;
+    }
   }
-  for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
-    list_schedule_result smaller = place_coarse(capacity_scaled<cluster>(devices, sixteenths), false);
-    if (!smaller.ok()) continue;
-    placement expanded = expand(out.fusion.coarsening, smaller.placement);
-    const auto again = replay(expanded);
-    if (!again.ok()) continue;
-    replayed = again.schedule.makespan;
-    out.coarse = std::move(smaller);
-    out.placement = std::move(expanded);
-    out.placement.outcome.message = "Celeritas: placed within " + std::to_string(sixteenths) +
-                                    "/16 of each device's memory, since the placement within all of it runs out of "
-                                    "memory when replayed";
-    out.outcome = out.placement.outcome;
-    return out;
-  }
-  out.outcome = {.code = status::over_capacity, .vertex = first.outcome.vertex, .device = first.outcome.device,
-                 .time = first.outcome.time, .needed = first.outcome.needed, .available = first.outcome.available,
+  const bool found = detail::down_the_grid(
+      devices, detail::least_capacity(g, model, devices.device_count()), [&](const auto&, byte_count cap) {
+        cluster capped = devices;
+        for (device_id d = 0; d < capped.device_count(); ++d)
+          if (capped.capacity(d) != unlimited_memory) capped.set_capacity(d, std::min(cap, capped.capacity(d)));
+        celeritas_result smaller = pipeline(capped, false);
+        if (!smaller.ok()) return false;
+        // Judged within the devices' own memory, as the placement will run: a replay that waits for
+        // memory is not monotone in it (with more, a start no longer waits and a later one may).
+        const auto again = replay(devices, smaller.placement);
+        if (!again.ok()) return false;
+        replayed = again.schedule.makespan;
+        out = std::move(smaller);
+        out.placement.outcome.message = "Celeritas: placed within " + std::to_string(cap) + " bytes per device, since " +
+                                        (first ? "the placement within all of it runs out of memory when replayed"
+                                               : "the placement within all of it does not fit");
+        out.outcome = out.placement.outcome;
+        return true;
+      });
+  if (found) return out;
+  if (!first) return or_one_device(std::move(out));
+  out.outcome = {.code = status::over_capacity, .vertex = first->outcome.vertex, .device = first->outcome.device,
+                 .time = first->outcome.time, .needed = first->outcome.needed, .available = first->outcome.available,
                  .message = "Celeritas: the placement runs out of memory when replayed in its order: " +
-                            first.outcome.message};
+                            first->outcome.message};
   out.placement.outcome = out.outcome;
   return or_one_device(std::move(out));
 }

@@ -1,6 +1,7 @@
-// kahn_one_device_policy: a list-scheduling policy that puts every vertex on one device, the first
-// ready vertex in Kahn order that fits going next. memory_fallback() (place/list_scheduler.hpp)
-// runs it as the last answer of a memory-aware placer that found no placement.
+// kahn_one_device_policy: a list-scheduling policy that puts every vertex on one device, in Kahn
+// order or, skipping, the first ready vertex in Kahn order that fits going next.
+// place_on_one_device() (place/list_scheduler.hpp) runs it as the last answer of a memory-aware
+// placer that found no placement.
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -17,20 +18,26 @@ namespace gantry {
 // O(r log r) a step for r ready vertices.
 class kahn_one_device_policy {
  public:
-  kahn_one_device_policy(std::string name, device_id device) : name_(std::move(name)), device_(device) {}
+  // skip: a ready vertex that does not fit yields to the next in Kahn order that does; else the
+  // run follows Kahn order exactly, and fits where that order's peak fits.
+  kahn_one_device_policy(std::string name, device_id device, bool skip = true)
+      : name_(std::move(name)), device_(device), skip_(skip) {}
   [[nodiscard]] std::string_view name() const { return name_; }
   template <class View>
   [[nodiscard]] std::optional<list_choice> choose(const View& view) {
     ready_.assign(view.ready().begin(), view.ready().end());
     std::sort(ready_.begin(), ready_.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
-    for (const vertex_id v : ready_)
+    for (const vertex_id v : ready_) {
       if (view.fits(v, device_)) return list_choice{v, device_};
+      if (!skip_) break;
+    }
     return std::nullopt;
   }
 
  private:
   std::string name_;
   device_id device_;
+  bool skip_;
   std::vector<vertex_id> ready_;
 };
 

@@ -1304,63 +1304,149 @@ class list_scheduler {
   mutable byte_count reserve_value_ = 0;
 };
 
-// Every vertex on the device with the most memory, the first ready vertex in Kahn order that fits
-// going next (kahn_one_device_policy), under `options` without groups, co-placement or best
-// effort (one device never needs a group's reserve); nullopt when a vertex is fixed to another
-// device or the run does not fit there either. The last answer of a memory-aware placer that found
-// nothing (memory_fallback() below, m-TOPO in the registry); `name` names the placer in messages.
+namespace detail {
+// Below this capacity per device nothing fits: some device holds the largest vertex (persistent,
+// output and temporary bytes) while it runs, and the persistent bytes are held somewhere from the
+// start. O(n).
+template <adapted_graph G, placement_model M>
+[[nodiscard]] byte_count least_capacity(const G& graph, const M& model, std::size_t devices) {
+  byte_count least = 0, persistent = 0;
+  const std::size_t n = csr_view<G>(graph)->vertex_count();
+  for (vertex_id v = 0; v < n; ++v) {
+    least = std::max(least, total_bytes(model, v));
+    persistent = saturating_add(persistent, static_cast<byte_count>(model.persistent_bytes(v)));
+  }
+  return devices == 0 ? least : std::max(least, persistent / devices);
+}
+
+// Calls try_on(view, cap) with `devices` capped at each point of capacity_grid below the largest
+// finite capacity, downwards, until it returns true (then true) or the point is below `least` or
+// memory_retries points were tried (then false).
+inline constexpr unsigned memory_retries = 2 * capacity_grid::steps_per_octave;
+template <device_set D, class Try>
+bool down_the_grid(const D& devices, byte_count least, Try&& try_on) {
+  byte_count top = 0;
+  for (device_id d = 0; d < devices.device_count(); ++d)
+    if (devices.capacity(d) != unlimited_memory) top = std::max(top, devices.capacity(d));
+  const auto below = capacity_grid::index_below(top);
+  if (!below) return false;
+  for (unsigned k = *below, tries = 0; tries < memory_retries; --k, ++tries) {
+    const byte_count cap = capacity_grid::point(k);
+    if (cap < least) return false;
+    if (try_on(capacity_scaled<D>(devices, 16, cap), cap)) return true;
+    if (k == 0) return false;
+  }
+  return false;
+}
+
+// Every vertex on `home` under `options` without groups, co-placement or best effort (one device
+// never needs a group's reserve), in Kahn order or (skip) the first ready vertex in Kahn order that
+// fits going next; nullopt when it does not fit.
 template <adapted_graph G, placement_model M, device_set D>
-[[nodiscard]] std::optional<list_schedule_result> place_on_one_device(const G& graph, const M& model, const D& devices,
-                                                                     list_options options, std::string_view name) {
-  const std::size_t m = devices.device_count(), n = detail::csr_view<G>(graph)->vertex_count();
-  if (m == 0) return std::nullopt;
-  device_id home = 0;
-  for (device_id d = 1; d < m; ++d)
-    if (devices.capacity(d) > devices.capacity(home)) home = d;
-  for (const device_id fixed : options.fixed_device)
-    if (fixed != no_device && fixed != home) return std::nullopt;
+[[nodiscard]] std::optional<list_schedule_result> one_device_run(const G& graph, const M& model, const D& devices,
+                                                                list_options options, std::string_view name,
+                                                                device_id home, bool skip) {
   options.respect_memory = true;
   options.group.clear();
   options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
-  options.fixed_device.assign(n, home);
+  options.fixed_device.assign(csr_view<G>(graph)->vertex_count(), home);
   options.best_effort = false;
   list_scheduler<G, M, D, kahn_one_device_policy> scheduler(graph, model, devices,
-                                                            kahn_one_device_policy(std::string(name), home),
+                                                            kahn_one_device_policy(std::string(name), home, skip),
                                                             std::move(options));
   while (scheduler.step()) {
   }
   list_schedule_result alone = std::move(scheduler).result();
   if (!alone.ok()) return std::nullopt;
-  alone.placement.outcome.message = "placed every vertex on " + detail::list_device_label(devices, home) +
-                                    " instead, which holds the run";
   return alone;
+}
+
+// The device with the most memory, where every vertex may go (fixed devices permitting).
+template <device_set D>
+[[nodiscard]] std::optional<device_id> one_device_home(const D& devices, const list_options& options) {
+  if (devices.device_count() == 0) return std::nullopt;
+  device_id home = 0;
+  for (device_id d = 1; d < devices.device_count(); ++d)
+    if (devices.capacity(d) > devices.capacity(home)) home = d;
+  for (const device_id fixed : options.fixed_device)
+    if (fixed != no_device && fixed != home) return std::nullopt;
+  return home;
+}
+}  // namespace detail
+
+// Every vertex in Kahn order on the device with the most memory (fixed devices permitting), under
+// `options` without groups, co-placement or best effort: fits exactly where the peak of that order
+// does, so at any capacity at or above it. nullopt when it does not fit; `name` names the placer in
+// messages.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] std::optional<list_schedule_result> place_in_kahn_order(const G& graph, const M& model, const D& devices,
+                                                                     list_options options, std::string_view name) {
+  const auto home = detail::one_device_home(devices, options);
+  if (!home) return std::nullopt;
+  auto alone = detail::one_device_run(graph, model, devices, std::move(options), name, *home, false);
+  if (alone)
+    alone->placement.outcome.message = "placed every vertex on " + detail::list_device_label(devices, *home) +
+                                       " in Kahn order instead, which holds the run";
+  return alone;
+}
+
+// The last answer of a memory-aware placer that found nothing (memory_fallback() below, m-TOPO and
+// Celeritas): every vertex on the device with the most memory (fixed devices permitting), in Kahn
+// order; else the first ready vertex in Kahn order that fits going next, within that device's
+// memory and then within each point of capacity_grid below it (as memory_fallback() steps down),
+// so that fitting with some memory means fitting with more. nullopt when none fits.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] std::optional<list_schedule_result> place_on_one_device(const G& graph, const M& model, const D& devices,
+                                                                     list_options options, std::string_view name) {
+  const auto home = detail::one_device_home(devices, options);
+  if (!home) return std::nullopt;
+  if (auto in_order = place_in_kahn_order(graph, model, devices, options, name)) return in_order;
+  const auto said = [&](list_schedule_result alone, const std::string& within) {
+    alone.placement.outcome.message = "placed every vertex on " + detail::list_device_label(devices, *home) +
+                                      within + " instead, the first ready vertex in Kahn order that fits going next";
+    return alone;
+  };
+  if (auto alone = detail::one_device_run(graph, model, devices, options, name, *home, true)) return said(std::move(*alone), "");
+  std::optional<list_schedule_result> found;
+  const bool any = detail::down_the_grid(devices, detail::least_capacity(graph, model, 1), [&](const auto& on, byte_count cap) {
+    auto alone = detail::one_device_run(graph, model, on, options, name, *home, true);
+    if (alone) found = said(std::move(*alone), " within " + std::to_string(cap) + " bytes");
+    return alone.has_value();
+  });
+  return any ? std::move(found) : std::nullopt;
 }
 
 // What a memory-aware run does when it ends out of memory (or, placing best effort, over
 // capacity): `run(devices)` runs the same placer on any device set. A greedy list scheduler can
 // fill every device with tensors whose consumers then fit nowhere, at one capacity and not at a
-// smaller one, so the run is tried again with 15/16, 14/16, ..., 8/16 of each device's memory (a
-// schedule within less memory is within the real one), and at last with every vertex on the
-// device with the most memory, in Kahn order as memory allows (fixed devices permitting): one
-// device never needs a group's reserve. The first of these that fits is returned, its message
-// saying which it was; else `failed` unchanged. So a memory-aware placer fails only where one
-// device cannot run the graph either. Costs at most nine more runs, only after a failure.
+// smaller one, so the run is tried again with each device's memory capped at the points of
+// capacity_grid (model/capacity_scaled.hpp) below the largest capacity, 2.2% apart, down to what
+// some device must hold (detail::least_capacity) and at most memory_retries of them; and at last
+// with every vertex on one device (place_on_one_device). The first of these that fits is
+// returned, its message saying which it was; else `failed` unchanged. So a memory-aware placer
+// fails only where one device cannot run the graph either; and since a run with more memory tries
+// every grid point a run with less memory tries, feasibility is monotone over the capacities of
+// the grid (the registry's placers, place/placers.hpp, plan within a grid point for that reason).
+// Retries run only after a failure.
 template <adapted_graph G, placement_model M, device_set D, class Run>
 [[nodiscard]] list_schedule_result memory_fallback(const G& graph, const M& model, const D& devices,
                                                    list_options options, list_schedule_result failed,
                                                    std::string_view name, Run&& run) {
   const status code = failed.placement.outcome.code;
   if (!options.respect_memory || (code != status::out_of_memory && code != status::over_capacity)) return failed;
-  if (devices.device_count() == 0) return failed;
+  const std::size_t m = devices.device_count();
+  if (m == 0) return failed;
   const auto explained = [&](list_schedule_result ok, const std::string& how) {
     ok.placement.outcome.message = failed.placement.outcome.message + "; " + how;
     return ok;
   };
-  for (unsigned sixteenths = 15; sixteenths >= 8; --sixteenths) {
-    list_schedule_result retry = run(capacity_scaled<D>(devices, sixteenths));
-    if (retry.ok())
-      return explained(std::move(retry), "placed within " + std::to_string(sixteenths) + "/16 of each device's memory instead");
-  }
+  std::optional<list_schedule_result> found;
+  detail::down_the_grid(devices, detail::least_capacity(graph, model, m), [&](const auto& on, byte_count cap) {
+    list_schedule_result retry = run(on);
+    if (retry.ok()) found = explained(std::move(retry), "placed within " + std::to_string(cap) + " bytes per device instead");
+    return found.has_value();
+  });
+  if (found) return std::move(*found);
   auto alone = place_on_one_device(graph, model, devices, std::move(options), name);
   if (!alone) return failed;
   std::string how = alone->placement.outcome.message;
