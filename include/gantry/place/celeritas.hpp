@@ -35,6 +35,10 @@ struct celeritas_options {
   // another and starts when all their inputs are there, so the coarse graph loses the parallelism
   // inside clusters (see docs/algorithms.md for the measurements). false: the paper's pipeline alone.
   bool also_unfused = true;
+  // Where the placement does not fit: how many points of capacity_grid below the devices' memory
+  // are tried, and whether every vertex on one device comes last (list_options' fields of the names).
+  unsigned memory_retries = 64;
+  bool one_device_answer = true;
 };
 
 struct celeritas_result {
@@ -93,6 +97,7 @@ namespace detail {
   // not fit, every vertex on the device with the most memory (place_on_one_device); `fusion` and
   // `coarse` still say what Celeritas found.
   const auto or_one_device = [&](celeritas_result failed) {
+    if (!options.one_device_answer) return failed;
     auto alone = place_on_one_device(g, model, devices, list_options{.cache_transfers = options.cache_transfers}, "Celeritas");
     if (!alone) return failed;
     const std::string why = failed.outcome.message;
@@ -119,7 +124,8 @@ namespace detail {
     }
   }
   const bool found = detail::down_the_grid(
-      devices, detail::least_capacity(g, model, devices.device_count()), [&](const auto&, byte_count cap) {
+      devices, detail::least_capacity(g, model, devices.device_count()), options.memory_retries,
+      [&](const auto&, byte_count cap) {
         cluster capped = devices;
         for (device_id d = 0; d < capped.device_count(); ++d)
           if (capped.capacity(d) != unlimited_memory) capped.set_capacity(d, std::min(cap, capped.capacity(d)));
@@ -159,7 +165,8 @@ namespace detail {
   list_schedule_result unfused =
       list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"),
                     list_options{.respect_memory = true, .cache_transfers = options.cache_transfers,
-                                 .group = colocation_groups(g)});
+                                 .group = colocation_groups(g), .memory_retries = options.memory_retries,
+                                 .one_device_answer = options.one_device_answer});
   if (!unfused.ok()) return out;
   const auto run = simulate(g, model, devices, std::span<const device_id>(unfused.placement.device),
                             {.policy = ready_policy::strict_order, .priority = unfused.placement.order,

@@ -100,6 +100,11 @@ struct list_options {
   // memory and goes on, ending with status::over_capacity and a message naming the first vertex
   // placed so (Celeritas's Adjusting Placement; placers that must return a complete placement).
   bool best_effort = false;
+  // When a memory-aware run ends out of memory (memory_fallback()): how many points of
+  // capacity_grid below the devices' memory it tries again within, and whether every vertex on one
+  // device comes last.
+  unsigned memory_retries = 64;
+  bool one_device_answer = true;
 };
 
 namespace detail {
@@ -1321,16 +1326,15 @@ template <adapted_graph G, placement_model M>
 
 // Calls try_on(view, cap) with `devices` capped at each point of capacity_grid below the largest
 // finite capacity, downwards, until it returns true (then true) or the point is below `least` or
-// memory_retries points were tried (then false).
-inline constexpr unsigned memory_retries = 2 * capacity_grid::steps_per_octave;
+// `retries` points were tried (then false).
 template <device_set D, class Try>
-bool down_the_grid(const D& devices, byte_count least, Try&& try_on) {
+bool down_the_grid(const D& devices, byte_count least, unsigned retries, Try&& try_on) {
   byte_count top = 0;
   for (device_id d = 0; d < devices.device_count(); ++d)
     if (devices.capacity(d) != unlimited_memory) top = std::max(top, devices.capacity(d));
   const auto below = capacity_grid::index_below(top);
   if (!below) return false;
-  for (unsigned k = *below, tries = 0; tries < memory_retries; --k, ++tries) {
+  for (unsigned k = *below, tries = 0; tries < retries; --k, ++tries) {
     const byte_count cap = capacity_grid::point(k);
     if (cap < least) return false;
     if (try_on(capacity_scaled<D>(devices, 16, cap), cap)) return true;
@@ -1408,7 +1412,8 @@ template <adapted_graph G, placement_model M, device_set D>
   };
   if (auto alone = detail::one_device_run(graph, model, devices, options, name, *home, true)) return said(std::move(*alone), "");
   std::optional<list_schedule_result> found;
-  const bool any = detail::down_the_grid(devices, detail::least_capacity(graph, model, 1), [&](const auto& on, byte_count cap) {
+  const unsigned retries = options.memory_retries;
+  const bool any = detail::down_the_grid(devices, detail::least_capacity(graph, model, 1), retries, [&](const auto& on, byte_count cap) {
     auto alone = detail::one_device_run(graph, model, on, options, name, *home, true);
     if (alone) found = said(std::move(*alone), " within " + std::to_string(cap) + " bytes");
     return alone.has_value();
@@ -1421,8 +1426,8 @@ template <adapted_graph G, placement_model M, device_set D>
 // fill every device with tensors whose consumers then fit nowhere, at one capacity and not at a
 // smaller one, so the run is tried again with each device's memory capped at the points of
 // capacity_grid (model/capacity_scaled.hpp) below the largest capacity, 2.2% apart, down to what
-// some device must hold (detail::least_capacity) and at most memory_retries of them; and at last
-// with every vertex on one device (place_on_one_device). The first of these that fits is
+// some device must hold (detail::least_capacity) and at most options.memory_retries of them; and
+// at last (options.one_device_answer) with every vertex on one device (place_on_one_device). The first of these that fits is
 // returned, its message saying which it was; else `failed` unchanged. So a memory-aware placer
 // fails only where one device cannot run the graph either; and since a run with more memory tries
 // every grid point a run with less memory tries, feasibility is monotone over the capacities of
@@ -1441,12 +1446,13 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
     return ok;
   };
   std::optional<list_schedule_result> found;
-  detail::down_the_grid(devices, detail::least_capacity(graph, model, m), [&](const auto& on, byte_count cap) {
+  detail::down_the_grid(devices, detail::least_capacity(graph, model, m), options.memory_retries, [&](const auto& on, byte_count cap) {
     list_schedule_result retry = run(on);
     if (retry.ok()) found = explained(std::move(retry), "placed within " + std::to_string(cap) + " bytes per device instead");
     return found.has_value();
   });
   if (found) return std::move(*found);
+  if (!options.one_device_answer) return failed;
   auto alone = place_on_one_device(graph, model, devices, std::move(options), name);
   if (!alone) return failed;
   std::string how = alone->placement.outcome.message;

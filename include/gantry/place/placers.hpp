@@ -44,6 +44,11 @@ struct placer_request {
   // smallest device's memory).
   std::size_t window = 200;
   std::optional<byte_count> cluster_memory{};
+  // A memory-aware placer that runs out of memory: how many points of capacity_grid below the
+  // devices' memory it tries again within, and whether every vertex on one device comes last
+  // (list_options' fields of the names).
+  unsigned memory_retries = 64;
+  bool one_device_answer = true;
 };
 
 struct placer_result {
@@ -61,13 +66,14 @@ struct placer_entry {
 };
 
 namespace detail {
-// A list placer's result is never slower than one device: where every vertex on the fastest device
+// A placer's own schedule is never slower than one device: where every vertex on the fastest device
 // (least total compute time; the most memory among equals) finishes before the placer's own
 // schedule, and fits that device's memory (place/list_scheduler.hpp, one device in Kahn order or
 // the first ready vertex that fits), that is the result, saying so. Greedy placers can lose to it:
 // on Baechi's GNMT with sequential links every list placer's own schedule took 140-211 ms where
 // one device runs the step in 117 ms (each transfer waits for the one before it). O(n m) when the
-// placer wins; one more run on one device otherwise.
+// placer wins; one more run on one device otherwise. Nothing changes for a result without a
+// schedule of its own (m-TOPO, Celeritas, EnumerativeOptimizer).
 inline void no_slower_than_one_device(const placer_request& r, placer_result& result, std::string_view name) {
   if (!result.placement.ok() || !result.own_schedule || r.devices.device_count() < 2) return;
   const std::size_t n = r.g.vertex_count();
@@ -107,9 +113,10 @@ inline void no_slower_than_one_device(const placer_request& r, placer_result& re
 template <class Run>
 placer_entry list_entry(std::string name, std::string description, bool memory, Run run) {
   const bool rescue = memory && name != "m-etf";
-  return {name, std::move(description), memory, [memory, rescue, run, name](const placer_request& r) {
+  return {std::move(name), std::move(description), memory, [memory, rescue, run](const placer_request& r) {
             list_options options{.respect_memory = memory, .cache_transfers = r.cache_transfers,
-                                 .group = colocation_groups(r.g)};
+                                 .group = colocation_groups(r.g), .memory_retries = r.memory_retries,
+                                 .one_device_answer = r.one_device_answer};
             list_schedule_result out = run(r, rescue ? options : std::move(options));
             const status code = out.placement.outcome.code;
             if (rescue && (code == status::out_of_memory || code == status::over_capacity)) {
@@ -123,7 +130,6 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
             }
             placer_result result{std::move(out.placement), std::nullopt};
             if (result.placement.ok()) result.own_schedule = std::move(out.schedule);
-            no_slower_than_one_device(r, result, name);
             return result;
           }};
 }
@@ -143,20 +149,31 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
 // each device's memory, its retries (memory_fallback(), Celeritas) within the points below. Every
 // capacity a run with less memory tries, a run with more memory then tries too, so feasibility is
 // monotone in capacity (a greedy placer is not by nature: with more memory m-ETF may pack a device
-// fuller, and a later group fits nowhere). Where nothing fits, every vertex in Kahn order on the
-// device with the most memory, within all of it (place_in_kahn_order(), monotone as well): so no
-// memory-aware entry fails where one device runs the graph in Kahn order.
+// fuller, and a later group fits nowhere). Every vertex in Kahn order on the device with the most
+// memory, within all of it (place_in_kahn_order(), monotone as well: it fits where that order's
+// peak fits), is the answer where nothing on the grid fits, so no memory-aware entry fails where
+// one device runs the graph in Kahn order. The placer first tries quality_retries grid points
+// below its first, without the one-device answer; where that fails and Kahn order fits, that is
+// the answer (feasibility needs no more: a long way down the grid is not worth its runs), else the
+// whole descent and the one-device answers run.
+inline constexpr unsigned quality_retries = 8;
 [[nodiscard]] inline std::function<placer_result(const placer_request&)> planned_on_grid(
     std::function<placer_result(const placer_request&)> place, std::string name) {
   return [place = std::move(place), name = std::move(name)](const placer_request& r) {
     const cluster snapped = on_capacity_grid(r.devices);
-    placer_result out = place({r.g, r.model, snapped, r.cache_transfers, r.window, r.cluster_memory});
-    const status code = out.placement.outcome.code;
-    if (out.placement.ok() || (code != status::out_of_memory && code != status::over_capacity)) return out;
-    auto alone = place_in_kahn_order(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, name);
-    if (!alone) return out;
-    alone->placement.outcome.message = out.placement.outcome.message + "; " + alone->placement.outcome.message;
-    return placer_result{std::move(alone->placement), std::move(alone->schedule), std::move(out.metadata)};
+    const auto failed = [](const placer_result& p) {
+      const status code = p.placement.outcome.code;
+      return !p.placement.ok() && (code == status::out_of_memory || code == status::over_capacity);
+    };
+    placer_result out = place({r.g, r.model, snapped, r.cache_transfers, r.window, r.cluster_memory,
+                               std::min(quality_retries, r.memory_retries), false});
+    if (!failed(out) || !r.one_device_answer) return out;
+    if (auto alone = place_in_kahn_order(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, name)) {
+      alone->placement.outcome.message = out.placement.outcome.message + "; " + alone->placement.outcome.message;
+      return placer_result{std::move(alone->placement), std::move(alone->schedule), std::move(out.metadata)};
+    }
+    if (r.memory_retries <= quality_retries) return out;
+    return place({r.g, r.model, snapped, r.cache_transfers, r.window, r.cluster_memory, r.memory_retries, true});
   };
 }
 }  // namespace detail
@@ -170,10 +187,14 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
     out.push_back({"m-topo", "Baechi's m-TOPO: Kahn order, devices filled one by one up to a balanced cap", true,
                    [](const placer_request& r) {
                      placement p = m_topo(r.g, r.model, r.devices, {.group = colocation_groups(r.g), .cache_transfers = r.cache_transfers});
-                     if (p.outcome.code != status::out_of_memory) return placer_result{std::move(p), std::nullopt};
+                     if (p.outcome.code != status::out_of_memory || !r.one_device_answer)
+                       return placer_result{std::move(p), std::nullopt};
                      // m-TOPO counts every byte a device ever holds; where that is too much, one
                      // device that frees what it no longer needs may still hold the run.
-                     auto alone = place_on_one_device(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, "m-TOPO");
+                     auto alone = place_on_one_device(r.g, r.model, r.devices,
+                                                      {.cache_transfers = r.cache_transfers,
+                                                       .memory_retries = r.memory_retries},
+                                                      "m-TOPO");
                      if (!alone) return placer_result{std::move(p), std::nullopt};
                      alone->placement.outcome.message = p.outcome.message + "; " + alone->placement.outcome.message;
                      return placer_result{std::move(alone->placement), std::move(alone->schedule)};
@@ -215,12 +236,12 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
     const auto sct_entry = [&](std::string name, std::string description, bool memory) {
       out.push_back({std::move(name), std::move(description), memory, [memory](const placer_request& r) {
                        sct_options options;
-                       options.list = {.cache_transfers = r.cache_transfers, .group = colocation_groups(r.g)};
+                       options.list = {.cache_transfers = r.cache_transfers, .group = colocation_groups(r.g),
+                                       .memory_retries = r.memory_retries, .one_device_answer = r.one_device_answer};
                        sct_result run = memory ? m_sct(r.g, r.model, r.devices, std::move(options))
                                                : sct(r.g, r.model, r.devices, std::move(options));
                        placer_result result{std::move(run.scheduled.placement), std::nullopt, {}};
                        if (result.placement.ok()) result.own_schedule = std::move(run.scheduled.schedule);
-                       detail::no_slower_than_one_device(r, result, memory ? "m-sct" : "sct");
                        const auto& f = run.favorites;
                        result.metadata = {{"lp_solver", f.solver},
                                           {"lp_method", f.method},
@@ -252,7 +273,9 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
                    true, [](const placer_request& r) {
                      auto result = celeritas(r.g, r.devices,
                                              {.window = r.window, .cluster_memory = r.cluster_memory,
-                                              .cache_transfers = r.cache_transfers});
+                                              .cache_transfers = r.cache_transfers,
+                                              .memory_retries = r.memory_retries,
+                                              .one_device_answer = r.one_device_answer});
                      return placer_result{std::move(result.placement), std::nullopt, {}};
                    }});
     out.push_back({"enumerative",
@@ -264,8 +287,16 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
                                                                  .group = colocation_groups(r.g)}),
                                           std::nullopt, {}};
                    }});
-    for (auto& entry : out)
+    for (auto& entry : out) {
       if (entry.respects_memory) entry.place = detail::planned_on_grid(std::move(entry.place), entry.name);
+      // Every entry that returns a schedule of its own (the list schedulers and SCT), judged within
+      // the devices' whole memory.
+      entry.place = [place = std::move(entry.place), name = entry.name](const placer_request& r) {
+        placer_result result = place(r);
+        detail::no_slower_than_one_device(r, result, name);
+        return result;
+      };
+    }
     return out;
   }();
   return all;
