@@ -98,7 +98,9 @@ namespace detail {
   // `coarse` still say what Celeritas found.
   const auto or_one_device = [&](celeritas_result failed) {
     if (!options.one_device_answer) return failed;
-    auto alone = place_on_one_device(g, model, devices, list_options{.cache_transfers = options.cache_transfers}, "Celeritas");
+    auto alone = place_on_one_device(
+        g, model, devices, list_options{.cache_transfers = options.cache_transfers, .memory_retries = options.memory_retries},
+        "Celeritas");
     if (!alone) return failed;
     const std::string why = failed.outcome.message;
     failed.placement = std::move(alone->placement);

@@ -1427,12 +1427,12 @@ template <adapted_graph G, placement_model M, device_set D>
 // smaller one, so the run is tried again with each device's memory capped at the points of
 // capacity_grid (model/capacity_scaled.hpp) below the largest capacity, 2.2% apart, down to what
 // some device must hold (detail::least_capacity) and at most options.memory_retries of them; and
-// at last (options.one_device_answer) with every vertex on one device (place_on_one_device). The first of these that fits is
-// returned, its message saying which it was; else `failed` unchanged. So a memory-aware placer
-// fails only where one device cannot run the graph either; and since a run with more memory tries
-// every grid point a run with less memory tries, feasibility is monotone over the capacities of
-// the grid (the registry's placers, place/placers.hpp, plan within a grid point for that reason).
-// Retries run only after a failure.
+// at last (options.one_device_answer) with every vertex on one device (place_on_one_device). The
+// first of these that fits is returned, its message saying which it was; else `failed` unchanged.
+// So a memory-aware placer fails only where one device cannot run the graph either; and since a
+// run with more memory tries every grid point a run with less memory tries, feasibility is
+// monotone over the capacities of the grid (the registry's placers, place/placers.hpp, plan
+// within a grid point for that reason). Retries run only after a failure.
 template <adapted_graph G, placement_model M, device_set D, class Run>
 [[nodiscard]] list_schedule_result memory_fallback(const G& graph, const M& model, const D& devices,
                                                    list_options options, list_schedule_result failed,
