@@ -1,6 +1,7 @@
 // What several test files need: a scratch directory that is empty when a test starts and gone when
 // it ends, a field-by-field graph comparison, "place, simulate, validate" in one call, a small
-// hand-built schedule for the writers and readers, and seeded random placement cases.
+// hand-built schedule for the writers and readers, seeded random placement cases and the
+// one-device Kahn-order peak of a graph.
 #pragma once
 
 #include <gantry/generate/random_dag.hpp>
@@ -8,6 +9,7 @@
 #include <gantry/io/graph_schema.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
+#include <gantry/order/topological.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/validate.hpp>
@@ -77,6 +79,16 @@ inline random_case make_random_case(std::uint64_t seed, comm_mode comm, bool lim
   }
   c.devices = cluster(std::move(list), link_model{.latency = 2e-4, .bandwidth = 2e8}, comm);
   return c;
+}
+
+// The peak memory of g run on one device in Kahn order, its vertices one after another: what one
+// device needs to hold the run as it comes (the registry's last answer fits from there on).
+inline byte_count one_device_kahn_peak(const graph& g) {
+  const cluster one = cluster::uniform(1);
+  const auto alone = simulate(g, graph_model(g, one), one, std::vector<device_id>(g.vertex_count(), 0),
+                              {.policy = ready_policy::strict_order, .priority = kahn_order(g)});
+  REQUIRE(alone.ok());
+  return alone.schedule.peak_memory[0];
 }
 
 struct scratch_directory {

@@ -4,7 +4,6 @@
 // retries of memory_fallback() (place/list_scheduler.hpp) step down gantry's capacity grid: every
 // capacity the retries of a smaller run try, a larger run tries as well.
 #include <gantry/place/placers.hpp>
-#include <gantry/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 
@@ -44,11 +43,7 @@ TEST_CASE("feasibility is monotone in capacity for every memory-aware placer: 80
   for (std::uint64_t seed = 1; seed <= 80; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
     const auto rc = test::make_random_case(seed, comm, false, {.seed_factor = 7919, .max_vertices = 24, .groups = seed % 2 == 0});
-    const cluster one = cluster::uniform(1);
-    const auto alone = simulate(rc.g, graph_model(rc.g, one), one, std::vector<device_id>(rc.g.vertex_count(), 0),
-                                {.policy = ready_policy::strict_order, .priority = kahn_order(rc.g)});
-    REQUIRE(alone.ok());
-    const byte_count peak = alone.schedule.peak_memory[0];
+    const byte_count peak = test::one_device_kahn_peak(rc.g);
     const bool cache = seed % 4 != 0;
     CAPTURE(seed);
     for (const auto& entry : placers()) {

@@ -3,7 +3,6 @@
 // through validate(), the simulator and a replay of its own schedule. A new placer is checked by
 // adding it to the registry.
 #include <gantry/io/json_graph.hpp>
-#include <gantry/order/topological.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
@@ -188,11 +187,7 @@ TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn 
   for (std::uint64_t seed = 1; seed <= 10000; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
     const auto rc = test::make_random_case(seed, comm, false, {.seed_factor = 6151, .max_vertices = 10, .groups = seed % 2 == 0});
-    const cluster one = cluster::uniform(1);
-    const auto alone = simulate(rc.g, graph_model(rc.g, one), one, std::vector<device_id>(rc.g.vertex_count(), 0),
-                                {.policy = ready_policy::strict_order, .priority = kahn_order(rc.g)});
-    REQUIRE(alone.ok());
-    const cluster c = cluster::uniform(rc.devices.device_count(), alone.schedule.peak_memory[0], rc.devices.default_link(), comm);
+    const cluster c = cluster::uniform(rc.devices.device_count(), test::one_device_kahn_peak(rc.g), rc.devices.default_link(), comm);
     const graph_model model(rc.g, c);
     const bool cache = seed % 4 != 0;
     CAPTURE(seed);
