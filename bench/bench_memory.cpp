@@ -158,7 +158,7 @@ int main() {
 
   // 3. GNMT at 803 MB per device, where one device cannot hold the step: the best placement of the
   //    memory-aware placers, each on the graph as it is and fused by Baechi's degree rule inside the
-  //    co-placement groups (--fuse baechi --co-place off: 574 ops, Baechi's own fusion gives 576),
+  //    co-placement groups (--fuse baechi --co-place off: Baechi's own 576 ops),
   //    judged by gantry's simulator with parallel and with sequential links, in placement order and
   //    first-come first-served. The reference is Baechi's own m_etf placement of this graph judged
   //    the same way (107.6 ms parallel, 134.0 ms sequential, fifo: measured with gantry's simulator

@@ -1,6 +1,7 @@
-// Baechi's reductions on hand cases: co-placement's fixed point, forward/backward colocation, a
-// fusion the degree rule refuses and the exact rule allows, one that would make a cycle, and random
-// graphs whose fused graphs are DAGs and whose coarse placements expand to valid schedules.
+// Baechi's reductions on hand cases: co-placement's vertex rule, Baechi's fusion order, forward/
+// backward colocation, a fusion the degree rule refuses and the exact rule allows, one that would
+// make a cycle, random graphs whose fused graphs are DAGs and whose coarse placements expand to
+// valid schedules, and Baechi's GNMT fused into Baechi's own 576 ops.
 #include <gantry/graph/fusion.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/etf.hpp>
@@ -24,19 +25,47 @@ graph vertices(std::initializer_list<const char*> names) {
 }
 }  // namespace
 
-TEST_CASE("co-placement reaches its fixed point: a vertex joins a cluster that holds all its consumers") {
-  // u -> v, u -> w, v -> w: v has one consumer (w) and joins it; then all of u's consumers are in
-  // {v, w}, so u joins too. x -> w, x -> y keeps x apart (two consumer clusters).
-  graph g = vertices({"u", "v", "w", "x", "y"});
+TEST_CASE("co-placement: a vertex whose outputs all go to one consumer joins it, and nothing more") {
+  // v's only consumer is w: they share a cluster. u feeds v and w (two consumers) and stays apart,
+  // although both its consumers end up in one cluster: the rule looks at vertices (Baechi §3.2),
+  // so a funnel of branches does not collapse into its sink. x feeds w and y and stays apart; a
+  // parallel edge z => y is still one consumer.
+  graph g = vertices({"u", "v", "w", "x", "y", "z"});
   g.add_edge(0, 1);
   g.add_edge(0, 2);
   g.add_edge(1, 2);
   g.add_edge(3, 2);
   g.add_edge(3, 4);
+  g.add_edge(5, 4);
+  g.add_edge(5, 4);
   const auto clusters = co_placement_clusters(g);
-  CHECK(clusters == std::vector<vertex_id>{0, 0, 0, 1, 2});
+  CHECK(clusters == std::vector<vertex_id>{0, 1, 1, 2, 3, 3});
   const auto c = co_place(g);
-  CHECK(c.coarse.vertex_count() == 3);
+  CHECK(c.coarse.vertex_count() == 4);
+}
+
+TEST_CASE("Baechi's rule follows Baechi's queue: a refused edge is not tried again; the exact rule's passes retry it") {
+  // One group {a, b, x}; y outside feeds b (co-placement off, or y would join b). Baechi's queue holds a->b, a->x, x->b (members by id).
+  // a->b is refused (outdeg(a) = 2, indeg(b) = 3); a->x fuses (indeg(x) = 1), which turns x->b
+  // into a->b, an edge that was there already, so nothing rejoins the queue: b stays alone. The
+  // exact rule's passes fuse all three.
+  graph g = vertices({"a", "b", "x", "y"});
+  g[0].group = g[1].group = g[2].group = "g";
+  g.add_edge(0, 1);
+  g.add_edge(0, 2);
+  g.add_edge(2, 1);
+  g.add_edge(3, 1);
+  CHECK(fusion_clusters(g, {.rule = fusion_rule::baechi_degree, .co_place = false}) == std::vector<vertex_id>{0, 1, 0, 2});
+  CHECK(fusion_clusters(g, {.rule = fusion_rule::exact, .co_place = false}) == std::vector<vertex_id>{0, 0, 0, 1});
+  CHECK(fuse(g, {.rule = fusion_rule::baechi_degree, .co_place = false}).coarse.vertex_count() == 3);
+
+  // An edge a merge creates inside the group joins the queue: in the chain a -> b -> c, b fuses into
+  // a, which makes a -> c; the queued b -> c is stale by then, and a -> c fuses c.
+  graph chain = vertices({"a", "b", "c"});
+  chain[0].group = chain[1].group = chain[2].group = "g";
+  chain.add_edge(0, 1);
+  chain.add_edge(1, 2);
+  CHECK(fusion_clusters(chain, {.rule = fusion_rule::baechi_degree}) == std::vector<vertex_id>{0, 0, 0});
 }
 
 TEST_CASE("the degree rule refuses a safe fusion that the exact rule makes") {
@@ -113,15 +142,24 @@ TEST_CASE("fused random graphs are DAGs whose placements expand to valid schedul
   }
 }
 
-TEST_CASE("Baechi's GNMT: co-placement over its co-placement groups collapses it; fusing inside the groups keeps 574") {
-  // Every vertex of the profile is in one of its 569 co-placement groups. Co-placement on top
-  // unions the groups that single-consumer edges join, down to a few dozen clusters.
+TEST_CASE("Baechi's GNMT: Baechi's fusion reproduces its 576 ops, with or without co-placement") {
+  // Every vertex of the profile is in one of its 569 co-placement groups, a fixed point of the
+  // co-placement rule, so co-placing again changes nothing. Baechi's FusedOpPlacer turns this graph
+  // into 576 ops; the exact rule fuses three more merges that Baechi's queue refuses.
   const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/tests/data/baechi/gnmt.json.gz");
   REQUIRE(g.vertex_count() == 2494);
-  CHECK(fuse(g, {.rule = fusion_rule::baechi_degree}).coarse.vertex_count() == 33);
+  const auto co_placed = co_placement_clusters(g);
+  std::vector<std::string> group_of_cluster(g.vertex_count());
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+    auto& seen = group_of_cluster[co_placed[v]];
+    if (seen.empty()) seen = g[v].group;
+    CHECK(seen == g[v].group);  // co-placement joins nothing across the profile's groups
+  }
   const auto inside = fuse(g, {.rule = fusion_rule::baechi_degree, .co_place = false});
-  CHECK(inside.coarse.vertex_count() == 574);
+  CHECK(inside.coarse.vertex_count() == 576);
+  CHECK(fuse(g, {.rule = fusion_rule::baechi_degree}).coarse.vertex_count() == 576);
   CHECK(fuse(g, {.rule = fusion_rule::exact, .co_place = false}).coarse.vertex_count() == 573);
+  CHECK(fuse(g, {.rule = fusion_rule::exact}).coarse.vertex_count() == 573);
   // Every coarse vertex holds members of one group only.
   std::vector<std::string> group_of(inside.coarse.vertex_count());
   for (vertex_id v = 0; v < g.vertex_count(); ++v) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -100,11 +101,30 @@ class fusing_graph {
     // a's only successor is b: the merged cluster can stand where b stood; b's only predecessor
     // is a: where a stood. No search either way.
     if (successors <= 1 || predecessors <= 1) {
-      merge(a, b, successors <= 1 ? position_[b] : position_[a]);
+      merge(a, b, successors <= 1 ? position_[b] : position_[a], std::min(a, b));
       return true;
     }
     if (rule != fusion_rule::exact || other_path(a, b)) return false;
-    merge(a, b, reorder(a, b));
+    merge(a, b, reorder(a, b), std::min(a, b));
+    return true;
+  }
+  // Baechi's step on an edge a→b between two clusters (both roots, or nothing happens): b fuses
+  // into a, which stays the root, when outdeg(a) ≤ 1 or indeg(b) ≤ 1. Calls new_edge(x, y) for
+  // every edge between clusters the merge creates (x→a or a→y that was not there), in-edges first.
+  // True when b fused.
+  template <class F>
+  bool fuse_into(vertex_id a, vertex_id b, F&& new_edge) {
+    if (a == b || find(a) != a || find(b) != b) return false;
+    const std::size_t successors = compact(out(a), a), predecessors = compact(in(b), b);
+    if (!std::binary_search(out_[a].begin(), out_[a].end(), b)) return false;
+    if (successors > 1 && predecessors > 1) return false;
+    compact(in(a), a);
+    compact(out(b), b);
+    for (const vertex_id x : in_[b])
+      if (x != a && !std::binary_search(in_[a].begin(), in_[a].end(), x)) new_edge(x, a);
+    for (const vertex_id y : out_[b])
+      if (y != a && !std::binary_search(out_[a].begin(), out_[a].end(), y)) new_edge(a, y);
+    merge(a, b, successors <= 1 ? position_[b] : position_[a], a);
     return true;
   }
   std::vector<vertex_id>& parents() { return parent_; }
@@ -200,10 +220,11 @@ class fusing_graph {
     for (const vertex_id x : forward_) position_[x] = slots_[next++];
     return merged;
   }
-  void merge(vertex_id a, vertex_id b, std::uint32_t position) {
+  // Makes a and b one cluster whose root is `root` (one of them) and whose position is `position`.
+  void merge(vertex_id a, vertex_id b, std::uint32_t position, vertex_id root) {
     load(a);
     load(b);
-    const vertex_id root = std::min(a, b), other = std::max(a, b);
+    const vertex_id other = root == a ? b : a;
     parent_[other] = root;
     position_[root] = position;
     auto& outs = out_[root];
@@ -228,35 +249,33 @@ class fusing_graph {
 };
 }  // namespace detail
 
-// Co-placement (Baechi §3.2) to a fixed point: a cluster whose out-edges all go to one other
-// cluster joins it, starting from single vertices, until no cluster has a single consumer. Such a
-// merge never makes a cycle (every path out of the cluster starts with an edge into its consumer).
-// Visiting vertices in reverse topological order reaches the fixed point in one pass: a vertex
-// alone joins the cluster of its successors when they all lie in one, and two clusters of several
-// vertices never come to share all their consumers later. Returns a cluster id per vertex (dense,
-// numbered by smallest member), for coarsen(). O((n + e) log n).
+// Co-placement (Baechi §3.2): a vertex whose outputs all go to one consumer joins that consumer's
+// cluster (parallel edges into one consumer are one consumer). The rule looks at vertices, not at
+// clusters, so one pass reaches its fixed point, and it never makes a cycle: every path out of u
+// starts with the edge into its consumer. Returns a cluster id per vertex (dense, numbered by
+// smallest member), for coarsen(). O(n + e).
 namespace detail {
-inline std::vector<vertex_id> co_placement_clusters(const graph& g, const std::vector<std::uint32_t>& position) {
-  std::vector<vertex_id> order(g.vertex_count());
-  for (vertex_id v = 0; v < order.size(); ++v) order[position[v]] = v;
+inline std::vector<vertex_id> co_placement_clusters(const graph& g) {
   std::vector<vertex_id> parent(g.vertex_count());
   std::iota(parent.begin(), parent.end(), vertex_id{0});
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (vertex_id u = 0; u < g.vertex_count(); ++u) {
     vertex_id consumer = no_vertex;
     bool one = true;
-    g.for_each_out_edge(*it, [&](edge_id e) {
-      const vertex_id root = detail::find_root(parent, g.target(e));
-      if (consumer == no_vertex) consumer = root;
-      else one = one && root == consumer;
+    g.for_each_out_edge(u, [&](edge_id e) {
+      if (consumer == no_vertex) consumer = g.target(e);
+      else one = one && g.target(e) == consumer;
     });
-    if (consumer != no_vertex && one) parent[*it] = consumer;
+    if (consumer == no_vertex || !one) continue;
+    const vertex_id a = find_root(parent, u), b = find_root(parent, consumer);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
   }
   return dense_clusters(parent);
 }
 }  // namespace detail
 
 [[nodiscard]] inline std::vector<vertex_id> co_placement_clusters(const graph& g) {
-  return detail::co_placement_clusters(g, detail::kahn_positions(g));
+  (void)detail::kahn_positions(g);  // refuses a graph with a cycle, as fuse() does
+  return detail::co_placement_clusters(g);
 }
 
 // The coarse graph of co-placement: co_placement_clusters() fused by coarsen().
@@ -309,10 +328,51 @@ inline std::vector<vertex_id> co_placement_clusters(const graph& g, const std::v
   return out;
 }
 
+namespace detail {
+// fusion_clusters() with Baechi's rule and order; `group` is a union-find parent array of groups.
+inline std::vector<vertex_id> baechi_fusion(const graph& g, std::vector<std::uint32_t> position,
+                                            std::vector<vertex_id>& group) {
+  const std::size_t n = g.vertex_count();
+  std::vector<vertex_id> members_by_group(n), begin(n + 1, 0);
+  {
+    std::vector<vertex_id> parents = group;
+    const auto dense = dense_clusters(parents);
+    for (vertex_id v = 0; v < n; ++v) ++begin[dense[v] + 1];
+    for (std::size_t k = 0; k < n; ++k) begin[k + 1] += begin[k];
+    std::vector<vertex_id> next(begin.begin(), begin.end() - 1);
+    for (vertex_id v = 0; v < n; ++v) members_by_group[next[dense[v]]++] = v;
+  }
+  fusing_graph fusing(g, std::move(position));
+  std::deque<std::pair<vertex_id, vertex_id>> queue;
+  for (std::size_t k = 0; k < n && begin[k] < begin[k + 1]; ++k) {
+    const vertex_id root = find_root(group, members_by_group[begin[k]]);
+    for (std::size_t i = begin[k]; i < begin[k + 1]; ++i) {
+      const vertex_id u = members_by_group[i];
+      g.for_each_out_edge(u, [&](edge_id e) {
+        if (find_root(group, g.target(e)) == root) queue.emplace_back(u, g.target(e));
+      });
+    }
+    while (!queue.empty()) {
+      const auto [a, b] = queue.front();
+      queue.pop_front();
+      fusing.fuse_into(a, b, [&](vertex_id x, vertex_id y) {
+        if (find_root(group, x) == root && find_root(group, y) == root) queue.emplace_back(x, y);
+      });
+    }
+  }
+  return dense_clusters(fusing.parents());
+}
+}  // namespace detail
+
 // The candidate edges' clusters after fusion: an edge is a candidate when both ends are in one
-// group (options say which groups count); candidates are tried in the order of their ends in
-// Kahn's order, repeatedly until no more fuse, each fused when the rule allows on the graph fused
-// so far. The result is always a DAG. Returns a cluster id per vertex for coarsen().
+// group (options say which groups count). The exact rule tries candidates in the order of their
+// ends in Kahn's order, in passes until none fuses. Baechi's rule follows Baechi's own procedure,
+// on which the coarse graph it gives depends: group by group (in order of smallest member), a
+// queue of the group's internal edges (members by id, each one's out-edges in graph order); an
+// edge popped whose ends are still two clusters fuses its target into its source when the rule
+// allows, and each edge that merge creates towards another cluster of the group joins the queue's
+// back; a refused edge is not tried again. Either way the result is a DAG. Returns a cluster id per
+// vertex for coarsen().
 [[nodiscard]] inline std::vector<vertex_id> fusion_clusters(const graph& g, const fusion_options& options = {}) {
   const std::size_t n = g.vertex_count();
   const auto position = detail::kahn_positions(g);
@@ -324,7 +384,7 @@ inline std::vector<vertex_id> co_placement_clusters(const graph& g, const std::v
     if (a != b) group[std::max(a, b)] = std::min(a, b);
   };
   if (options.co_place) {
-    const auto clusters = detail::co_placement_clusters(g, position);
+    const auto clusters = detail::co_placement_clusters(g);
     std::vector<vertex_id> first(n, no_vertex);
     for (vertex_id v = 0; v < n; ++v) {
       if (first[clusters[v]] == no_vertex) first[clusters[v]] = v;
@@ -339,6 +399,8 @@ inline std::vector<vertex_id> co_placement_clusters(const graph& g, const std::v
   if (options.forward_backward)
     for (vertex_id v = 0; v < n; ++v)
       if (g.forward_of(v) != no_vertex) join(v, g.forward_of(v));
+
+  if (options.rule == fusion_rule::baechi_degree) return detail::baechi_fusion(g, position, group);
 
   std::vector<std::pair<vertex_id, vertex_id>> candidates;
   for (edge_id e = 0; e < g.edge_count(); ++e) {
