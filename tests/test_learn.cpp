@@ -75,11 +75,14 @@ TEST_CASE("imitation reaches at least 95% agreement with Critical Path on a smal
   MESSAGE("agreement before " << before << ", after " << after);
   CHECK(after >= 0.95);
   CHECK(after > before);
-  // The imitation episodes place Critical Path's choices; those are not results of the policy.
-  CHECK_FALSE(trainer.best().has_value());
-  // Greedy decoding places every vertex, as Critical Path does (agreement 1); its schedule is valid.
+  // The imitation episodes place Critical Path's choices, which count toward the best seen:
+  // training never returns a placement worse than its teacher's.
   const auto cp = critical_path_schedule(g, model, gpus);
   REQUIRE(cp.ok());
+  REQUIRE(trainer.best().has_value());
+  CHECK(trainer.best()->device == cp.placement.device);
+  CHECK(trainer.best_makespan() == *trainer.judge(cp.placement));
+  // Greedy decoding places every vertex, as Critical Path does (agreement 1); its schedule is valid.
   const auto greedy = trainer.decode_greedy();
   REQUIRE(greedy.ok());
   CHECK(greedy.placement.device == cp.placement.device);
@@ -105,8 +108,9 @@ TEST_CASE("imitation of a given placement instead of Critical Path") {
   const double after = trainer.measure_agreement();
   MESSAGE("agreement with the given teacher before " << before << ", after " << after);
   CHECK(after >= 0.95);
-  // Teacher-forced episodes are not results: nothing was decoded by the policy yet.
-  CHECK_FALSE(trainer.best().has_value());
+  // The teacher's placement is the best seen so far: nothing was decoded by the policy yet.
+  REQUIRE(trainer.best().has_value());
+  CHECK(trainer.best()->device == teacher.device);
   const auto own = trainer.decode_greedy();
   REQUIRE(own.ok());
   CHECK(own.placement.device == teacher.device);
@@ -313,8 +317,13 @@ TEST_CASE("the time limit ends an episode halfway instead of waiting for it") {
   CHECK(!r.ok());
   CHECK(r.episodes == 0);
   CHECK(r.outcome.message.find("ran out during an episode on 4 devices") != std::string::npos);
-  // With time to spare nothing changes.
+  CHECK(r.stopped_by_time_limit);
+  // With time to spare nothing changes, and the result says the budget ran whole.
   const auto roomy = learn::doppler(g, model, c, {.imitation_episodes = 2, .reinforce_episodes = 2, .time_limit = 600});
   CHECK(roomy.ok());
   CHECK(roomy.episodes > 0);
+  CHECK(!roomy.stopped_by_time_limit);
+  const auto unlimited = learn::doppler(g, model, c, {.imitation_episodes = 2, .reinforce_episodes = 2});
+  CHECK(!unlimited.stopped_by_time_limit);
+  CHECK(unlimited.placement.device == roomy.placement.device);
 }

@@ -150,6 +150,28 @@ if "$gantry" learn --help >/dev/null 2>&1; then
     { echo "FAIL: gantry learn --teacher heft:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
   grep -q "agreement with heft" stdout.txt ||
     { echo "FAIL: gantry learn --teacher heft does not name its teacher" >&2; failures=$((failures + 1)); }
+  # doppler in place/compare trains for a fixed budget (the same placement everywhere); a wall-clock
+  # limit is asked for explicitly, and the output says when it cut training.
+  expect 2 "--doppler-time-limit: expected a positive duration or 'none', got '0s'" \
+    "$gantry" place -g "$tiny" --devices 2 -a doppler --doppler-time-limit 0s -o cut.json
+  absent cut.json
+  "$gantry" place -g "$tiny" --devices 2 -a doppler -o doppler1.json >/dev/null &&
+    "$gantry" place -g "$tiny" --devices 2 -a doppler -o doppler2.json >/dev/null &&
+    python3 - doppler1.json doppler2.json <<'PY' || { echo "FAIL: doppler's placement differs between two runs, or it stopped early" >&2; failures=$((failures + 1)); }
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["placement"] == b["placement"] and a["order"] == b["order"] and a["makespan"] == b["makespan"], (a, b)
+assert int(a["metadata"]["episodes"]) >= 220, a["metadata"]
+PY
+  "$gantry" compare -g "$tiny" --devices 2 --algorithms doppler --doppler-time-limit 1ms >stdout.txt 2>stderr.txt ||
+    { echo "FAIL: compare --doppler-time-limit 1ms:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  grep -q "^doppler: --doppler-time-limit .* stopped training after" stdout.txt ||
+    { echo "FAIL: compare does not say that the time limit cut doppler:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+  # a refusal names the placer once
+  "$gantry" compare -g "$source_dir/examples/graphs/gnmt.json.gz" --devices 2 --algorithms doppler >stdout.txt 2>stderr.txt
+  if grep -q "doppler: doppler:" stdout.txt || ! grep -q "^doppler: the graph has" stdout.txt; then
+    echo "FAIL: compare's doppler refusal:" >&2; cat stdout.txt stderr.txt >&2; failures=$((failures + 1))
+  fi
 fi
 
 # gantry calibrate and execute: bad options are named; a failed run writes no trace.

@@ -51,31 +51,55 @@ struct exact_proof {
   bool time_limit_reached = false;
 };
 
-struct exact_flags {
-  std::string time_limit = "10s";
+// Limits of the placers that search: the exact placer's time limit (it returns its best schedule
+// and a proven bound) and, where the tool has DOPPLER, a wall-clock limit on its training. Without
+// that option `doppler` runs its whole episode budget, so its answer is the same on every machine.
+struct placer_limit_flags {
+  std::string exact_time_limit = "10s";
+  std::string doppler_time_limit = "none";
 
   void add_to(CLI::App& app) {
-    app.add_option("--exact-time-limit", time_limit,
+    app.add_option("--exact-time-limit", exact_time_limit,
                    "the exact placer (graphs of at most 30 vertices) stops here with its best schedule and a proven bound")
         ->capture_default_str();
+#if GANTRY_CLI_HAS_LEARN
+    app.add_option("--doppler-time-limit", doppler_time_limit,
+                   "stop doppler's training after this long (e.g. 60s; the output says when it did); none: "
+                   "train for its whole episode budget, the same answer on every machine")
+        ->capture_default_str();
+#endif
   }
-  [[nodiscard]] int milliseconds() const {
+  [[nodiscard]] int exact_milliseconds() const {
     seconds limit = 0;
     try {
-      limit = parse_duration(time_limit);
+      limit = parse_duration(exact_time_limit);
     } catch (const invalid_input& e) {
       throw invalid_input(std::string("--exact-time-limit: ") + e.what());
     }
     if (!(limit >= 0.001) || limit > INT_MAX / 1000.0)
       throw invalid_input("--exact-time-limit: expected a duration from 1ms to " + std::to_string(INT_MAX / 1000) +
-                          "s, got '" + time_limit + "'");
+                          "s, got '" + exact_time_limit + "'");
     return static_cast<int>(std::lround(limit * 1000));
+  }
+  // Empty for none.
+  [[nodiscard]] std::optional<seconds> doppler_seconds() const {
+    if (doppler_time_limit == "none") return std::nullopt;
+    seconds limit = 0;
+    try {
+      limit = parse_duration(doppler_time_limit);
+    } catch (const invalid_input& e) {
+      throw invalid_input(std::string("--doppler-time-limit: ") + e.what());
+    }
+    if (!(limit > 0) || !std::isfinite(limit))
+      throw invalid_input("--doppler-time-limit: expected a positive duration or 'none', got '" + doppler_time_limit + "'");
+    return limit;
   }
 };
 
 // The library's placers and, with GLPK, `exact`; its proof lands in *proof after each run.
 [[nodiscard]] inline std::vector<placer_entry> tool_placers([[maybe_unused]] int exact_time_limit_ms,
-                                                            [[maybe_unused]] std::shared_ptr<exact_proof> proof) {
+                                                            [[maybe_unused]] std::shared_ptr<exact_proof> proof,
+                                                            [[maybe_unused]] std::optional<seconds> doppler_time_limit = {}) {
   std::vector<placer_entry> all = placers();
 #if GANTRY_CLI_HAS_GLPK
   all.push_back({"exact",
@@ -98,7 +122,7 @@ struct exact_flags {
                  }});
 #endif
 #if GANTRY_CLI_HAS_LEARN
-  all.push_back(doppler_placer_entry());
+  all.push_back(doppler_placer_entry(doppler_time_limit));
 #endif
   return all;
 }

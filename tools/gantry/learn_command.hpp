@@ -32,12 +32,14 @@ namespace gantry::cli {
 // Above this many vertices `compare` does not train (an episode places every vertex once).
 inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
 
-// The `doppler` placer of the tool: 20 imitation and 200 REINFORCE episodes, seed 1, at most 60 s.
-[[nodiscard]] inline placer_entry doppler_placer_entry() {
+// The `doppler` placer of the tool: 20 imitation and 200 REINFORCE episodes, seed 1: the same
+// answer on every machine. With a time limit training may stop earlier; the result's "note" then
+// says so (place and compare print it).
+[[nodiscard]] inline placer_entry doppler_placer_entry(std::optional<seconds> time_limit = std::nullopt) {
   return {"doppler",
           "DOPPLER's learned dual policy: imitation of Critical Path, then REINFORCE on the simulator "
           "(20 + 200 episodes, seed 1; `gantry learn` trains longer)",
-          false, [](const placer_request& r) {
+          false, [time_limit](const placer_request& r) {
             if (r.g.vertex_count() > doppler_compare_vertex_limit) {
               placement p;
               p.outcome = {.code = status::infeasible,
@@ -46,15 +48,21 @@ inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
                                       std::to_string(doppler_compare_vertex_limit) + ", use `gantry learn`"};
               return placer_result{std::move(p), std::nullopt, {}};
             }
-            learn::doppler_options options{.imitation_episodes = 20, .reinforce_episodes = 200, .seed = 1,
-                                           .time_limit = 60};
+            learn::doppler_options options{.imitation_episodes = 20, .reinforce_episodes = 200, .seed = 1};
+            if (time_limit) options.time_limit = *time_limit;
             options.list.cache_transfers = r.cache_transfers;
             options.list.group = colocation_groups(r.g);
             options.simulation.cache_transfers = r.cache_transfers;
             auto learned = learn::doppler(r.g, r.model, r.devices, std::move(options));
-            return placer_result{std::move(learned.placement), std::nullopt,
-                                 {{"episodes", std::to_string(learned.episodes)},
-                                  {"training_seconds", std::to_string(learned.training_seconds)}}};
+            placer_result out{std::move(learned.placement), std::nullopt,
+                              {{"episodes", std::to_string(learned.episodes)},
+                               {"training_seconds", std::to_string(learned.training_seconds)}}};
+            if (learned.stopped_by_time_limit)
+              out.metadata.emplace_back("note", "--doppler-time-limit " + format_seconds(*time_limit) +
+                                                    " stopped training after " + std::to_string(learned.episodes) +
+                                                    " episodes, short of its budget of 20 imitation + 200 REINFORCE: "
+                                                    "another machine may give another placement");
+            return out;
           }};
 }
 
@@ -206,9 +214,12 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
                           "): the graph's compute and transfer times are too large to add up in a double");
     const auto sim = simulate(g, model, c, std::span<const device_id>(learned.placement.device),
                               {.priority = learned.placement.order});
-    out << "episodes      " << learned.episodes << " in " << std::fixed << std::setprecision(1)
-        << learned.training_seconds << " s (" << static_cast<double>(learned.episodes) / learned.training_seconds
-        << " episodes/s)\n";
+    // The curve holds the training episodes (the progress line's count); the rest were greedy decodes.
+    const std::size_t trained = learned.curve.size(), decoded = learned.episodes - std::min(learned.episodes, trained);
+    out << "episodes      " << trained << " of " << total << (decoded ? " and " + std::to_string(decoded) + " greedy decodes" : "")
+        << " in " << std::fixed << std::setprecision(1) << learned.training_seconds << " s ("
+        << static_cast<double>(learned.episodes) / learned.training_seconds << " runs/s)"
+        << (learned.stopped_by_time_limit ? ", stopped by --time-limit" : "") << "\n";
     if (imitation)
       out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with "
           << (flags.teacher == "critical-path" ? std::string("Critical Path") : flags.teacher) << "\n";

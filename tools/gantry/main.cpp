@@ -21,6 +21,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -283,16 +285,32 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
   return best;
 }
 
+// What a placer says its user must know about this run (metadata "note"), if anything.
+std::optional<std::string> note_of(const placer_result& placed) {
+  for (const auto& [key, value] : placed.metadata)
+    if (key == "note") return value;
+  return std::nullopt;
+}
+
+// "name: message", without repeating the name where the message starts with it (in any case).
+std::string named_message(const std::string& name, const std::string& message) {
+  const bool named = message.size() > name.size() && message[name.size()] == ':' &&
+                     std::equal(name.begin(), name.end(), message.begin(), [](char a, char b) {
+                       return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                     });
+  return named ? message : name + ": " + message;
+}
+
 int run_place(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
               const std::string& algorithm, const std::string& fallback, const std::string& out,
-              const output_flags& of, const cli::fuse_flags& ff, const cli::exact_flags& ef,
+              const output_flags& of, const cli::fuse_flags& ff, const cli::placer_limit_flags& ef,
               const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
   const graph_model model(g, c);
   const auto proof = std::make_shared<cli::exact_proof>();
-  const auto all = cli::tool_placers(algorithm == "exact" ? ef.milliseconds() : 1, proof);
+  const auto all = cli::tool_placers(algorithm == "exact" ? ef.exact_milliseconds() : 1, proof, ef.doppler_seconds());
   const auto* entry = cli::find_tool_placer(all, algorithm);
   if (entry == nullptr) throw invalid_input("unknown algorithm '" + algorithm + "'; `gantry algorithms` lists them");
   const bool show = progress_wanted(g);
@@ -330,6 +348,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
             << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
   if (placed.placement.outcome.message.find(" instead") != std::string::npos)
     std::cout << "fallback      " << placed.placement.outcome.message << "\n";
+  if (const auto note = note_of(placed)) std::cout << "note          " << *note << "\n";
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
@@ -463,7 +482,7 @@ struct compare_row {
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
                 const std::vector<std::string>& only, const std::string& format, const cli::fuse_flags& ff,
-                const cli::exact_flags& ef, const std::string& svg_path, const read_limits& limits) {
+                const cli::placer_limit_flags& ef, const std::string& svg_path, const read_limits& limits) {
   const auto file = cli::read_any_graph_file(graph_path, graph_input, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -471,7 +490,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   const bool show = progress_wanted(g);
   std::vector<compare_row> rows;
   const auto proof = std::make_shared<cli::exact_proof>();
-  const auto all = cli::tool_placers(ef.milliseconds(), proof);
+  const auto all = cli::tool_placers(ef.exact_milliseconds(), proof, ef.doppler_seconds());
   for (const auto& name : only)
     if (cli::find_tool_placer(all, name) == nullptr)
       throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
@@ -583,6 +602,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
         r["message"] = row.simulated->outcome.message;
       } else {
         if (is_fallback(p)) r["fallback"] = p.outcome.message;
+        if (const auto note = note_of(row.placed)) r["note"] = *note;
         const auto& s = row.simulated->schedule;
         r["status"] = "ok";
         r["makespan"] = s.makespan;
@@ -627,6 +647,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     const auto& s = row.simulated->schedule;
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     if (is_fallback(p)) notes.emplace_back("a fallback, see below");
+    if (note_of(row.placed)) notes.emplace_back("see below");
     std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
               << (baseline && speedup(*baseline, s.makespan) ? fixed(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
               << std::setw(10)
@@ -636,8 +657,10 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   }
   for (const auto& row : rows) {
     if (!row.placed.placement.ok() || is_fallback(row.placed.placement))
-      std::cout << "\n" << row.entry->name << ": " << row.placed.placement.outcome.message;
-    else if (!row.simulated->ok()) std::cout << "\n" << row.entry->name << ": " << row.simulated->outcome.message;
+      std::cout << "\n" << named_message(row.entry->name, row.placed.placement.outcome.message);
+    else if (!row.simulated->ok()) std::cout << "\n" << named_message(row.entry->name, row.simulated->outcome.message);
+    if (const auto note = note_of(row.placed); note && row.placed.placement.ok())
+      std::cout << "\n" << row.entry->name << ": " << *note;
   }
   std::cout << "\n\"own schedule\" is the placer's own schedule; \"replayed\" simulates its placement ("
             << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "") << ")";
@@ -671,7 +694,7 @@ int main(int argc, char** argv) {
   output_flags of;
   input_flags inputs;
   cli::fuse_flags ff;
-  cli::exact_flags ef;
+  cli::placer_limit_flags ef;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
   place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);

@@ -6,7 +6,8 @@
 //   III the same loop with the makespan from a callback (a real run); by default the simulator with
 //       lognormal-drawn durations, a fresh draw per episode.
 // The best placement seen (judged by the simulator, with the model's durations or the mean over
-// fixed draws) is kept, and greedy decoding is tried every few episodes. With drawn durations the
+// fixed draws), the teacher's own among them, is kept, and greedy decoding is tried every few
+// episodes, so training never returns a placement worse than its teacher's. With drawn durations the
 // best of many noisy judgements is biased low (the winner's curse), so finish() judges the few
 // best placements again on fresh draws and returns the best by that mean. doppler_trainer runs
 // stage by stage or episode by episode; doppler() is the one-call form. Everything is seeded: the
@@ -107,6 +108,7 @@ struct doppler_result {
   double agreement = 0;         // of the last imitation episode (0 when none ran)
   std::size_t episodes = 0;
   double training_seconds = 0;
+  bool stopped_by_time_limit = false;  // the options' time_limit ended training before its episode counts
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
 };
@@ -158,7 +160,10 @@ class doppler_trainer {
     const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
     for (const auto& step : trace.steps) accumulate(step, scale, 0.0);
     step_optimizers(options_.imitation_rate);
-    learning_point point = record(learn_stage::imitation, run, run_makespan(run), trace.agreement());
+    // The teacher's own placement counts toward the best seen: training never returns worse.
+    const auto judged = consider(run);
+    learning_point point = record(learn_stage::imitation, run,
+                                  judged ? *judged : std::numeric_limits<seconds>::infinity(), trace.agreement());
     last_agreement_ = trace.agreement();
     return point;
   }
@@ -193,14 +198,16 @@ class doppler_trainer {
 
   // Runs a stage for `episodes` episodes or until the time limit (see out_of_time()).
   void imitate(std::size_t episodes) {
-    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) timed([&] { episode_imitation(); });
+    run_stage(episodes, [&] { episode_imitation(); });
   }
   void reinforce(std::size_t episodes) {
-    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) timed([&] { episode_reinforce(false); });
+    run_stage(episodes, [&] { episode_reinforce(false); });
   }
   void measured(std::size_t episodes) {
-    for (std::size_t i = 0; i < episodes && !out_of_time(); ++i) timed([&] { episode_reinforce(true); });
+    run_stage(episodes, [&] { episode_reinforce(true); });
   }
+  // Whether the time limit ended a stage before its episode count.
+  [[nodiscard]] bool stopped_by_time_limit() const noexcept { return stopped_by_time_limit_ || interrupted_; }
 
   // Places with the current weights, greedily (counts toward the best seen).
   list_schedule_result decode_greedy() {
@@ -313,6 +320,7 @@ class doppler_trainer {
     out.agreement = last_agreement_;
     out.episodes = episodes_;
     out.training_seconds = elapsed();
+    out.stopped_by_time_limit = stopped_by_time_limit_ || interrupted_;
     if (chosen_) {
       out.placement = candidates_[*chosen_].placement;
       out.makespan = chosen_makespan_;
@@ -332,6 +340,12 @@ class doppler_trainer {
   }
 
  private:
+  template <class F>
+  void run_stage(std::size_t episodes, F&& episode) {
+    std::size_t i = 0;
+    for (; i < episodes && !out_of_time(); ++i) timed(episode);
+    if (i < episodes) stopped_by_time_limit_ = true;
+  }
   // One episode; with a finite time limit it ends at the limit, even halfway (interrupted_), and
   // then counts for nothing.
   list_schedule_result run_episode(decoding mode, episode_trace* trace, bool count = true) {
@@ -412,12 +426,6 @@ class doppler_trainer {
     if (candidates_.size() > limit) candidates_.pop_back();
     if (chosen_) chosen_.reset();
   }
-  // The teacher's makespan, for the curve: judged, not kept.
-  [[nodiscard]] seconds run_makespan(const list_schedule_result& run) const {
-    const auto m = run.ok() ? judge(run.placement) : std::nullopt;
-    return m ? *m : std::numeric_limits<seconds>::infinity();
-  }
-
   learning_point record(learn_stage stage, const list_schedule_result&, seconds makespan, double agreement) {
     learning_point point{.episode = episodes_, .stage = stage, .makespan = makespan, .best = best_makespan_,
                          .baseline = stage == learn_stage::imitation ? 0.0 : baseline_, .agreement = agreement,
@@ -449,6 +457,7 @@ class doppler_trainer {
   double last_agreement_ = 0;
   // For out_of_time(): the longest episode, and the time and number of the draws judged so far.
   double longest_episode_ = 0;
+  bool stopped_by_time_limit_ = false;
   bool interrupted_ = false;  // an episode ran into the time limit: no more start
   mutable double judge_seconds_ = 0;
   mutable std::size_t judged_draws_ = 0;
