@@ -15,7 +15,7 @@
 //    of m-ETF and m-SCT (target <= 1.05 on each), beside the paper's pipeline alone
 //    (celeritas_options::also_unfused = false).
 // 3. GNMT at 803 MB per device: the best memory-aware placement (unfused or fused by Baechi's
-//    rule) over Baechi's own m_etf placement, per link mode and simulator policy (target <= 0.90).
+//    rule) over Baechi's best placement, per link mode and simulator policy (target <= 0.90).
 #include <gantry/graph/fusion.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/placers.hpp>
@@ -160,11 +160,16 @@ int main() {
   //    memory-aware placers, each on the graph as it is and fused by Baechi's degree rule inside the
   //    co-placement groups (--fuse baechi --co-place off: Baechi's own 576 ops),
   //    judged by gantry's simulator with parallel and with sequential links, in placement order and
-  //    first-come first-served. The reference is Baechi's own m_etf placement of this graph judged
-  //    the same way (107.6 ms parallel, 134.0 ms sequential, fifo: measured with gantry's simulator
-  //    on the placement Baechi's code wrote; Baechi itself cannot run here).
+  //    first-come first-served. The reference is Baechi's best placement of this graph at 803 MB
+  //    judged the same way: Baechi's public code (github.com/beomyeol/baechi, m_etf.py at 2bf0615,
+  //    the rest at 40ab546; m_sct's LP solved by GLPK, as MOSEK is not available) run on 2026-11-27
+  //    on the 2-core build machine with m_etf, m_sct and m_topo, each on the plain graph and on its
+  //    own fused graph (576 ops), 4 devices of 803 MB, the same link; its placements at 803 MB equal
+  //    its roomy ones. Best per judge: m_etf fused, 95.31 ms parallel in placement order, 95.80 ms
+  //    fifo, 115.51 ms sequential either way. (Baechi's own simulator, sequential links per device,
+  //    gives that placement 118.32 ms; it is Python and not part of this bench.)
   std::printf("\nGNMT at 803 MB per device (one device cannot hold it), best of the memory-aware placers:\n");
-  std::printf("%-11s %-16s %-28s %12s %12s %8s\n", "links", "judge", "best placement", "gantry", "Baechi m_etf",
+  std::printf("%-11s %-16s %-28s %12s %12s %8s\n", "links", "judge", "best placement", "gantry", "Baechi best",
               "ratio");
   const coarsening baechi_fused = fuse(colocate_forward_backward(gnmt), {.rule = fusion_rule::baechi_degree, .co_place = false});
   struct judged {
@@ -175,8 +180,10 @@ int main() {
   for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential}) {
     const cluster tight = cluster::uniform(4, 803 * mb, baechi_link, comm);
     const graph_model model(gnmt, tight);
-    const seconds baechi = comm == comm_mode::parallel ? 107.6e-3 : 134.0e-3;
     for (const ready_policy policy : {ready_policy::placement_order, ready_policy::fifo}) {
+      const seconds baechi = comm == comm_mode::sequential ? 115.51e-3
+                             : policy == ready_policy::fifo ? 95.80e-3
+                                                            : 95.31e-3;
       std::optional<seconds> best;
       std::string best_name = "none fits";
       for (const auto& entry : placers()) {
@@ -215,5 +222,5 @@ int main() {
   }
   for (const auto& v : celeritas_verdicts)
     bench::print_target(("celeritas_over_best_m_etf_m_sct_" + v.graph).c_str(), v.ratio, 1.05);
-  for (const auto& v : at_803) bench::print_target(("gnmt_803MB_best_over_baechi_m_etf_" + v.name).c_str(), v.ratio, 0.90);
+  for (const auto& v : at_803) bench::print_target(("gnmt_803MB_best_over_baechi_best_" + v.name).c_str(), v.ratio, 0.90);
 }
