@@ -38,6 +38,50 @@ absent() {
 
 "$gantry" place -g "$tiny" --devices 2 -o placement.json >/dev/null || { echo "FAIL: a plain place failed" >&2; exit 1; }
 
+# One grammar for every command: sizes, durations and rates need their unit (0 aside); a cluster
+# file or the flags that describe devices, never both; counts and reals say their range.
+printf '%s\n' '{"format":"gantry.chain","version":1,"layers":[{"forward":1e-3,"backward":2e-3},{"forward":1e-3,"backward":2e-3}]}' >c2.json
+expect 2 "--latency: '10' has no unit; write it with one, e.g. 10us" "$gantry" place -g "$tiny" --devices 2 --latency 10
+expect 2 "--memory: '8' has no unit" "$gantry" compare -g "$tiny" --devices 2 --memory 8
+expect 2 "--bandwidth: '12' has no unit" "$gantry" place -g "$tiny" --devices 2 --bandwidth 12
+expect 2 "--memory: '16' has no unit" "$gantry" pipeline --chain c2.json -d 2 --memory 16
+expect 2 "--cluster-memory: '100' has no unit" "$gantry" place -g "$tiny" --devices 2 --fuse kernighan --cluster-memory 100
+expect 2 "--op-overhead: '5' has no unit" "$gantry" workload ffnn --op-overhead 5
+expect 2 "--launch-overhead: '3' has no unit" "$gantry" execute -g "$tiny" --devices 2 --launch-overhead 3
+expect 2 "--time-limit: '600' has no unit" "$gantry" learn -g "$tiny" --devices 2 --time-limit 600
+"$gantry" place -g "$tiny" --devices 2 --latency 0 >stdout.txt 2>stderr.txt ||
+  { echo "FAIL: --latency 0 (no unit needed) was refused:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+grep -q "^cluster       2 devices of unlimited memory, parallel transfers, links " stdout.txt ||
+  { echo "FAIL: place does not print the cluster and its link:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+printf '{"format":"gantry.cluster","version":1,"devices":[{"name":"a"},{"name":"b"}],"link":{"latency":1e-5,"bandwidth":1e9}}' >two.json
+expect 2 "--cluster excludes --devices" "$gantry" place -g "$tiny" --cluster two.json --devices 2
+expect 2 "--cluster excludes --memory" "$gantry" compare -g "$tiny" --cluster two.json --memory 1GiB
+expect 2 "excludes --devices" "$gantry" pipeline --chain c2.json --cluster two.json -d 2
+"$gantry" compare -g "$tiny" --cluster two.json --algorithms m-etf >stdout.txt 2>stderr.txt ||
+  { echo "FAIL: compare --cluster:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+grep -q "parallel transfers, links 10.0 us + bytes / " stdout.txt ||
+  { echo "FAIL: compare's header does not print the link:" >&2; head -2 stdout.txt >&2; failures=$((failures + 1)); }
+expect 2 "--batch: expected a whole number of at least 1, got '0'" "$gantry" workload ffnn --batch 0
+expect 2 "--rate: expected a finite number > 0, got '0'" "$gantry" learn -g "$tiny" --devices 2 --rate 0
+# A graph profiled on a CPU placed on GPUs is warned about; with per-kind times for the GPUs it is not.
+printf '%s\n' '{"format":"gantry.graph","version":1,"metadata":{"device":"cpu: test"},"vertices":[{"name":"a","compute":1e-3},{"name":"b","compute":1e-3}],"edges":[{"from":"a","to":"b","bytes":100}]}' >cpu_profiled.json
+printf '%s\n' '{"format":"gantry.graph","version":1,"metadata":{"device":"cpu: test"},"vertices":[{"name":"a","compute":{"default":1e-3,"gpu":1e-4}},{"name":"b","compute":1e-3}],"edges":[{"from":"a","to":"b","bytes":100}]}' >cpu_and_gpu.json
+printf '%s\n' '{"format":"gantry.cluster","version":1,"devices":[{"name":"g0","kind":"gpu"},{"name":"g1","kind":"gpu"}],"link":{"latency":1e-5,"bandwidth":1e9}}' >gpus.json
+"$gantry" place -g cpu_profiled.json --cluster gpus.json >stdout.txt 2>stderr.txt
+grep -q "warning: the graph's times were profiled on cpu: test" stderr.txt ||
+  { echo "FAIL: no warning for CPU times on GPUs:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+"$gantry" compare -g cpu_and_gpu.json --cluster gpus.json --algorithms m-etf >stdout.txt 2>stderr.txt
+if grep -q "warning" stderr.txt; then
+  echo "FAIL: a warning for a graph with GPU times:" >&2; cat stderr.txt >&2; failures=$((failures + 1))
+fi
+
+# The default placer is m-etf in place as in execute; pipeline writes an SVG only when asked.
+"$gantry" place -g "$tiny" --devices 2 >stdout.txt 2>&1
+grep -q "^algorithm     m-etf " stdout.txt || { echo "FAIL: place's default placer is not m-etf" >&2; failures=$((failures + 1)); }
+"$gantry" pipeline --chain c2.json -d 2 >stdout.txt 2>stderr.txt ||
+  { echo "FAIL: pipeline without --svg:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+[[ ! -e pipeline.svg ]] || { echo "FAIL: pipeline wrote pipeline.svg unasked" >&2; failures=$((failures + 1)); }
+
 # Numeric options: named, with the accepted range.
 expect 2 "--devices: expected a whole number from 1 to 1048576, got '-1'" "$gantry" place -g "$tiny" --devices -1
 expect 2 "--runs: expected a whole number from 0 to 1000000, got '-1'" "$gantry" simulate -g "$tiny" -p placement.json --runs -1 --cv 0.1
@@ -49,7 +93,7 @@ expect 2 "--memory: invalid byte count '12XB'" "$gantry" compare -g "$tiny" --de
 expect 2 "--latency: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --latency -1s
 expect 2 "--cluster-memory: invalid byte count '3XB'" "$gantry" place -g "$tiny" --devices 2 --fuse kernighan --cluster-memory 3XB
 expect 2 "--fuse: nonsense not in" "$gantry" compare -g "$tiny" --devices 2 --fuse nonsense
-expect 2 "--window: Value 0 not in range" "$gantry" place -g "$tiny" --devices 2 -a celeritas --window 0
+expect 2 "--window: expected a whole number from 1 to 1048576, got '0'" "$gantry" place -g "$tiny" --devices 2 -a celeritas --window 0
 # Best effort is reported: celeritas places every vertex, but over capacity is a failure with no output.
 expect 1 "celeritas failed (over capacity)" "$gantry" place -g "$tiny" --devices 2 --memory 1MiB -a celeritas -o over.json
 absent over.json
@@ -179,7 +223,7 @@ expect 2 "--time-scale: expected a finite number > 0, got '0'" "$gantry" execute
 expect 2 "--time-scale: expected a finite number > 0, got 'nan'" "$gantry" execute -g "$tiny" --time-scale nan
 expect 2 "unknown algorithm 'nope'" "$gantry" execute -g "$tiny" -a nope
 expect 2 "invalid duration 'abc'" "$gantry" execute -g "$tiny" --launch-overhead abc
-expect 2 "--devices: Value 1 not in range 2 to 256" "$gantry" calibrate --devices 1
+expect 2 "--devices: expected a whole number from 2 to 256, got '1'" "$gantry" calibrate --devices 1
 expect 2 "--kernel: warp not in" "$gantry" execute -g "$tiny" --kernel warp
 expect 1 "m-etf failed (out of memory)" "$gantry" execute -g "$tiny" --memory 1KiB --trace failed
 absent failed.simulated.json failed.measured.json
@@ -190,6 +234,14 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["status"] == "ok" and d["valid"] is True and d["runs"] == 2, d
 assert d["simulated"] > 0 and d["measured_median"] > 0, d
+PY
+# --placements N compares exactly N placements, even where more placers give distinct ones.
+"$gantry" execute -g "$tiny" --devices 2 --runs 1 --placements 3 --format json >study.json 2>stderr.txt ||
+  { echo "FAIL: gantry execute --placements 3:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 - study.json <<'PY' || { echo "FAIL: gantry execute --placements 3 did not compare 3 placements" >&2; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["placements"]) == 3, [p.get("name") for p in d["placements"]]
 PY
 for f in run.simulated.json run.measured.json; do
   [[ -s $f ]] || { echo "FAIL: gantry execute --trace did not write $f" >&2; failures=$((failures + 1)); }
@@ -220,43 +272,43 @@ fi
 zero_chain='{"format":"gantry.chain","version":1,"layers":[{"forward":0,"backward":0},{"forward":0,"backward":0}]}'
 printf '%s\n' "$zero_chain" >czero.json
 printf 'node1 -- Input -- forward_compute_time=1.0, backward_compute_time=0.0, activation_size=1000.0, parameter_size=0.000\n' >input_only.txt
-expect 0 "check GPipe: valid" "$gantry" pipeline --chain czero.json -p 2 --validate --format json --svg zero.svg
+expect 0 "check GPipe: valid" "$gantry" pipeline --chain czero.json -d 2 --validate --format json --svg zero.svg
 grep -q '"period": 0' stdout.txt || { echo "FAIL: an all-zero chain does not plan at period 0" >&2; failures=$((failures + 1)); }
-expect 0 "check GPipe: valid" "$gantry" pipeline --graph input_only.txt -p 2 --validate --format json --svg input.svg
+expect 0 "check GPipe: valid" "$gantry" pipeline --graph input_only.txt -d 2 --validate --format json --svg input.svg
 printf '%s\n' '{"format":"gantry.chain","version":1,"layers":[{"forward":1,"backward":1,"weights":9223372036854775807,"activation":9223372036854775807},{"forward":1,"backward":1,"weights":9223372036854775807}]}' >cbytes.json
 expect 2 "cbytes.json: /layers/0/activation: the weights and activations of layers 0 to 0 add up to 2^63 bytes" \
-  "$gantry" pipeline --chain cbytes.json -p 2 --validate --svg bytes.svg
+  "$gantry" pipeline --chain cbytes.json -d 2 --validate --svg bytes.svg
 absent bytes.svg
 printf '%s\n' '{"format":"gantry.chain","version":1,"layers":[{"forward":1e308,"backward":1e308},{"forward":1e308,"backward":1e308}]}' >chuge.json
 expect 2 "chuge.json: /layers/0/backward: the forward and backward times of layers 0 to 0 add up to more than" \
-  "$gantry" pipeline --chain chuge.json -p 2 --svg huge.svg
+  "$gantry" pipeline --chain chuge.json -d 2 --svg huge.svg
 absent huge.svg
 printf '%s\n' 'node1 -- Input -- forward_compute_time=1.0, backward_compute_time=0.0, activation_size=1000.0, parameter_size=0.000' \
   'node2 -- Conv -- forward_compute_time=2.0, backward_compute_time=3.0, activation_size=2000.0, parameter_size=500.000' \
   "$(printf '\tnode1 -- node2')" >two.txt
 expect 2 "--weight-factor 1e+300: layer 'node2' of two.txt would hold 500 parameter bytes" \
-  "$gantry" pipeline --graph two.txt -p 2 --weight-factor 1e300 --svg factor.svg
+  "$gantry" pipeline --graph two.txt -d 2 --weight-factor 1e300 --svg factor.svg
 absent factor.svg
 expect 2 "two.txt:2: parameter_size 500 x weight_factor 1e+300 is 2^63 bytes" "$gantry" place -g two.txt --devices 2 --weight-factor 1e300
 : >empty.txt
-expect 2 "empty.txt: the file is empty" "$gantry" pipeline --graph empty.txt -p 2
+expect 2 "empty.txt: the file is empty" "$gantry" pipeline --graph empty.txt -d 2
 # A failed SVG write prints no report and names the path.
-expect 1 "/nonexistent/p.svg" "$gantry" pipeline --chain czero.json -p 2 --format json --svg /nonexistent/p.svg
+expect 1 "/nonexistent/p.svg" "$gantry" pipeline --chain czero.json -d 2 --format json --svg /nonexistent/p.svg
 if grep -q '"status"' stdout.txt; then
   echo "FAIL: gantry pipeline printed a report although its SVG could not be written" >&2; failures=$((failures + 1))
 fi
-expect 2 "--processors: expected a whole number from 1 to 1048576, got '18446744073709551615'" \
-  "$gantry" pipeline --chain czero.json -p 18446744073709551615
+expect 2 "--devices: expected a whole number from 1 to 1048576, got '18446744073709551615'" \
+  "$gantry" pipeline --chain czero.json -d 18446744073709551615
 expect 2 "--micro-batches: expected a whole number from 0 to 1024, got '18446744073709551615'" \
-  "$gantry" pipeline --chain czero.json -p 2 -s gpipe --micro-batches 18446744073709551615
+  "$gantry" pipeline --chain czero.json -d 2 -s gpipe --micro-batches 18446744073709551615
 expect 2 "--random-orders: expected a whole number from 0 to 10000, got '100000'" \
-  "$gantry" pipeline --graph two.txt -p 2 --random-orders 100000
-expect 2 "--max-replicas: expected a whole number from 1 to 1048576, got '0'" "$gantry" pipeline --chain czero.json -p 2 --max-replicas 0
+  "$gantry" pipeline --graph two.txt -d 2 --random-orders 100000
+expect 2 "--max-replicas: expected a whole number from 1 to 1048576, got '0'" "$gantry" pipeline --chain czero.json -d 2 --max-replicas 0
 # More workers than layers cannot help: the planner considers as many as can, and says so.
 resnet=$source_dir/tests/data/pipedream/resnet50.txt.gz
-expect 0 "pattern of 1F1B* written to" "$gantry" pipeline --graph "$resnet" -p 1000000 --random-orders 0 --format json --svg resnet.svg
+expect 0 "pattern of 1F1B* written to" "$gantry" pipeline --graph "$resnet" -d 1000000 --random-orders 0 --format json --svg resnet.svg
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["processors"] == 1000000 and d["processors_planned"] < 1000, d' \
-  stdout.txt || { echo "FAIL: gantry pipeline -p 1000000 did not say how many workers it planned on" >&2; failures=$((failures + 1)); }
+  stdout.txt || { echo "FAIL: gantry pipeline -d 1000000 did not say how many workers it planned on" >&2; failures=$((failures + 1)); }
 python3 - <<'PY' >wide.json
 import json
 print(json.dumps({"format": "gantry.cluster", "version": 1, "communication": "parallel",
@@ -306,9 +358,9 @@ grep -qE '^m-etf .* 1\.00x' stdout.txt ||
 runs "$gantry" execute -g z3.json --devices 2
 if "$gantry" learn --help >/dev/null 2>&1; then
   # A makespan that overflows is bad input in learn too, as in place and simulate.
-  expect 2 "the best simulated makespan is not finite (inf s)" "$gantry" learn -g huge.json --devices 2 --time-limit 5
+  expect 2 "the best simulated makespan is not finite (inf s)" "$gantry" learn -g huge.json --devices 2 --time-limit 5s
   # The time limit ends an episode on a million devices instead of waiting for it.
-  expect 1 "ran out during an episode on 1048576 devices" "$gantry" learn -g "$tiny" --devices 1048576 --time-limit 2
+  expect 1 "ran out during an episode on 1048576 devices" "$gantry" learn -g "$tiny" --devices 1048576 --time-limit 2s
 fi
 # The exact placer refuses a cluster its program cannot hold, instead of std::bad_alloc.
 expect 2 "exact: the cluster has 100000 devices; the exact placer takes at most 64" \

@@ -14,6 +14,7 @@
 
 #if GANTRY_CLI_HAS_LEARN
 #include "learn_command.hpp"
+#include "options.hpp"
 #endif
 
 #include <CLI/CLI.hpp>
@@ -70,12 +71,7 @@ struct placer_limit_flags {
 #endif
   }
   [[nodiscard]] int exact_milliseconds() const {
-    seconds limit = 0;
-    try {
-      limit = parse_duration(exact_time_limit);
-    } catch (const invalid_input& e) {
-      throw invalid_input(std::string("--exact-time-limit: ") + e.what());
-    }
+    const seconds limit = duration_option("--exact-time-limit", exact_time_limit);
     if (!(limit >= 0.001) || limit > INT_MAX / 1000.0)
       throw invalid_input("--exact-time-limit: expected a duration from 1ms to " + std::to_string(INT_MAX / 1000) +
                           "s, got '" + exact_time_limit + "'");
@@ -84,12 +80,7 @@ struct placer_limit_flags {
   // Empty for none.
   [[nodiscard]] std::optional<seconds> doppler_seconds() const {
     if (doppler_time_limit == "none") return std::nullopt;
-    seconds limit = 0;
-    try {
-      limit = parse_duration(doppler_time_limit);
-    } catch (const invalid_input& e) {
-      throw invalid_input(std::string("--doppler-time-limit: ") + e.what());
-    }
+    const seconds limit = duration_option("--doppler-time-limit", doppler_time_limit);
     if (!(limit > 0) || !std::isfinite(limit))
       throw invalid_input("--doppler-time-limit: expected a positive duration or 'none', got '" + doppler_time_limit + "'");
     return limit;

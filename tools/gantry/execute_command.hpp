@@ -8,6 +8,7 @@
 
 #include "bounds_report.hpp"
 #include "pipeline_command.hpp"
+#include "warnings.hpp"
 
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
@@ -272,7 +273,7 @@ inline int run_cuda_calibrate(const calibrate_flags& flags, const backend_choice
   if (b.devices < 2)
     throw invalid_input(std::string(b.gpus.empty() ? "--partitions" : "--gpus") +
                         ": calibrate times copies between two devices: give at least 2, got " + std::to_string(b.devices));
-  const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+  const byte_count capacity = size_option("--memory", flags.memory, true);
   check_cuda_gpus(b);
   auto backend = make_cuda_backend(cuda_options_of(b));
   const auto calibration = calibrate_backend(*backend, {.devices = b.devices});
@@ -301,7 +302,8 @@ inline int run_calibrate_command(const calibrate_flags& flags, std::ostream& out
 #if GANTRY_CLI_HAS_CUDA
   if (choice.cuda) return run_cuda_calibrate(flags, choice, out);
 #endif
-  const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+  const byte_count capacity = size_option("--memory", flags.memory, true);
+  if (const auto warning = busy_machine()) std::cerr << "gantry calibrate: warning: " << *warning << "\n";
   const auto calibration = calibrate_cpu({.devices = flags.devices});
   cluster c = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
 #if GANTRY_CLI_HAS_LEARN
@@ -385,6 +387,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     which.count = flags.placements;
     which.seed = flags.seed;
     candidates = placement_candidates(sim_graph, sim_model, c, which);
+    // placement_candidates() gives every placer's distinct placement, which may be more than asked.
+    if (candidates.size() > flags.placements) candidates.resize(flags.placements);
     if (candidates.empty()) {
       err << "gantry execute: no placer places the graph on this cluster\n";
       return 1;
@@ -504,13 +508,6 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   return ops;
 }
 
-// A cluster of one device has no link to measure: its default one has no bandwidth limit.
-[[nodiscard]] inline std::string link_text(const cluster& c) {
-  const link_model link = c.default_link();
-  if (!std::isfinite(link.bandwidth)) return format_seconds(link.latency) + " (no bandwidth limit)";
-  return format_seconds(link.latency) + " + bytes / " + format_bytes(static_cast<byte_count>(std::min(link.bandwidth, 1e18))) + "/s";
-}
-
 inline int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file, std::ostream& out,
                            std::ostream& err) {
   const bool json = flags.output_format == "json";
@@ -523,12 +520,12 @@ inline int run_cpu_execute(const execute_flags& flags, std::optional<cluster> gi
   if (given) {
     base_cluster = std::move(*given);
   } else {
-    const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+    const byte_count capacity = size_option("--memory", flags.memory, true);
     base_cluster = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
   }
-  execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale),
-                        .overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
-                                                                    : parse_duration(flags.launch_overhead)};
+  const seconds overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
+                                                            : duration_option("--launch-overhead", flags.launch_overhead);
+  execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale), .overhead = overhead};
   const cluster& c = setup.devices;
   // Real work: the graph's products and element-wise ops run with Eigen, their times profiled here
   // first, so the placers and the simulator see this machine.
@@ -594,12 +591,12 @@ inline int run_cuda_execute(const execute_flags& flags, const backend_choice& b,
   cuda_tool_options options = cuda_options_of(b);
   std::unique_ptr<any_backend> backend = make_cuda_backend(options);
   const auto calibration = calibrate_cuda(*backend, b.devices);
-  const byte_count capacity = flags.memory == "unlimited" ? unlimited_memory : parse_bytes(flags.memory);
+  const byte_count capacity = size_option("--memory", flags.memory, true);
   const cluster base_cluster =
       given ? std::move(*given) : cuda_cluster(b, calibration.link.link, capacity, comm_from(flags.comm));
-  execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale),
-                        .overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
-                                                                    : parse_duration(flags.launch_overhead)};
+  const seconds overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
+                                                            : duration_option("--launch-overhead", flags.launch_overhead);
+  execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale), .overhead = overhead};
   const cluster& c = setup.devices;
   if (real_work) {
     options.operations = std::move(operations);
@@ -635,6 +632,7 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
                                           : flags.backend.devices_given ? std::string("--devices")
                                                                         : std::string());
   auto file = read_any_graph_file(flags.graph_path, flags.reading);
+  if (const auto warning = busy_machine()) err << "gantry execute: warning: " << *warning << "\n";
 #if GANTRY_CLI_HAS_CUDA
   if (choice.cuda) return run_cuda_execute(flags, choice, std::move(given), file, out, err);
 #endif
@@ -685,7 +683,7 @@ inline void register_execute_commands(CLI::App& app) {
                                               "between device buffers), or its GPUs with --backend cuda, and write a "
                                               "cluster file");
   auto* cal_devices = cal->add_option("--devices,-d", calibrate->devices, "devices in the cluster (CPU: threads)")
-                          ->check(CLI::Range(std::size_t{2}, std::size_t{256}))
+                          ->check(whole_number_between<std::size_t>(2, 256))
                           ->capture_default_str();
   add_backend_options(*cal, calibrate->backend);
   cal->add_option("--memory,-m", calibrate->memory, "memory per device, e.g. 1GiB, or 'unlimited'")->capture_default_str();
@@ -708,7 +706,7 @@ inline void register_execute_commands(CLI::App& app) {
   auto* cluster_option = ex->add_option("--cluster", flags->cluster_path, "cluster file (from `gantry calibrate`)")
                              ->check(CLI::ExistingFile);
   auto* ex_devices = ex->add_option("--devices,-d", flags->devices, "without --cluster: devices, linked as calibrated now")
-                         ->check(CLI::Range(std::size_t{1}, std::size_t{256}))
+                         ->check(whole_number_between<std::size_t>(1, 256))
                          ->excludes(cluster_option)
                          ->capture_default_str();
   add_backend_options(*ex, flags->backend);
@@ -723,11 +721,11 @@ inline void register_execute_commands(CLI::App& app) {
       ->capture_default_str();
   ex->add_flag("--no-cache", flags->no_cache, "send a tensor once per consumer instead of once per device");
   ex->add_option("--runs", flags->runs, "measured runs per placement (the median is reported)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}))
+      ->check(whole_number_between<std::size_t>(1, 1000))
       ->capture_default_str();
   ex->add_option("--placements", flags->placements,
                  "compare this many placements (every placer, then seeded random perturbations of them)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{10000}));
+      ->check(whole_number_between<std::size_t>(0, 10000));
   ex->add_option("--seed", flags->seed, "seed of the perturbations")->capture_default_str();
   ex->add_option("--time-scale", flags->time_scale, "run every compute and transfer time this many times longer")
       ->check(CLI::Validator(

@@ -9,6 +9,8 @@
 #include <gantry/io/units.hpp>
 #include <gantry/place/placers.hpp>
 
+#include "options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -64,7 +66,7 @@ struct fuse_flags {
         ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     app.add_option("--window", window, "Kernighan fusion (--fuse kernighan, celeritas): most vertices per cluster")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->check(whole_number_between<std::size_t>(1, std::size_t{1} << 20))
         ->capture_default_str();
     app.add_option("--cluster-memory", cluster_memory,
                    "Kernighan fusion: most bytes per cluster, e.g. 2GiB, 'unlimited', or 'quarter' (of the "
@@ -75,12 +77,7 @@ struct fuse_flags {
   // The cluster memory M, empty for a quarter of the smallest device's memory.
   [[nodiscard]] std::optional<byte_count> cluster_bytes() const {
     if (cluster_memory == "quarter") return std::nullopt;
-    if (cluster_memory == "unlimited") return unlimited_memory;
-    try {
-      return parse_bytes(cluster_memory);
-    } catch (const invalid_input& e) {
-      throw invalid_input(std::string("--cluster-memory: ") + e.what());
-    }
+    return size_option("--cluster-memory", cluster_memory, true);
   }
 
   [[nodiscard]] placer_request request(const graph& g, const graph_model& model, const cluster& c, bool cache) const {

@@ -74,7 +74,7 @@ struct learn_command_flags {
   std::size_t measured_episodes = 200;   // with stage "measured"
   double measured_cv = 0.1;
   std::uint64_t seed = 1;
-  double time_limit = 600;
+  std::string time_limit = "10min";
   std::size_t hidden = 32;
   double rate = 1e-3;
   double entropy = 1e-2;
@@ -158,7 +158,8 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
       else if (s == "measured") measured = true;
       else throw invalid_input("--stages: unknown stage '" + s + "' (imitation, reinforce, measured)");
     }
-    if (!(flags.time_limit > 0)) throw invalid_input("--time-limit must be > 0");
+    const seconds time_limit = duration_option("--time-limit", flags.time_limit);
+    if (!(time_limit > 0)) throw invalid_input("--time-limit: expected a duration > 0, got '" + flags.time_limit + "'");
     const graph g = read_graph();
     const cluster c = make_cluster();
     const graph_model model(g, c);
@@ -176,7 +177,7 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
                                    .entropy_bonus = flags.entropy,
                                    .measured_cv = flags.measured_cv,
                                    .seed = flags.seed,
-                                   .time_limit = flags.time_limit};
+                                   .time_limit = time_limit};
     options.list.group = colocation_groups(g);
     if (flags.teacher != "critical-path") {
       const auto& entries = placers();
@@ -264,28 +265,35 @@ void register_learn_command(CLI::App& app, ClusterFlags& cluster_options, graph_
   command->add_option("--stages", flags->stages, "imitation, reinforce, measured (comma separated, run in that order)")
       ->delimiter(',')
       ->capture_default_str();
-  command->add_option("--imitation-episodes", flags->imitation_episodes, "stage I episodes")->capture_default_str();
+  command->add_option("--imitation-episodes", flags->imitation_episodes, "stage I episodes")
+      ->check(whole_number_from<std::size_t>(0))
+      ->capture_default_str();
   command->add_option("--episodes,-e", flags->episodes, "stage II (REINFORCE on the simulator) episodes")
+      ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
   command->add_option("--measured-episodes", flags->measured_episodes,
                       "stage III episodes (rewards from the simulator with drawn durations)")
+      ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
   command->add_option("--measured-cv", flags->measured_cv, "stage III: coefficient of variation of the durations")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(finite_number_in(0, 10))
       ->capture_default_str();
   command->add_option("--teacher", flags->teacher,
                       "stage I imitates this placer: critical-path (DOPPLER's teacher) or any name of `gantry place`'s "
                       "library placers")
       ->capture_default_str();
-  command->add_option("--seed", flags->seed, "seed of the weights and the sampling")->capture_default_str();
-  command->add_option("--time-limit", flags->time_limit, "seconds of training at most, over all stages")
-      ->check(CLI::PositiveNumber)
+  command->add_option("--seed", flags->seed, "seed of the weights and the sampling")
+      ->check(whole_number_from<std::uint64_t>(0))
+      ->capture_default_str();
+  command->add_option("--time-limit", flags->time_limit, "training time at most, over all stages, e.g. 90s or 10min")
       ->capture_default_str();
   command->add_option("--hidden", flags->hidden, "width of the hidden layer of SEL and PLC")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+      ->check(whole_number_between<std::size_t>(1, 4096))
       ->capture_default_str();
-  command->add_option("--rate", flags->rate, "REINFORCE step size (Adam)")->check(CLI::PositiveNumber)->capture_default_str();
-  command->add_option("--entropy", flags->entropy, "entropy bonus")->check(CLI::NonNegativeNumber)->capture_default_str();
+  command->add_option("--rate", flags->rate, "REINFORCE step size (Adam)")
+      ->check(positive_number())
+      ->capture_default_str();
+  command->add_option("--entropy", flags->entropy, "entropy bonus")->check(non_negative_number())->capture_default_str();
   command->add_option("--weights-in", flags->weights_in, "start from these weights (fine-tuning)")->check(CLI::ExistingFile);
   command->add_option("--weights-out", flags->weights_out, "write the trained weights here");
   command->add_option("--out,-o", flags->out, "write the best placement (JSON) here");

@@ -1,5 +1,5 @@
 // The gantry command-line tool: place a graph, simulate a placement, compare every placer.
-//   gantry place    --graph G.json --devices 4 --memory 8GiB --algorithm m-topo --out placement.json
+//   gantry place    --graph G.json --devices 4 --memory 8GiB --algorithm m-etf --out placement.json
 //   gantry simulate --graph G.json --placement placement.json [--runs 100 --cv 0.1]
 //   gantry compare  --graph G.json --devices 4 --memory 8GiB [--format json]
 //   gantry learn    --graph G.json --devices 4 --episodes 1000 --out placement.json (built with Eigen)
@@ -8,8 +8,10 @@
 // remove the temporary files of writes in progress.
 
 #include "bounds_report.hpp"
+#include "options.hpp"
 #include "fuse_option.hpp"
 #include "registry.hpp"
+#include "warnings.hpp"
 
 #include <gantry/io/io.hpp>
 #include <gantry/place/placers.hpp>
@@ -47,34 +49,13 @@ cli::graph_reading graph_input;
 constexpr int exit_failed = 1;
 constexpr int exit_bad_input = 2;
 
-std::string format_number_for_message(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
-
 // The largest counts the options accept: beyond them a run would not finish or fit in memory.
 constexpr std::size_t max_devices = std::size_t{1} << 20;
 constexpr std::size_t max_runs = 1'000'000;
 constexpr double max_cv = 100;  // lognormal sigma = sqrt(ln(1 + cv^2)) stays near 3
 
-// Whole numbers are checked by cli::whole_number_between (pipeline_command.hpp), which CLI11 runs
-// on the text before converting it.
+using cli::finite_number_in;
 using cli::whole_number_between;
-
-// A finite number in [low, high]: NaN and infinities fail.
-CLI::Validator finite_number_in(double low, double high) {
-  const std::string range = "a finite number from " + format_number_for_message(low) + " to " + format_number_for_message(high);
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        double value = 0;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value < low || value > high)
-          return "expected " + range + ", got '" + text + "'";
-        return {};
-      },
-      range);
-}
 
 // Limits on input files (--max-inflated-size).
 struct input_flags {
@@ -87,11 +68,8 @@ struct input_flags {
   }
   [[nodiscard]] read_limits make() const {
     read_limits limits;
-    try {
-      limits.max_inflated_bytes = static_cast<std::size_t>(parse_bytes(max_inflated_size));
-    } catch (const invalid_input& e) {
-      throw invalid_input(std::string("--max-inflated-size: ") + e.what());
-    }
+    limits.max_inflated_bytes =
+        static_cast<std::size_t>(cli::size_option("--max-inflated-size", max_inflated_size, false));
     return limits;
   }
 };
@@ -104,35 +82,36 @@ struct cluster_flags {
   std::string latency = "10us";
   std::string comm = "parallel";
 
+  // A cluster file, or the flags that describe identical devices: never both (a file's devices,
+  // memories and links would silently win over flags, or the other way round).
   void add_to(CLI::App& app) {
-    app.add_option("--cluster", cluster_file, "cluster description (JSON, see docs/format.md); overrides the flags below")
-        ->check(CLI::ExistingFile);
-    app.add_option("--devices,-d", devices, "number of identical devices (when no --cluster is given)")
-        ->check(whole_number_between<std::size_t>(1, max_devices));
-    app.add_option("--memory,-m", memory, "memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
-        ->capture_default_str();
-    app.add_option("--bandwidth", bandwidth, "link bandwidth between any two devices, e.g. 12GB/s, or 'unlimited'")
-        ->capture_default_str();
-    app.add_option("--latency", latency, "link latency, e.g. 10us")->capture_default_str();
-    app.add_option("--comm", comm, "transfers: parallel (any number at once), sequential (one per device), duplex")
+    auto* file = app.add_option("--cluster", cluster_file, "cluster description (JSON, see docs/format.md)")
+                     ->check(CLI::ExistingFile);
+    app.add_option("--devices,-d", devices, "without --cluster: number of identical devices")
+        ->check(whole_number_between<std::size_t>(1, max_devices))
+        ->excludes(file);
+    app.add_option("--memory,-m", memory, "without --cluster: memory per device, e.g. 8GiB, 512MiB, or 'unlimited'")
+        ->capture_default_str()
+        ->excludes(file);
+    app.add_option("--bandwidth", bandwidth,
+                   "without --cluster: link bandwidth between any two devices, e.g. 12GB/s, or 'unlimited'")
+        ->capture_default_str()
+        ->excludes(file);
+    app.add_option("--latency", latency, "without --cluster: link latency, e.g. 10us")
+        ->capture_default_str()
+        ->excludes(file);
+    app.add_option("--comm", comm, "without --cluster: transfers: parallel (any number at once), sequential (one per "
+                                   "device), duplex")
         ->check(CLI::IsMember(enum_name_list<comm_mode>()))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(file);
   }
 
   [[nodiscard]] cluster make(const read_limits& limits) const {
     if (!cluster_file.empty()) return read_cluster(cluster_file, limits);
     if (devices == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
-    const auto option = [](const char* name, auto parse, const std::string& text) {
-      try {
-        return parse(text);
-      } catch (const invalid_input& e) {
-        throw invalid_input(std::string(name) + ": " + e.what());
-      }
-    };
-    const byte_count capacity = memory == "unlimited" ? unlimited_memory : option("--memory", parse_bytes, memory);
-    const link_model link{option("--latency", parse_duration, latency),
-                          bandwidth == "unlimited" ? std::numeric_limits<double>::infinity()
-                                                   : option("--bandwidth", parse_bandwidth, bandwidth)};
+    const byte_count capacity = cli::size_option("--memory", memory, true);
+    const link_model link{cli::duration_option("--latency", latency), cli::rate_option("--bandwidth", bandwidth, true)};
     const comm_mode mode = parse_enum_name<comm_mode>(comm, "--comm");
     return cluster::uniform(devices, capacity, link, mode);
   }
@@ -285,6 +264,8 @@ std::optional<single_device_reference> best_single_device(const graph& g, const 
   return best;
 }
 
+std::string describe_devices(const cluster& c);
+
 // What a placer says its user must know about this run (metadata "note"), if anything.
 std::optional<std::string> note_of(const placer_result& placed) {
   for (const auto& [key, value] : placed.metadata)
@@ -309,6 +290,8 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
   const graph_model model(g, c);
+  if (const auto warning = cli::profile_mismatch(g, file.metadata, c))
+    std::cerr << "gantry place: warning: " << *warning << "\n";
   const auto proof = std::make_shared<cli::exact_proof>();
   const auto all = cli::tool_placers(algorithm == "exact" ? ef.exact_milliseconds() : 1, proof, ef.doppler_seconds());
   const auto* entry = cli::find_tool_placer(all, algorithm);
@@ -344,6 +327,8 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
       chosen = "single-device (fallback from " + algorithm + ")";
     }
   }
+  std::cout << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links "
+            << cli::link_text(c) << "\n";
   std::cout << "algorithm     " << chosen << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms, "
             << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
   if (placed.placement.outcome.message.find(" instead") != std::string::npos)
@@ -446,7 +431,7 @@ std::string describe_devices(const cluster& c) {
   const auto traits = [&](device_id d, bool with_kind) {
     std::string text = with_kind ? c[d].kind : std::string();
     const auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
-    if (c[d].speed != 1.0) add("speed " + format_number_for_message(c[d].speed));
+    if (c[d].speed != 1.0) add("speed " + cli::number_text(c[d].speed));
     add(c.capacity(d) == unlimited_memory ? std::string("unlimited memory") : format_bytes(c.capacity(d)));
     return text;
   };
@@ -487,6 +472,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
   const graph_model model(g, c);
+  if (const auto warning = cli::profile_mismatch(g, file.metadata, c))
+    std::cerr << "gantry compare: warning: " << *warning << "\n";
   const bool show = progress_wanted(g);
   std::vector<compare_row> rows;
   const auto proof = std::make_shared<cli::exact_proof>();
@@ -571,6 +558,11 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     out["edges"] = g.edge_count();
     out["devices"] = c.device_count();
     out["communication"] = to_string(c.comm());
+    const link_model& link = c.default_link();
+    out["link"] = {{"latency", link.latency},
+                   {"bandwidth", std::isfinite(link.bandwidth) ? nlohmann::ordered_json(link.bandwidth)
+                                                               : nlohmann::ordered_json(nullptr)},
+                   {"pairs_with_own_link", c.own_link_count()}};
     out["units"] = {{"time", "seconds"}, {"memory", "bytes"}};
     out["cluster"] = describe_devices(c);
     out["baseline"] = baseline ? baseline_device + " alone with unlimited memory (the fastest device)"
@@ -619,7 +611,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     return 0;
   }
   std::cout << g.vertex_count() << " vertices, " << g.edge_count() << " edges on " << describe_devices(c) << ", "
-            << to_string(c.comm()) << " transfers\n";
+            << to_string(c.comm()) << " transfers, links " << cli::link_text(c) << "\n";
   std::cout << cli::describe_bound(bound) << "\n\n";
   // The name column fits the longest placer name (backward-critical-path is 22 characters).
   std::size_t name_width = std::string("algorithm").size();
@@ -683,7 +675,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gantry 0.1.0");
 
-  std::string graph_path, algorithm = "m-topo", fallback = "none", out, placement_path, format = "table", compare_svg_path;
+  std::string graph_path, algorithm = "m-etf", fallback = "none", out, placement_path, format = "table", compare_svg_path;
   std::size_t runs = 0;
   double cv = 0;
   std::uint64_t seed = 1;

@@ -14,6 +14,8 @@
 #include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
+#include "options.hpp"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -33,22 +35,6 @@ inline constexpr std::size_t max_micro_batches = 1024;    // GPipe's pattern and
 inline constexpr std::size_t max_random_orders = 10'000;  // each order is one more plan
 // Entries of comm_aware_partition's tables (L·P·R, 20 bytes each): about 1.3 GB at most.
 inline constexpr std::size_t max_partition_table = std::size_t{1} << 26;
-
-// A whole number of type T in [low, high], written in full ("-1", "1.5", "1e3" and "nan" fail);
-// CLI11 prefixes the option's name: "--processors: expected a whole number from 1 to 1048576, got '0'".
-template <class T>
-CLI::Validator whole_number_between(T low, T high) {
-  const std::string range = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        T value{};
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
-          return "expected " + range + ", got '" + text + "'";
-        return {};
-      },
-      range);
-}
 
 // How a graph file is read: "auto" recognises PipeDream's graph.txt by content, else gantry JSON.
 struct graph_reading {
@@ -83,7 +69,7 @@ inline void add_graph_reading_options(CLI::App& command, graph_reading& reading)
   command.add_option("--weight-factor", reading.weight_factor,
                      "PipeDream: memory per parameter byte (1 weights only, 2 +gradients, 3 +SGD momentum, 4 Adam)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
 }
 
 struct pipeline_command_flags {
@@ -197,7 +183,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
       throw invalid_input("--weight-factor must be a finite number >= 0");
     // The options' validators hold these for the tool; the checks keep a direct call as safe.
     if (flags.processors > max_pipeline_processors)
-      throw invalid_input("--processors: expected a whole number from 1 to " + std::to_string(max_pipeline_processors) +
+      throw invalid_input("--devices: expected a whole number from 1 to " + std::to_string(max_pipeline_processors) +
                           ", got '" + std::to_string(flags.processors) + "'");
     if (flags.micro_batches > max_micro_batches)
       throw invalid_input("--micro-batches: expected a whole number from 0 to " + std::to_string(max_micro_batches) +
@@ -209,16 +195,17 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
                                   .micro_batches = flags.micro_batches,
                                   .max_replicas = std::max<std::size_t>(1, flags.max_replicas)};
     std::size_t processors = flags.processors;
-    byte_count capacity = detail::equals_ignoring_case(flags.memory, "unlimited") ? unlimited_memory : parse_bytes(flags.memory);
+    byte_count capacity = size_option("--memory", flags.memory, true);
     if (!flags.cluster_path.empty()) {
       const cluster devices = read_cluster(flags.cluster_path);
-      if (processors == 0) processors = devices.device_count();
-      if (detail::equals_ignoring_case(flags.memory, "unlimited") && devices.device_count() > 0) capacity = devices.capacity(0);
+      processors = devices.device_count();
+      if (devices.device_count() > 0) capacity = devices.capacity(0);
       options.comm.link = devices.default_link();
     }
-    if (processors == 0) throw invalid_input("give --processors N (N >= 1) or --cluster FILE");
+    if (processors == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
     if (!flags.bandwidth.empty())
-      options.comm.link = link_model{parse_duration(flags.latency), parse_bandwidth(flags.bandwidth)};
+      options.comm.link =
+          link_model{duration_option("--latency", flags.latency), rate_option("--bandwidth", flags.bandwidth, false)};
     options.comm.overlap = parse_enum_name<transfer_overlap>(flags.transfers, "--transfers");
     // With links or replicas the partition's tables hold L·P·R entries, P and R cut to what helps.
     const auto check_table = [&](const chain& x) {
@@ -229,7 +216,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
         throw invalid_input("--max-replicas " + std::to_string(options.max_replicas) + " on " + std::to_string(workers) +
                             " workers for " + std::to_string(x.size()) + " layers needs a table of more than " +
                             std::to_string(max_partition_table) + " entries (layers x workers x replicas); "
-                            "lower --max-replicas or --processors");
+                            "lower --max-replicas or --devices");
     };
     // A long search says how far it is, once a second after the first two.
     const auto started = std::chrono::steady_clock::now();
@@ -305,8 +292,8 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
           break;
         }
       }
-    const std::string svg_path = flags.svg_path.empty() ? "pipeline.svg" : flags.svg_path;
-    if (plan.ok() && valid) write_text_file(svg_path, pattern_svg(c, plan.chosen));
+    const std::string& svg_path = flags.svg_path;
+    if (plan.ok() && valid && !svg_path.empty()) write_text_file(svg_path, pattern_svg(c, plan.chosen));
 
     auto& notes = flags.output_format == "json" ? err : out;
     if (flags.output_format == "json") {
@@ -321,7 +308,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     if (!plan.ok()) return 1;
     notes << checks;
     if (!valid) return 1;
-    notes << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
+    if (!svg_path.empty()) notes << "pattern of " << plan.chosen.name << " written to " << svg_path << "\n";
     return 0;
   } catch (const std::invalid_argument& e) {
     err << "gantry pipeline: " << e.what() << "\n";
@@ -354,15 +341,22 @@ inline void register_pipeline_command(CLI::App& app) {
                       "best cuts over every order (each is one more plan; none when the cut search is exact)")
       ->capture_default_str()
       ->check(whole_number_between<std::size_t>(0, max_random_orders));
-  command->add_option("--processors,-p", flags->processors,
-                      "number of workers P; a plan uses at most one stage per layer, each on at most --max-replicas "
-                      "workers, and is searched over no more (the report says so when P was cut)")
-      ->check(whole_number_between<std::size_t>(1, max_pipeline_processors));
-  command->add_option("--memory,-m", flags->memory, "memory M of each worker, e.g. 16GiB")->capture_default_str();
-  command->add_option("--cluster", flags->cluster_path, "cluster file: P, M and the link (flags given override it)")
-      ->check(CLI::ExistingFile);
-  command->add_option("--bandwidth", flags->bandwidth, "link bandwidth between stages, e.g. 1GB/s (default: free)");
-  command->add_option("--latency", flags->latency, "link latency, e.g. 10us")->capture_default_str();
+  auto* cluster_option = command->add_option("--cluster", flags->cluster_path, "cluster file: P, M and the link")
+                             ->check(CLI::ExistingFile);
+  command->add_option("--devices,-d,--processors", flags->processors,
+                      "without --cluster: number of workers P; a plan uses at most one stage per layer, each on at "
+                      "most --max-replicas workers, and is searched over no more (the report says so when P was cut)")
+      ->check(whole_number_between<std::size_t>(1, max_pipeline_processors))
+      ->excludes(cluster_option);
+  command->add_option("--memory,-m", flags->memory, "without --cluster: memory M of each worker, e.g. 16GiB")
+      ->capture_default_str()
+      ->excludes(cluster_option);
+  command->add_option("--bandwidth", flags->bandwidth, "without --cluster: link bandwidth between stages, e.g. 1GB/s "
+                                                       "(default: free)")
+      ->excludes(cluster_option);
+  command->add_option("--latency", flags->latency, "without --cluster: link latency, e.g. 10us")
+      ->capture_default_str()
+      ->excludes(cluster_option);
   command->add_option("--transfers", flags->transfers,
                       "link-stages (transfers overlap compute, the default) or on-processors (they stall both ends)")
       ->check(CLI::IsMember(enum_name_list<transfer_overlap>()))
@@ -378,7 +372,7 @@ inline void register_pipeline_command(CLI::App& app) {
                       "GPipe's micro-batches m per mini-batch (default: one per stage); its pattern has O(m·P) "
                       "operations and --validate unrolls 4m batches")
       ->check(whole_number_between<std::size_t>(0, max_micro_batches));
-  command->add_option("--svg", flags->svg_path, "where to write the SVG of the pattern (default: pipeline.svg)");
+  command->add_option("--svg", flags->svg_path, "write an SVG of the chosen schedule's pattern here");
   command->add_option("--format", flags->output_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

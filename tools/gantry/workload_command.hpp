@@ -32,7 +32,8 @@ struct workload_flags {
 inline int run_workload_command(const std::string& name, const workload_flags& flags, std::ostream& out) {
   if (!(flags.flops_per_second > 0) || !std::isfinite(flags.flops_per_second))
     throw invalid_input("--flops-per-second must be a finite number > 0");
-  const workload_device device{.flops_per_second = flags.flops_per_second, .op_overhead = parse_duration(flags.op_overhead)};
+  const workload_device device{.flops_per_second = flags.flops_per_second,
+                               .op_overhead = duration_option("--op-overhead", flags.op_overhead)};
   graph g;
   if (name == "chainmm") {
     auto o = flags.chain;
@@ -74,44 +75,63 @@ inline void register_workload_command(CLI::App& app) {
   const auto common = [flags](CLI::App& sub) {
     sub.add_option("--out,-o", flags->out, "write the graph here (.json, or .json.gz)");
     sub.add_option("--flops-per-second", flags->flops_per_second, "the device rate: compute = FLOPs / rate")
+        ->check(positive_number())
         ->capture_default_str();
     sub.add_option("--op-overhead", flags->op_overhead, "added to every operation's compute time, e.g. 5us")
         ->capture_default_str();
     sub.add_option("--max-graph-size", flags->max_graph_size,
                    "refuse options that make more vertices plus edges than this (checked before building)")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_whole(flags->max_graph_size))
         ->capture_default_str();
     sub.callback([flags, &sub] {
       run_in_callback("workload", [&] { return run_workload_command(sub.get_name(), *flags, std::cout); });
     });
   };
   auto* chain = command->add_subcommand("chainmm", "(A x B) + (C x (D x E)), n x n matrices in p x p blocks");
-  chain->add_option("--dimension", flags->chain.dimension, "n")->check(CLI::PositiveNumber)->capture_default_str();
-  chain->add_option("--blocks", flags->chain.blocks_per_side, "p: blocks per side")->check(CLI::PositiveNumber)->capture_default_str();
+  chain->add_option("--dimension", flags->chain.dimension, "n")
+      ->check(positive_whole(flags->chain.dimension))
+      ->capture_default_str();
+  chain->add_option("--blocks", flags->chain.blocks_per_side, "p: blocks per side")
+      ->check(positive_whole(flags->chain.blocks_per_side))
+      ->capture_default_str();
   chain->add_option("--inner-split", flags->chain.inner_split, "q: each product's inner blocks in q groups (divides p)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_whole(flags->chain.inner_split))
       ->capture_default_str();
   common(*chain);
   auto* ffnn_command = command->add_subcommand("ffnn", "softmax(relu(X W1 + b1) W2 + b2), sharded by batch and hidden");
-  ffnn_command->add_option("--batch", flags->ffnn.batch)->check(CLI::PositiveNumber)->capture_default_str();
-  ffnn_command->add_option("--features", flags->ffnn.features)->check(CLI::PositiveNumber)->capture_default_str();
-  ffnn_command->add_option("--hidden", flags->ffnn.hidden)->check(CLI::PositiveNumber)->capture_default_str();
-  ffnn_command->add_option("--classes", flags->ffnn.classes)->check(CLI::PositiveNumber)->capture_default_str();
-  ffnn_command->add_option("--batch-split", flags->ffnn.batch_split)->check(CLI::PositiveNumber)->capture_default_str();
-  ffnn_command->add_option("--hidden-split", flags->ffnn.hidden_split)->check(CLI::PositiveNumber)->capture_default_str();
+  ffnn_command->add_option("--batch", flags->ffnn.batch)
+      ->check(positive_whole(flags->ffnn.batch))
+      ->capture_default_str();
+  ffnn_command->add_option("--features", flags->ffnn.features)
+      ->check(positive_whole(flags->ffnn.features))
+      ->capture_default_str();
+  ffnn_command->add_option("--hidden", flags->ffnn.hidden)
+      ->check(positive_whole(flags->ffnn.hidden))
+      ->capture_default_str();
+  ffnn_command->add_option("--classes", flags->ffnn.classes)
+      ->check(positive_whole(flags->ffnn.classes))
+      ->capture_default_str();
+  ffnn_command->add_option("--batch-split", flags->ffnn.batch_split)
+      ->check(positive_whole(flags->ffnn.batch_split))
+      ->capture_default_str();
+  ffnn_command->add_option("--hidden-split", flags->ffnn.hidden_split)
+      ->check(positive_whole(flags->ffnn.hidden_split))
+      ->capture_default_str();
   common(*ffnn_command);
   for (const char* which : {"llama-block", "llama-layer"}) {
     const bool layer = std::string(which) == "llama-layer";
     auto* sub = command->add_subcommand(which, layer ? "a Llama layer: embedding, block, output projection and softmax"
                                                      : "a Llama block: attention and SwiGLU FFN, sharded Megatron style");
     auto& b = flags->llama.block;
-    sub->add_option("--batch", b.batch)->check(CLI::PositiveNumber)->capture_default_str();
-    sub->add_option("--sequence", b.sequence)->check(CLI::PositiveNumber)->capture_default_str();
-    sub->add_option("--hidden", b.hidden)->check(CLI::PositiveNumber)->capture_default_str();
-    sub->add_option("--heads", b.heads)->check(CLI::PositiveNumber)->capture_default_str();
-    sub->add_option("--ffn-hidden", b.ffn_hidden)->check(CLI::PositiveNumber)->capture_default_str();
-    sub->add_option("--shards", b.shards)->check(CLI::PositiveNumber)->capture_default_str();
-    if (layer) sub->add_option("--vocabulary", flags->llama.vocabulary)->check(CLI::PositiveNumber)->capture_default_str();
+    sub->add_option("--batch", b.batch)->check(positive_whole(b.batch))->capture_default_str();
+    sub->add_option("--sequence", b.sequence)->check(positive_whole(b.sequence))->capture_default_str();
+    sub->add_option("--hidden", b.hidden)->check(positive_whole(b.hidden))->capture_default_str();
+    sub->add_option("--heads", b.heads)->check(positive_whole(b.heads))->capture_default_str();
+    sub->add_option("--ffn-hidden", b.ffn_hidden)->check(positive_whole(b.ffn_hidden))->capture_default_str();
+    sub->add_option("--shards", b.shards)->check(positive_whole(b.shards))->capture_default_str();
+    if (layer) sub->add_option("--vocabulary", flags->llama.vocabulary)
+        ->check(positive_whole(flags->llama.vocabulary))
+        ->capture_default_str();
     common(*sub);
   }
 }

@@ -1,0 +1,138 @@
+// The option layer every command of the tool shares: how counts, real numbers, sizes, durations
+// and rates are written on the command line and what a wrong one is told. One rule for
+// quantities: a size, a duration or a bandwidth carries its unit ("8GiB", "10us", "12GB/s"); a
+// bare number other than 0 is refused, since "--latency 10" could mean seconds or microseconds and
+// "--memory 8" bytes or gigabytes. (Files are different: a JSON number there is in the format's
+// base unit, docs/format.md.) Every message starts with the option's name.
+#pragma once
+
+#include <gantry/io/units.hpp>
+#include <gantry/model/cluster.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace gantry::cli {
+
+// A number for messages, as short as it reads: 0.1, 1e+06, 600.
+[[nodiscard]] inline std::string number_text(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+// A whole number of type T in [low, high], written in full ("-1", "1.5", "1e3" and "nan" fail);
+// CLI11 prefixes the option's name: "--devices: expected a whole number from 1 to 1048576, got '0'".
+template <class T>
+CLI::Validator whole_number_between(T low, T high) {
+  const std::string range = high == std::numeric_limits<T>::max()
+                                ? "a whole number of at least " + std::to_string(low)
+                                : "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        T value{};
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
+          return "expected " + range + ", got '" + text + "'";
+        return {};
+      },
+      range);
+}
+
+// A whole number of type T that is at least `low`.
+template <class T>
+CLI::Validator whole_number_from(T low) {
+  return whole_number_between<T>(low, std::numeric_limits<T>::max());
+}
+
+// A whole number >= 1 of the type of the variable it goes into.
+template <class T>
+CLI::Validator positive_whole(const T&) {
+  return whole_number_from<T>(1);
+}
+
+// A finite real number in [low, high] (or above `low` when `open_low`): NaN and infinities fail.
+inline CLI::Validator finite_number_in(double low, double high, bool open_low = false) {
+  const bool bounded = high < std::numeric_limits<double>::max();
+  const std::string range = "a finite number " + (bounded && !open_low ? "from " + number_text(low) + " to " + number_text(high)
+                                                  : std::string(open_low ? "> " : ">= ") + number_text(low) +
+                                                        (bounded ? " and <= " + number_text(high) : ""));
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
+            (open_low ? value <= low : value < low) || value > high)
+          return "expected " + range + ", got '" + text + "'";
+        return {};
+      },
+      range);
+}
+
+// A finite real number > 0, or >= 0.
+inline CLI::Validator positive_number() { return finite_number_in(0, std::numeric_limits<double>::max(), true); }
+inline CLI::Validator non_negative_number() { return finite_number_in(0, std::numeric_limits<double>::max()); }
+
+namespace option_detail {
+// Whether the whole text (spaces around it aside) is a plain number, and its value.
+[[nodiscard]] inline bool bare_number(std::string_view text, double& value) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc{} && end == text.data() + text.size();
+}
+
+template <class Parse>
+auto parse_with_unit(std::string_view option, const std::string& text, std::string_view examples, Parse parse) {
+  double value = 0;
+  if (bare_number(text, value) && value != 0)
+    throw invalid_input(std::string(option) + ": '" + text + "' has no unit; write it with one, e.g. " +
+                        std::string(examples));
+  try {
+    return parse(text);
+  } catch (const invalid_input& e) {
+    throw invalid_input(std::string(option) + ": " + e.what());
+  }
+}
+}  // namespace option_detail
+
+// A size ("8GiB", "512 MB", "0", or "unlimited" where allowed).
+[[nodiscard]] inline byte_count size_option(std::string_view option, const std::string& text, bool unlimited_allowed) {
+  if (unlimited_allowed && text == "unlimited") return unlimited_memory;
+  return option_detail::parse_with_unit(option, text, "8GiB, 512MB or 100B",
+                                 [](const std::string& t) { return parse_bytes(t); });
+}
+
+// A duration ("10us", "5ms", "2s", "0").
+[[nodiscard]] inline seconds duration_option(std::string_view option, const std::string& text) {
+  return option_detail::parse_with_unit(option, text, "10us, 5ms or 2s", [](const std::string& t) { return parse_duration(t); });
+}
+
+// A bandwidth in bytes per second ("12GB/s", "800 MB/s", or "unlimited" where allowed).
+[[nodiscard]] inline double rate_option(std::string_view option, const std::string& text, bool unlimited_allowed) {
+  if (unlimited_allowed && text == "unlimited") return std::numeric_limits<double>::infinity();
+  return option_detail::parse_with_unit(option, text, "12GB/s or 800MB/s", [](const std::string& t) { return parse_bandwidth(t); });
+}
+
+// The link between devices as every command's header prints it: "10.0 us + bytes / 12.0 GB/s", or
+// "(no bandwidth limit)"; a cluster whose pairs have links of their own says how many.
+[[nodiscard]] inline std::string link_text(const cluster& c) {
+  const link_model link = c.default_link();
+  std::string text = !std::isfinite(link.bandwidth)
+                         ? format_seconds(link.latency) + " (no bandwidth limit)"
+                         : format_seconds(link.latency) + " + bytes / " +
+                               format_bytes(static_cast<byte_count>(std::min(link.bandwidth, 1e18))) + "/s";
+  if (const std::size_t own = c.own_link_count(); own > 0)
+    text += " (" + std::to_string(own) + " device pair" + (own == 1 ? " has a link" : "s have links") + " of their own)";
+  return text;
+}
+
+}  // namespace gantry::cli
