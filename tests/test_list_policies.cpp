@@ -466,3 +466,80 @@ TEST_CASE("a zero-length vertex holds nothing for itself: engine, simulator and 
   CHECK(sim.schedule.peak_memory[0] == 8);
   CHECK(sim.schedule.start == r.schedule.start);
 }
+
+namespace hook_names {
+// Policies as a user might write them: hooks spelt right, a misspelt one, one with a wrong
+// signature, and a data member named like a hook.
+struct spelt_right {
+  template <class View>
+  void start(const View&) {}
+  template <class View>
+  void on_ready(const View&, vertex_id) {}
+  template <class View>
+  void on_placed(const View&, vertex_id, device_id) {}
+  template <class View>
+  std::optional<list_choice> choose(const View&) {
+    return std::nullopt;
+  }
+};
+struct misspelt : spelt_right {
+  template <class View>
+  void on_place(const View&, vertex_id, device_id) {}
+};
+struct wrong_arity {
+  template <class View>
+  void on_placed(const View&, vertex_id) {}
+  template <class View>
+  std::optional<list_choice> choose(const View&) {
+    return std::nullopt;
+  }
+};
+struct start_is_a_time {
+  seconds start = 0;
+  template <class View>
+  std::optional<list_choice> choose(const View&) {
+    return std::nullopt;
+  }
+};
+// Counts the calls of on_placed; places every ready vertex on device 0.
+struct counting : spelt_right {
+  int placed = 0;
+  template <class View>
+  void on_placed(const View&, vertex_id, device_id) {
+    ++placed;
+  }
+  template <class View>
+  std::optional<list_choice> choose(const View& view) {
+    for (vertex_id v = 0; v < view.vertex_count(); ++v)
+      if (view.is_ready(v)) return list_choice{v, 0};
+    return std::nullopt;
+  }
+};
+using engine = list_scheduler<graph, graph_model, cluster, spelt_right>;
+template <class P>
+concept on_placed_callable = requires(P& p, const engine& view, vertex_id v, device_id d) { p.on_placed(view, v, d); };
+}  // namespace hook_names
+
+TEST_CASE("optional hooks are checked by name: a misspelt or miscalled hook is found at compile time") {
+  using namespace hook_names;
+  // Members are found whatever their kind: function templates, overload sets, data members.
+  static_assert(detail::has_member_on_placed<spelt_right>() && detail::has_member_start<spelt_right>());
+  static_assert(!detail::has_member_on_place<spelt_right>());
+  static_assert(detail::has_member_on_place<misspelt>());
+  static_assert(detail::has_member_start<start_is_a_time>() && detail::start_is_data<start_is_a_time>());
+  // What the engine asserts when it is instantiated with each policy.
+  static_assert(detail::check_policy_hooks<spelt_right, engine>());
+  static_assert(detail::check_policy_hooks<start_is_a_time, engine>());  // a time, not a hook
+  // wrong_arity has on_placed but not callable as the hook: check_policy_hooks would fail on it
+  // (tests/compile_fail/ checks the message).
+  static_assert(detail::has_member_on_placed<wrong_arity>() && !on_placed_callable<wrong_arity>);
+  // The right ones run: on a 2-vertex chain the engine calls on_placed once per vertex.
+  graph g;
+  g.add_edge(g.add_vertex("a", 1.0), g.add_vertex("b", 1.0));
+  const auto c = cluster::uniform(1);
+  const graph_model model(g, c);
+  list_scheduler<graph, graph_model, cluster, counting> run(g, model, c, counting{});
+  const auto r = run.run();
+  REQUIRE(r.ok());
+  CHECK(run.policy().placed == 2);
+}

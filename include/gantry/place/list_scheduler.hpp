@@ -133,6 +133,7 @@ class list_scheduler {
         options_(std::move(options)) {
     static_assert(list_policy_for<Policy, list_scheduler>,
                   "a list-scheduling policy needs choose(view) returning std::optional<list_choice>");
+    static_assert(detail::check_policy_hooks<Policy, list_scheduler>());
     init();
   }
   list_scheduler(const list_scheduler&) = delete;
