@@ -234,6 +234,57 @@ def build_model(args):
     raise SystemExit(f"export_torch.py: unknown model '{name}'")
 
 
+def default_loss(output, *targets):
+    """The loss of a user's module when none is given: the mean of every floating-point output
+    tensor, summed, so that the backward pass reaches every parameter that shapes the output."""
+    if targets:
+        raise SystemExit("export_torch.py: targets were given without a loss function")
+    tensors = [t for t in pytree.tree_flatten(output)[0]
+               if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if not tensors:
+        raise SystemExit("export_torch.py: the module's output has no floating-point tensor to train on")
+    return sum(t.mean() for t in tensors)
+
+
+def load_user_model(spec, batch_size):
+    """--model MODULE:CALLABLE (or FILE.py:CALLABLE): imports the module, calls the callable (with
+    batch_size=N when --batch-size is given) and returns what build_model returns. The callable
+    returns (module, example_inputs) or (module, example_inputs, targets, loss_fn); example inputs
+    and targets are a tensor or a tuple of tensors, and loss_fn(output, *targets) a scalar."""
+    import importlib
+    import importlib.util
+    module_name, _, callable_name = spec.rpartition(":")
+    if not module_name or not callable_name:
+        raise SystemExit(f"export_torch.py: --model '{spec}': expected a built-in name or MODULE:CALLABLE")
+    if module_name.endswith(".py"):
+        if not os.path.isfile(module_name):
+            raise SystemExit(f"export_torch.py: --model '{spec}': no file '{module_name}'")
+        loader_spec = importlib.util.spec_from_file_location(
+            os.path.splitext(os.path.basename(module_name))[0], module_name)
+        module = importlib.util.module_from_spec(loader_spec)
+        loader_spec.loader.exec_module(module)
+    else:
+        sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise SystemExit(f"export_torch.py: --model '{spec}': cannot import '{module_name}': {error}")
+    factory = getattr(module, callable_name, None)
+    if not callable(factory):
+        raise SystemExit(f"export_torch.py: --model '{spec}': '{module_name}' has no callable '{callable_name}'")
+    built = factory(batch_size=batch_size) if batch_size is not None else factory()
+    if not isinstance(built, tuple) or len(built) not in (2, 4) or not isinstance(built[0], nn.Module):
+        raise SystemExit(f"export_torch.py: --model '{spec}': the callable must return (module, inputs) or "
+                         "(module, inputs, targets, loss_fn)")
+    model, inputs = built[0], _as_tuple(built[1])
+    targets, loss_fn = ((), default_loss) if len(built) == 2 else (_as_tuple(built[2]), built[3])
+    return model, inputs, targets, loss_fn, {}
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
 # ----------------------------------------------------------------------------------------------
 # Tracing the joint graph, with forward/backward pairing.
 
@@ -598,21 +649,110 @@ def command_arguments(arguments):
     """The command line for the metadata, with the output file by its name only: a graph file must
     not record where on the exporting machine it was written."""
     out = []
-    after_output = False
+    after_output = after_model = False
     for argument in arguments:
         if after_output:
             argument = os.path.basename(argument)
+        elif after_model:
+            argument = model_label(argument)
         elif argument.startswith("--output="):
             argument = "--output=" + os.path.basename(argument[len("--output="):])
-        after_output = argument == "--output"
+        elif argument.startswith("--model="):
+            argument = "--model=" + model_label(argument[len("--model="):])
+        after_output, after_model = argument == "--output", argument == "--model"
         out.append(argument)
     return out
+
+
+def model_label(spec):
+    """--model as the metadata records it: a FILE.py:CALLABLE by the file's name only."""
+    module_name, _, callable_name = spec.rpartition(":")
+    if module_name.endswith(".py"):
+        return os.path.basename(module_name) + ":" + callable_name
+    return spec
+
+
+def export_module(model, example_inputs, out, *, targets=(), loss_fn=None, runs=5, warmup=1, device="auto",
+                  threads=None, keep_views=False, name=None, note="", metadata=None):
+    """Exports the training step of `model` on `example_inputs` (a tensor or a tuple of tensors) to
+    `out` (.json, or .json.gz), timing every node on this machine: the median of `runs` runs after
+    `warmup` untimed ones. The step is loss_fn(model(*inputs), *targets) and its gradients; without
+    loss_fn the loss is the mean of every floating-point output (default_loss). `name` goes into
+    the metadata as the model (default: the module's class name), with `metadata` added to it.
+    Returns the document written."""
+    if runs < 1 or warmup < 0:
+        raise SystemExit("export_torch.py: runs must be >= 1 and warmup >= 0")
+    if threads:
+        torch.set_num_threads(threads)
+    match_blas_threads(torch.get_num_threads())
+    device = torch.device("cuda" if device == "auto" and torch.cuda.is_available()
+                          else ("cpu" if device == "auto" else device))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("export_torch.py: --device cuda, but this torch has no usable CUDA device")
+    inputs, targets = _as_tuple(example_inputs), _as_tuple(targets)
+    loss_fn = loss_fn or default_loss
+
+    started = time.time()
+    # Traced on the timing device: ops that create tensors (arange, ones) record their device.
+    model.train().to(device)
+    inputs = tuple(x.to(device) for x in inputs)
+    targets = tuple(x.to(device) for x in targets)
+    gm, example, param_names, buffer_names, recorder, backward_starts = trace_training_step(
+        model, inputs, targets, loss_fn)
+    print(f"traced {len(gm.graph.nodes)} fx nodes in {time.time() - started:.1f} s", file=sys.stderr)
+
+    moved = pytree.tree_map(lambda x: x.detach() if isinstance(x, torch.Tensor) else x, example)
+    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    interpreter = TimingInterpreter(gm, synchronize)
+    flat = pytree.tree_flatten(moved)[0]
+    with torch.no_grad():
+        for run in range(warmup + runs):
+            if run == warmup:
+                interpreter.times.clear()
+            interpreter.run(*flat)
+            print(f"run {run + 1}/{warmup + runs} done", file=sys.stderr)
+
+    vertices, edges = build_graph(gm, param_names, buffer_names, recorder, backward_starts,
+                                  interpreter.times, keep_views)
+    batch = inputs[0].shape[0] if inputs and isinstance(inputs[0], torch.Tensor) and inputs[0].dim() > 0 else None
+    document = {
+        "format": "gantry.graph",
+        "version": 1,
+        "metadata": {
+            "model": name or type(model).__name__,
+            "batch_size": batch,
+            "device": device_description(device),
+            "torch_version": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "blas": os.path.basename(blas_library() or "unknown"),
+            "created": datetime.date.today().isoformat(),
+            "timing": f"median of {runs} runs after {warmup} warm-up",
+            "units": "compute in seconds, memory and edge sizes in bytes",
+            "pairing": "backward vertices name their forward vertex in 'forward'",
+            "note": note,
+            **(metadata or {}),
+        },
+        "vertices": vertices,
+        "edges": edges,
+    }
+    text = json.dumps(document, separators=(",", ":"))
+    out = os.fspath(out)
+    opener = gzip.open if out.endswith(".gz") else open
+    with opener(out, "wt", encoding="utf-8") as f:
+        f.write(text)
+    total = sum(v["compute"] for v in vertices)
+    paired = sum(1 for v in vertices if "forward" in v)
+    print(f"wrote {out}: {len(vertices)} vertices ({paired} paired backward), "
+          f"{len(edges)} edges, total compute {total:.4f} s", file=sys.stderr)
+    return document
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True,
-                        help="mlp, small_cnn, inception_v3, resnet50, gpt2 or gnmt")
+                        help="mlp, small_cnn, inception_v3, resnet50, gpt2 or gnmt; or your own model as "
+                             "MODULE:CALLABLE or FILE.py:CALLABLE, a callable that returns (module, inputs) or "
+                             "(module, inputs, targets, loss_fn)")
     parser.add_argument("--output", required=True, help="output file (.json or .json.gz)")
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--runs", type=int, default=5, help="timed runs per node (median taken)")
@@ -629,74 +769,24 @@ def main(argv=None):
     parser.add_argument("--note", default="", help="free text stored in the metadata")
     args = parser.parse_args(argv)
 
+    user_model = ":" in args.model
     defaults = {"mlp": 32, "small_cnn": 8, "inception_v3": 32, "resnet50": 32, "gpt2": 8, "gnmt": 32}
-    if args.batch_size is None:
+    if args.batch_size is None and not user_model:
         args.batch_size = defaults.get(args.model, 8)
     if args.threads:
         torch.set_num_threads(args.threads)
-    match_blas_threads(torch.get_num_threads())
-    if args.runs < 1 or args.warmup < 0:
-        raise SystemExit("export_torch.py: --runs must be >= 1 and --warmup >= 0")
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
-                          else ("cpu" if args.device == "auto" else args.device))
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("export_torch.py: --device cuda, but this torch has no usable CUDA device")
     torch.manual_seed(0)
-
-    started = time.time()
-    model, inputs, targets, loss_fn, sizes = build_model(args)
-    # Traced on the timing device: ops that create tensors (arange, ones) record their device.
-    model.train().to(device)
-    inputs = tuple(x.to(device) for x in inputs)
-    targets = tuple(x.to(device) for x in targets)
-    gm, example, param_names, buffer_names, recorder, backward_starts = trace_training_step(
-        model, inputs, targets, loss_fn)
-    print(f"traced {len(gm.graph.nodes)} fx nodes in {time.time() - started:.1f} s", file=sys.stderr)
-
-    moved = pytree.tree_map(lambda x: x.detach() if isinstance(x, torch.Tensor) else x, example)
-    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    interpreter = TimingInterpreter(gm, synchronize)
-    flat = pytree.tree_flatten(moved)[0]
-    with torch.no_grad():
-        for run in range(args.warmup + args.runs):
-            if run == args.warmup:
-                interpreter.times.clear()
-            interpreter.run(*flat)
-            print(f"run {run + 1}/{args.warmup + args.runs} done", file=sys.stderr)
-
-    vertices, edges = build_graph(gm, param_names, buffer_names, recorder, backward_starts,
-                                  interpreter.times, args.keep_views)
+    if user_model:
+        model, inputs, targets, loss_fn, sizes = load_user_model(args.model, args.batch_size)
+    else:
+        model, inputs, targets, loss_fn, sizes = build_model(args)
     command = "tools/export_torch.py " + " ".join(command_arguments(argv if argv is not None else sys.argv[1:]))
-    document = {
-        "format": "gantry.graph",
-        "version": 1,
-        "metadata": {
-            "model": args.model,
-            "batch_size": args.batch_size,
-            "sizes": sizes,
-            "device": device_description(device),
-            "torch_version": torch.__version__,
-            "threads": torch.get_num_threads(),
-            "blas": os.path.basename(blas_library() or "unknown"),
-            "created": datetime.date.today().isoformat(),
-            "command": command,
-            "timing": f"median of {args.runs} runs after {args.warmup} warm-up",
-            "units": "compute in seconds, memory and edge sizes in bytes",
-            "pairing": "backward vertices name their forward vertex in 'forward'",
-            "note": args.note,
-        },
-        "vertices": vertices,
-        "edges": edges,
-    }
-    text = json.dumps(document, separators=(",", ":"))
-    opener = gzip.open if args.output.endswith(".gz") else open
-    with opener(args.output, "wt", encoding="utf-8") as f:
-        f.write(text)
-    total = sum(v["compute"] for v in vertices)
-    paired = sum(1 for v in vertices if "forward" in v)
-    print(f"wrote {args.output}: {len(vertices)} vertices ({paired} paired backward), "
-          f"{len(edges)} edges, total compute {total:.4f} s", file=sys.stderr)
-    return 0
+    document = export_module(model, inputs, args.output, targets=targets, loss_fn=loss_fn, runs=args.runs,
+                             warmup=args.warmup, device=args.device, threads=args.threads,
+                             keep_views=args.keep_views, name=model_label(args.model), note=args.note,
+                             metadata={"command": command, **({"sizes": sizes} if sizes else {}),
+                                       **({"batch_size": args.batch_size} if args.batch_size is not None else {})})
+    return 0 if document["vertices"] else 1
 
 
 if __name__ == "__main__":

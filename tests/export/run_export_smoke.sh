@@ -9,8 +9,8 @@ if [ "$#" -ne 3 ]; then
   echo "usage: $0 EXPORTER GANTRY_CLI WORKDIR" >&2
   exit 2
 fi
-exporter=$1
-cli=$2
+exporter=$(realpath "$1")
+cli=$(realpath "$2")
 workdir=$3
 python=${PYTHON:-python3}
 
@@ -51,6 +51,62 @@ assert any(v["persistent"] > 0 for v in vertices), "no parameter bytes"
 assert all(e["from"] in names and e["to"] in names for e in document["edges"]), "dangling edge"
 print(f"{len(vertices)} vertices, {len(paired)} paired backward, {len(document['edges'])} edges")
 PY
+
+# A user's own module: as MODULE:CALLABLE on the command line (the file by path, and by module name
+# from the working directory), and through the Python entry point export_module().
+cat >"$workdir/user_model.py" <<'PY'
+import torch
+import torch.nn as nn
+
+
+class TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.b = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+def build(batch_size=4):
+    return TwoLayers(), torch.randn(batch_size, 8)
+
+
+def build_with_loss(batch_size=4):
+    labels = torch.randint(0, 4, (batch_size,))
+    return TwoLayers(), (torch.randn(batch_size, 8),), (labels,), nn.functional.cross_entropy
+PY
+rm -f "$workdir/user_file.json" "$workdir/user_module.json" "$workdir/user_api.json"
+"$python" "$exporter" --model "$workdir/user_model.py:build" --runs 1 --warmup 0 --threads 1 \
+  --output "$workdir/user_file.json"
+(cd "$workdir" && "$python" "$exporter" --model user_model:build_with_loss --batch-size 6 --runs 1 --warmup 0 \
+  --threads 1 --output user_module.json)
+(cd "$workdir" && "$python" - "$exporter" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("export_torch", sys.argv[1])
+export_torch = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(export_torch)
+import user_model
+model, inputs = user_model.build(batch_size=3)
+document = export_torch.export_module(model, inputs, "user_api.json", runs=1, warmup=0, threads=1)
+assert document["metadata"]["model"] == "TwoLayers" and document["metadata"]["batch_size"] == 3, document["metadata"]
+PY
+)
+"$python" - "$workdir/user_file.json" "$workdir/user_module.json" "$workdir/user_api.json" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    document = json.load(open(path))
+    vertices = document["vertices"]
+    assert any(v["op"] == "aten.mm" or v["op"] == "aten.addmm" for v in vertices), path + ": no matrix product"
+    assert any("forward" in v for v in vertices), path + ": no backward vertex paired"
+    assert "/" not in document["metadata"]["model"], document["metadata"]["model"]
+assert json.load(open(sys.argv[2]))["metadata"]["batch_size"] == 6
+print("user modules exported:", ", ".join(sys.argv[1:]))
+PY
+for user in user_file user_module user_api; do
+  "$cli" compare --graph "$workdir/$user.json" --devices 2 --algorithms m-etf,heft >/dev/null
+done
 
 "$cli" compare --graph "$graph" --devices 2
 "$cli" compare --graph "$workdir/mlp.json.gz" --devices 2 --format json >/dev/null
