@@ -3,6 +3,7 @@
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/io/json_chain.hpp>
 #include <gantry/pipeline/one_f_one_b_star.hpp>
+#include <gantry/pipeline/plan.hpp>
 #include <gantry/pipeline/svg.hpp>
 
 #include <doctest/doctest.h>
@@ -125,6 +126,21 @@ TEST_CASE("The SVG shows every operation, wrapped ones in two pieces, with names
   CHECK(svg.find("forward (F)") != std::string::npos);
   CHECK(svg.find("backward (B)") != std::string::npos);
   CHECK(svg.find("stage 0 &apos;a&lt;b&apos;") != std::string::npos);
+}
+
+TEST_CASE("The SVG numbers stages as the plan's table does, links apart, and labels only boxes wide enough") {
+  // Two layers on two workers joined by a link: the pattern's stages are compute, link, compute;
+  // the picture calls them stage 0, L0 and stage 1, as the table does, never stage 2.
+  const chain c{{{"a", 1, 2, 0, 4000}, {"b", 1, 2, 0, 4000}}};
+  const auto plan = plan_pipeline(c, 2, unlimited_memory, {.comm = {.link = link_model{.latency = 1e-3, .bandwidth = 1e6}}});
+  REQUIRE(plan.ok());
+  const auto svg = pattern_svg(c, plan.chosen);
+  CHECK(svg.find("stage 0 &apos;a&apos;") != std::string::npos);
+  CHECK(svg.find("stage 1 &apos;b&apos;") != std::string::npos);
+  CHECK(svg.find("stage 2") == std::string::npos);
+  CHECK(svg.find(">F1^") != std::string::npos);
+  CHECK(svg.find(">F2^") == std::string::npos);
+  CHECK(svg.find("L0") != std::string::npos);
 }
 
 TEST_CASE("Chain sums that would not fit are refused, naming the field or the layer") {

@@ -75,6 +75,15 @@ if grep -q "warning" stderr.txt; then
   echo "FAIL: a warning for a graph with GPU times:" >&2; cat stderr.txt >&2; failures=$((failures + 1))
 fi
 
+# Pictures say what they show: the Gantt chart names graph, placer and makespan; compare's bars
+# have a legend.
+"$gantry" place -g "$tiny" --devices 2 --svg gantt.svg >/dev/null 2>&1
+grep -q "font-weight=\"bold\">tiny.json: m-etf on 2 devices.*, makespan " gantt.svg ||
+  { echo "FAIL: the Gantt chart has no title naming graph, placer and makespan" >&2; failures=$((failures + 1)); }
+"$gantry" compare -g "$tiny" --devices 2 --algorithms m-etf,heft --svg bars.svg >/dev/null 2>&1
+grep -q "at the lower bound (optimal)" bars.svg && grep -q "above the lower bound" bars.svg ||
+  { echo "FAIL: compare's SVG has no legend" >&2; failures=$((failures + 1)); }
+
 # The default placer is m-etf in place as in execute; pipeline writes an SVG only when asked.
 "$gantry" place -g "$tiny" --devices 2 >stdout.txt 2>&1
 grep -q "^algorithm     m-etf " stdout.txt || { echo "FAIL: place's default placer is not m-etf" >&2; failures=$((failures + 1)); }

@@ -193,7 +193,9 @@ struct chart_row {
                                              const compare_bound& bound) {
   using detail::svg_coordinate;
   using detail::xml_escape;
-  constexpr double label_width = 150, bar_area = 480, row_height = 24, top = 56, right_margin = 190;
+  constexpr double label_width = 150, bar_area = 480, row_height = 24, top = 76, right_margin = 190;
+  constexpr const char* at_bound = "#2a9d4b";
+  constexpr const char* above_bound = "#4a78b5";
   double longest = bound.value;
   for (const auto& row : rows)
     if (row.makespan) longest = std::max(longest, *row.makespan);
@@ -207,6 +209,11 @@ struct chart_row {
   out += "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + xml_escape(title) + "</text>\n";
   out += "<text x=\"10\" y=\"38\">replayed makespan per placer; dashed line: " + xml_escape(describe_bound(bound)) +
          "</text>\n";
+  // The legend: what each bar colour means.
+  out += std::string("<rect x=\"10\" y=\"48\" width=\"12\" height=\"12\" fill=\"") + at_bound +
+         "\"/><text x=\"28\" y=\"58\">at the lower bound (optimal)</text>\n";
+  out += std::string("<rect x=\"210\" y=\"48\" width=\"12\" height=\"12\" fill=\"") + above_bound +
+         "\"/><text x=\"228\" y=\"58\">above the lower bound</text>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     const double y = top + row_height * static_cast<double>(i);
@@ -220,7 +227,7 @@ struct chart_row {
     const bool optimal = bound.value > 0 && *row.makespan <= bound.value * (1 + 1e-9);
     out += "<rect x=\"" + svg_coordinate(label_width) + "\" y=\"" + svg_coordinate(y + 3) + "\" width=\"" +
            svg_coordinate(*row.makespan * scale) + "\" height=\"" + svg_coordinate(row_height - 6) + "\" fill=\"" +
-           (optimal ? "#2a9d4b" : "#4a78b5") + "\"><title>" + xml_escape(row.name + ": " + format_seconds(*row.makespan)) +
+           (optimal ? at_bound : above_bound) + "\"><title>" + xml_escape(row.name + ": " + format_seconds(*row.makespan)) +
            "</title></rect>\n";
     out += "<text x=\"" + svg_coordinate(label_width + *row.makespan * scale + 6) + "\" y=\"" + svg_coordinate(y + 15) +
            "\">" + xml_escape(format_seconds(*row.makespan) + "  " + ratio_to_bound(*row.makespan, bound)) + "</text>\n";

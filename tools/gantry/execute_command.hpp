@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -425,11 +426,15 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     };
     stage(flags.trace, ".simulated.json", [&] { return chrome_trace_text(run_graph, r.simulation.schedule, {.devices = &c}); });
     stage(flags.trace, ".measured.json", [&] { return chrome_trace_text(run_graph, r.median_run.schedule, {.devices = &c}); });
+    const std::string heading = std::filesystem::path(flags.graph_path).filename().string() + ": " + flags.algorithm;
     stage(flags.svg, ".simulated.svg", [&] {
-      return svg_gantt(run_graph, r.simulation.schedule, {.devices = &c, .title = "simulated"});
+      return svg_gantt(run_graph, r.simulation.schedule,
+                       {.devices = &c, .title = heading + ", simulated, makespan " + format_seconds(r.simulated)});
     });
     stage(flags.svg, ".measured.svg", [&] {
-      return svg_gantt(run_graph, r.median_run.schedule, {.devices = &c, .title = "measured (median run)"});
+      return svg_gantt(run_graph, r.median_run.schedule,
+                       {.devices = &c, .title = heading + ", measured (median of " + std::to_string(flags.runs) +
+                                                    " runs), makespan " + format_seconds(r.measured)});
     });
     outputs.commit();
     if (json) {

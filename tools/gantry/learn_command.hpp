@@ -95,7 +95,7 @@ struct learn_command_flags {
 // The learning curve as an SVG line plot: each episode's makespan (grey) and the best so far (blue).
 [[nodiscard]] inline std::string learning_curve_svg(const std::vector<learn::learning_point>& curve,
                                                     const std::string& title) {
-  constexpr double width = 800, height = 400, left = 70, right = 20, top = 40, bottom = 50;
+  constexpr double width = 800, height = 400, left = 90, right = 20, top = 40, bottom = 50;
   double low = std::numeric_limits<double>::infinity(), high = 0;
   for (const auto& p : curve)
     for (const double y : {p.makespan, p.best})
@@ -125,10 +125,29 @@ struct learn_command_flags {
       << height - bottom << "\" stroke=\"black\"/>\n"
       << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\"" << height - bottom
       << "\" stroke=\"black\"/>\n"
-      << "<text x=\"" << (width / 2) << "\" y=\"" << height - 15 << "\" text-anchor=\"middle\">episode ("
+      << "<text x=\"" << (width / 2) << "\" y=\"" << height - 12 << "\" text-anchor=\"middle\">episode ("
       << curve.size() << ")</text>\n"
-      << "<text x=\"5\" y=\"" << top + 4 << "\">" << high * 1e3 << " ms</text>\n"
-      << "<text x=\"5\" y=\"" << height - bottom << "\">" << low * 1e3 << " ms</text>\n";
+      << "<text x=\"12\" y=\"" << (top + height - bottom) / 2 << "\" transform=\"rotate(-90 12 "
+      << (top + height - bottom) / 2 << ")\" text-anchor=\"middle\">simulated makespan</text>\n";
+  // Ticks: episodes at a round step, makespans at five evenly spaced values.
+  const double raw_step = episodes / 5;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(std::max(1.0, raw_step))));
+  const double step = raw_step <= magnitude ? magnitude : raw_step <= 2 * magnitude ? 2 * magnitude
+                                                      : raw_step <= 5 * magnitude ? 5 * magnitude
+                                                                                  : 10 * magnitude;
+  for (double e = 0; e <= episodes + 1e-9; e += step) {
+    const double x = left + (width - left - right) * e / episodes;
+    out << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\"" << height - bottom + 5
+        << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\"" << height - bottom + 18 << "\" text-anchor=\"middle\">"
+        << static_cast<long long>(e) << "</text>\n";
+  }
+  for (int k = 0; k <= 4; ++k) {
+    const double value = low + (high - low) * k / 4;
+    const double y = y_of(value);
+    out << "<line x1=\"" << left - 5 << "\" y1=\"" << y << "\" x2=\"" << left << "\" y2=\"" << y
+        << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
+        << format_seconds(value) << "</text>\n";
+  }
   const auto line = [&](auto value, const char* colour) {
     out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1\" points=\"";
     for (std::size_t i = 0; i < curve.size(); ++i) {

@@ -178,7 +178,9 @@ struct output_flags {
     app.add_option("--svg", svg, "write an SVG Gantt chart of the simulated run");
     app.add_option("--dot", dot, "write the graph as Graphviz DOT, vertices coloured by device");
   }
-  void stage(atomic_file_group& outputs, const graph& g, const cluster& c, const placement& p, const schedule& s) const {
+  // `title` heads the SVG: which graph, which placement, which makespan.
+  void stage(atomic_file_group& outputs, const graph& g, const cluster& c, const placement& p, const schedule& s,
+             const std::string& title) const {
     stage_output(outputs, dot, [&] { return to_dot(g, {.device = p.device, .devices = &c}); });
     stage_output(outputs, trace, [&] {
       // A memory counter track per device, by the same rules as the reported peaks.
@@ -186,7 +188,7 @@ struct output_flags {
           compute_memory_curve(snapshot(g), s, graph_model(g, c), detail::schedule_device_count(s, c.device_count()));
       return chrome_trace_text(g, s, {.devices = &c, .memory = &memory});
     });
-    stage_output(outputs, svg, [&] { return svg_gantt(g, s, {.devices = &c}); });
+    stage_output(outputs, svg, [&] { return svg_gantt(g, s, {.devices = &c, .title = title}); });
   }
 };
 
@@ -355,7 +357,9 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   stage_output(outputs, out, [&] {
     return placement_to_json_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
   });
-  of.stage(outputs, g, c, p, sim.schedule);
+  of.stage(outputs, g, c, p, sim.schedule,
+           std::filesystem::path(graph_path).filename().string() + ": " + chosen + " on " + describe_devices(c) +
+               ", makespan " + format_seconds(sim.schedule.makespan));
   outputs.commit();
   print_schedule_summary(sim.schedule, c);
   return 0;
@@ -383,7 +387,10 @@ int run_simulate(const std::string& graph_path, const std::string& placement_pat
   }
   require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
   atomic_file_group outputs;
-  of.stage(outputs, g, c, p, sim.schedule);
+  of.stage(outputs, g, c, p, sim.schedule,
+           std::filesystem::path(graph_path).filename().string() + ": the placement in " +
+               std::filesystem::path(placement_path).filename().string() + " on " + describe_devices(c) +
+               ", makespan " + format_seconds(sim.schedule.makespan));
   outputs.commit();
   const bool json = format == "json";
   nlohmann::ordered_json document;

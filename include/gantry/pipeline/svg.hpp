@@ -43,13 +43,18 @@ inline double pattern_tick(double period, int count = 6) {
          xml_escape(p.name + ": period " + format_seconds(p.period) + " for " + std::to_string(p.batches_per_period) +
                     " batch(es), " + format_seconds(p.normalized_period()) + " per batch") +
          "</text>\n";
+  // Stages are numbered as the plan's table numbers them: compute stages 0, 1, 2, ... and the link
+  // after compute stage k as link k (the pattern interleaves them).
+  std::vector<std::string> number(p.stages.size());
+  for (std::size_t i = 0, computes = 0, links = 0; i < p.stages.size(); ++i)
+    number[i] = p.stages[i].link ? "L" + std::to_string(links++) : std::to_string(computes++);
   // Row labels: the resource and the stages it runs.
   std::vector<std::string> stages_on(rows);
   for (std::size_t i = 0; i < p.stages.size(); ++i) {
     const auto& st = p.stages[i];
     if (st.resource >= rows) continue;
     auto& text = stages_on[st.resource];
-    text += (text.empty() ? "" : ", ") + std::string("stage ") + std::to_string(i) + " " + detail::stage_label(c, st);
+    text += (text.empty() ? "" : ", ") + std::string(st.link ? "" : "stage ") + number[i] + " " + detail::stage_label(c, st);
   }
   for (std::size_t r = 0; r < rows; ++r) {
     const double y = top + row * static_cast<double>(r);
@@ -71,7 +76,10 @@ inline double pattern_tick(double period, int count = 6) {
     const std::string title = std::string(to_string(op.kind)) + " " + detail::stage_label(c, st) + ", shift " +
                               std::to_string(op.shift) + ", start " + format_seconds(op.start) + ", " +
                               format_seconds(op.duration);
-    const std::string text = std::string(to_string(op.kind)) + std::to_string(op.stage) + "^" + std::to_string(op.shift);
+    const std::string text = std::string(to_string(op.kind)) + number[op.stage] + "^" + std::to_string(op.shift);
+    // A label wider than its box would run into its neighbours' (about 6.5 px per character at
+    // this size): such a box keeps its tooltip only.
+    const double label_width = 6.5 * static_cast<double>(text.size()) + 4;
     // An operation that runs past T wraps to the start of the period.
     double start = op.start, remaining = op.duration;
     while (remaining > 0 && p.period > 0) {
@@ -79,8 +87,9 @@ inline double pattern_tick(double period, int count = 6) {
       out += "<rect x=\"" + svg_coordinate(left + start * scale) + "\" y=\"" + svg_coordinate(y) + "\" width=\"" +
              svg_coordinate(piece * scale) + "\" height=\"" + svg_coordinate(row - 8) + "\" fill=\"" + fill +
              "\" stroke=\"#333\"><title>" + xml_escape(title) + "</title></rect>\n";
-      out += "<text x=\"" + svg_coordinate(left + start * scale + 2) + "\" y=\"" + svg_coordinate(y + row / 2) + "\">" +
-             xml_escape(text) + "</text>\n";
+      if (piece * scale >= label_width)
+        out += "<text x=\"" + svg_coordinate(left + start * scale + 2) + "\" y=\"" + svg_coordinate(y + row / 2) + "\">" +
+               xml_escape(text) + "</text>\n";
       remaining -= piece;
       start = 0;
       if (piece <= 0) break;
