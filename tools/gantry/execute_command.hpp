@@ -30,6 +30,7 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <charconv>
@@ -459,7 +460,15 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     return 0;
   }
 
-  const auto study = study_placements(sim_graph, sim_model, run_model, c, candidates, backend, options);
+  // A progress line on a terminal, none when stderr is piped.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const auto study = study_placements(sim_graph, sim_model, run_model, c, candidates, backend, options,
+                                      [&](std::size_t done, std::size_t total, const std::string& name) {
+                                        if (terminal)
+                                          err << "\r[" << done + 1 << "/" << total << "] " << name << "\x1b[K"
+                                              << std::flush;
+                                      });
+  if (terminal) err << "\r\x1b[K" << std::flush;
   bool all_valid = true;
   for (const auto& row : study.rows) all_valid = all_valid && row.result.valid;
   if (json) {

@@ -338,7 +338,11 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
   if (const auto note = note_of(placed)) std::cout << "note          " << *note << "\n";
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
-              << " (the placer's schedule; below: the work-conserving replay of its placement)\n";
+              << " (the placer's schedule; below: "
+              << (sf.policy == "strict-order" ? "its placement replayed in the placer's order on each device"
+                                              : "the work-conserving replay of its placement (--policy " + sf.policy +
+                                                    "; strict-order follows the placer's order)")
+              << ")\n";
   if (algorithm == "exact")
     std::cout << "proven bound  " << format_seconds(proof->bound)
               << (proof->optimal ? " (the schedule is optimal)"

@@ -14,6 +14,7 @@
 #include <gantry/sim/simulator.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -114,13 +115,16 @@ struct study_result {
   double pearson = 0, spearman = 0; // between simulated and measured makespans
 };
 
+// `progress(done, total, name)` is told before each candidate runs (for a progress line).
 template <placement_model SimModel, placement_model ExecModel, execution_backend B>
-[[nodiscard]] study_result study_placements(const graph& g, const SimModel& sim_model, const ExecModel& exec_model,
-                                            const cluster& devices, const std::vector<placement_candidate>& candidates,
-                                            B& backend, const compare_options& options = {}) {
+[[nodiscard]] study_result study_placements(
+    const graph& g, const SimModel& sim_model, const ExecModel& exec_model, const cluster& devices,
+    const std::vector<placement_candidate>& candidates, B& backend, const compare_options& options = {},
+    const std::function<void(std::size_t, std::size_t, const std::string&)>& progress = {}) {
   study_result out;
   std::vector<double> simulated, measured, errors;
   for (const auto& candidate : candidates) {
+    if (progress) progress(out.rows.size(), candidates.size(), candidate.name);
     out.rows.push_back({candidate.name, compare_run(g, sim_model, exec_model, devices, candidate, backend, options)});
     const auto& r = out.rows.back().result;
     if (!r.ok()) continue;
