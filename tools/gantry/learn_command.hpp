@@ -32,13 +32,22 @@ namespace gantry::cli {
 // Above this many vertices `compare` does not train (an episode places every vertex once).
 inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
 
-// The `doppler` placer of the tool: 20 imitation and 200 REINFORCE episodes, seed 1: the same
-// answer on every machine. With a time limit training may stop earlier; the result's "note" then
-// says so (place and compare print it).
+// The REINFORCE episodes of the tool's `doppler` entry on a graph of n vertices: 200, and on graphs
+// of more than 500 vertices 100000 / n (at least 20), since an episode places every vertex once.
+// A budget in episodes, not seconds: the same answer on every machine, and on inception_v3 (1,130
+// vertices) about a minute.
+[[nodiscard]] constexpr std::size_t doppler_reinforce_episodes(std::size_t vertices) noexcept {
+  return vertices <= 500 ? 200 : std::max<std::size_t>(20, 100'000 / vertices);
+}
+
+// The `doppler` placer of the tool: 20 imitation and doppler_reinforce_episodes() REINFORCE
+// episodes, seed 1. With a time limit training may stop earlier; the result's "note" then says so
+// (place and compare print it).
 [[nodiscard]] inline placer_entry doppler_placer_entry(std::optional<seconds> time_limit = std::nullopt) {
   return {"doppler",
           "DOPPLER's learned dual policy: imitation of Critical Path, then REINFORCE on the simulator "
-          "(20 + 200 episodes, seed 1; `gantry learn` trains longer)",
+          "(20 + 200 episodes, 100000 / vertices REINFORCE episodes above 500 vertices; seed 1; `gantry learn` "
+          "trains longer)",
           false, [time_limit](const placer_request& r) {
             if (r.g.vertex_count() > doppler_compare_vertex_limit) {
               placement p;
@@ -48,7 +57,8 @@ inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
                                       std::to_string(doppler_compare_vertex_limit) + ", use `gantry learn`"};
               return placer_result{std::move(p), std::nullopt, {}};
             }
-            learn::doppler_options options{.imitation_episodes = 20, .reinforce_episodes = 200, .seed = 1};
+            const std::size_t reinforce = doppler_reinforce_episodes(r.g.vertex_count());
+            learn::doppler_options options{.imitation_episodes = 20, .reinforce_episodes = reinforce, .seed = 1};
             if (time_limit) options.time_limit = *time_limit;
             options.list.cache_transfers = r.cache_transfers;
             options.list.group = colocation_groups(r.g);
@@ -60,8 +70,9 @@ inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
             if (learned.stopped_by_time_limit)
               out.metadata.emplace_back("note", "--doppler-time-limit " + format_seconds(*time_limit) +
                                                     " stopped training after " + std::to_string(learned.episodes) +
-                                                    " episodes, short of its budget of 20 imitation + 200 REINFORCE: "
-                                                    "another machine may give another placement");
+                                                    " episodes, short of its budget of 20 imitation + " +
+                                                    std::to_string(reinforce) +
+                                                    " REINFORCE: another machine may give another placement");
             return out;
           }};
 }

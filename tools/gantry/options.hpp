@@ -90,6 +90,14 @@ namespace option_detail {
   return !text.empty() && error == std::errc{} && end == text.data() + text.size();
 }
 
+// "unlimited", in any case.
+[[nodiscard]] inline bool is_unlimited(std::string_view text) {
+  constexpr std::string_view word = "unlimited";
+  return text.size() == word.size() && std::equal(text.begin(), text.end(), word.begin(), [](char a, char b) {
+           return (a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a) == b;
+         });
+}
+
 template <class Parse>
 auto parse_with_unit(std::string_view option, const std::string& text, std::string_view examples, Parse parse) {
   double value = 0;
@@ -106,7 +114,7 @@ auto parse_with_unit(std::string_view option, const std::string& text, std::stri
 
 // A size ("8GiB", "512 MB", "0", or "unlimited" where allowed).
 [[nodiscard]] inline byte_count size_option(std::string_view option, const std::string& text, bool unlimited_allowed) {
-  if (unlimited_allowed && text == "unlimited") return unlimited_memory;
+  if (unlimited_allowed && option_detail::is_unlimited(text)) return unlimited_memory;
   return option_detail::parse_with_unit(option, text, "8GiB, 512MB or 100B",
                                  [](const std::string& t) { return parse_bytes(t); });
 }
@@ -118,7 +126,7 @@ auto parse_with_unit(std::string_view option, const std::string& text, std::stri
 
 // A bandwidth in bytes per second ("12GB/s", "800 MB/s", or "unlimited" where allowed).
 [[nodiscard]] inline double rate_option(std::string_view option, const std::string& text, bool unlimited_allowed) {
-  if (unlimited_allowed && text == "unlimited") return std::numeric_limits<double>::infinity();
+  if (unlimited_allowed && option_detail::is_unlimited(text)) return std::numeric_limits<double>::infinity();
   return option_detail::parse_with_unit(option, text, "12GB/s or 800MB/s", [](const std::string& t) { return parse_bandwidth(t); });
 }
 
