@@ -48,7 +48,6 @@ expect 2 "--memory: '16' has no unit" "$gantry" pipeline --chain c2.json -d 2 --
 expect 2 "--cluster-memory: '100' has no unit" "$gantry" place -g "$tiny" --devices 2 --fuse kernighan --cluster-memory 100
 expect 2 "--op-overhead: '5' has no unit" "$gantry" workload ffnn --op-overhead 5
 expect 2 "--launch-overhead: '3' has no unit" "$gantry" execute -g "$tiny" --devices 2 --launch-overhead 3
-expect 2 "--time-limit: '600' has no unit" "$gantry" learn -g "$tiny" --devices 2 --time-limit 600
 "$gantry" place -g "$tiny" --devices 2 --latency 0 >stdout.txt 2>stderr.txt ||
   { echo "FAIL: --latency 0 (no unit needed) was refused:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
 grep -q "^cluster       2 devices of unlimited memory, parallel transfers, links " stdout.txt ||
@@ -62,7 +61,6 @@ expect 2 "excludes --devices" "$gantry" pipeline --chain c2.json --cluster two.j
 grep -q "parallel transfers, links 10.0 us + bytes / " stdout.txt ||
   { echo "FAIL: compare's header does not print the link:" >&2; head -2 stdout.txt >&2; failures=$((failures + 1)); }
 expect 2 "--batch: expected a whole number of at least 1, got '0'" "$gantry" workload ffnn --batch 0
-expect 2 "--rate: expected a finite number > 0, got '0'" "$gantry" learn -g "$tiny" --devices 2 --rate 0
 # A graph profiled on a CPU placed on GPUs is warned about; with per-kind times for the GPUs it is not.
 printf '%s\n' '{"format":"gantry.graph","version":1,"metadata":{"device":"cpu: test"},"vertices":[{"name":"a","compute":1e-3},{"name":"b","compute":1e-3}],"edges":[{"from":"a","to":"b","bytes":100}]}' >cpu_profiled.json
 printf '%s\n' '{"format":"gantry.graph","version":1,"metadata":{"device":"cpu: test"},"vertices":[{"name":"a","compute":{"default":1e-3,"gpu":1e-4}},{"name":"b","compute":1e-3}],"edges":[{"from":"a","to":"b","bytes":100}]}' >cpu_and_gpu.json
@@ -182,6 +180,8 @@ PY
 # gantry learn (built with Eigen): bad stages and bad weight files are refused without output;
 # a short run writes placement, weights and curve, and the weights load back for fine-tuning.
 if "$gantry" learn --help >/dev/null 2>&1; then
+  expect 2 "--time-limit: '600' has no unit" "$gantry" learn -g "$tiny" --devices 2 --time-limit 600
+  expect 2 "--rate: expected a finite number > 0, got '0'" "$gantry" learn -g "$tiny" --devices 2 --rate 0
   expect 2 "unknown stage 'nonsense'" "$gantry" learn -g "$tiny" --devices 2 --stages imitation,nonsense -o learned.json
   absent learned.json
   printf 'gantry-doppler-weights 1\nrounds 2\nselect 61 4\n0.5\nnot-a-number\n' >bad_weights.txt
@@ -216,9 +216,11 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["placement"] == b["placement"] and a["order"] == b["order"] and a["makespan"] == b["makespan"], (a, b)
 assert int(a["metadata"]["episodes"]) >= 220, a["metadata"]
 PY
-  "$gantry" compare -g "$tiny" --devices 2 --algorithms doppler --doppler-time-limit 1ms >stdout.txt 2>stderr.txt ||
-    { echo "FAIL: compare --doppler-time-limit 1ms:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
-  grep -q "^doppler: --doppler-time-limit .* stopped training after" stdout.txt ||
+  # 20 ms cuts the 220 episodes short on any machine; on a very slow one even the first episode
+  # may not finish, and then the row says that instead.
+  "$gantry" compare -g "$tiny" --devices 2 --algorithms doppler --doppler-time-limit 20ms >stdout.txt 2>stderr.txt ||
+    { echo "FAIL: compare --doppler-time-limit 20ms:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  grep -q "^doppler: --doppler-time-limit .* stopped training after\|^doppler: the time limit .* ran out during an episode" stdout.txt ||
     { echo "FAIL: compare does not say that the time limit cut doppler:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
   # a refusal names the placer once
   "$gantry" compare -g "$source_dir/examples/graphs/gnmt.json.gz" --devices 2 --algorithms doppler >stdout.txt 2>stderr.txt

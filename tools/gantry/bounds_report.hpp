@@ -12,9 +12,9 @@
 #include <gantry/place/exact.hpp>
 #endif
 
+#include "options.hpp"
 #if GANTRY_CLI_HAS_LEARN
 #include "learn_command.hpp"
-#include "options.hpp"
 #endif
 
 #include <CLI/CLI.hpp>

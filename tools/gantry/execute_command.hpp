@@ -12,6 +12,7 @@
 
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
+#include <gantry/exec/operations.hpp>
 #include <gantry/exec/study.hpp>
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/chrome_trace.hpp>

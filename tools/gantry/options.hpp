@@ -83,8 +83,13 @@ inline CLI::Validator non_negative_number() { return finite_number_in(0, std::nu
 namespace option_detail {
 // Whether the whole text (spaces around it aside) is a plain number, and its value.
 [[nodiscard]] inline bool bare_number(std::string_view text, double& value) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  if (text.size() >= 2 && text.substr(text.size() - 2) == "/s") {  // a rate without a size unit: "12/s"
+    text.remove_suffix(2);
+    while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  }
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   return !text.empty() && error == std::errc{} && end == text.data() + text.size();

@@ -203,9 +203,8 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
       options.comm.link = devices.default_link();
     }
     if (processors == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
-    if (!flags.bandwidth.empty())
-      options.comm.link =
-          link_model{duration_option("--latency", flags.latency), rate_option("--bandwidth", flags.bandwidth, false)};
+    const seconds latency = duration_option("--latency", flags.latency);  // checked even when links are free
+    if (!flags.bandwidth.empty()) options.comm.link = link_model{latency, rate_option("--bandwidth", flags.bandwidth, false)};
     options.comm.overlap = parse_enum_name<transfer_overlap>(flags.transfers, "--transfers");
     // With links or replicas the partition's tables hold L·P·R entries, P and R cut to what helps.
     const auto check_table = [&](const chain& x) {

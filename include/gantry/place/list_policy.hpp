@@ -14,10 +14,11 @@
 // choose() returns nullopt when no ready vertex fits on any device it may use; the engine then
 // fails the run naming the vertex (or, with forward-only placement, first releases backward vertices).
 //
-// Optional hooks are checked by name when the engine is instantiated: a hook whose name is right
-// but which cannot be called as above (say on_placed(view, v) without the device), and a member
-// named like a misspelt hook (on_place, on_placement, on_readied, on_start, onPlaced, ...), are
-// compile errors that name the hook, not hooks that are silently never called.
+// Optional hooks are checked by name when the engine is instantiated: an on_ready or on_placed
+// that cannot be called as above (say on_placed(view, v) without the device), and a member named
+// like a misspelt hook (on_place, on_placement, on_readied, on_start, onPlaced, ...), whatever its
+// kind or access, are compile errors that name the hook, not hooks that are silently never called.
+// (start is not checked so: a policy may well hold a data member of that name.)
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -80,7 +81,6 @@ void policy_on_placed(P& policy, const View& view, vertex_id v, device_id d) {
     if constexpr (!std::is_class_v<P> || std::is_final_v<P>) return false;            \
     else return !requires { &with_##NAME<P>::NAME; };                                 \
   }
-GANTRY_DETAIL_MEMBER_PROBE(start)
 GANTRY_DETAIL_MEMBER_PROBE(on_ready)
 GANTRY_DETAIL_MEMBER_PROBE(on_placed)
 GANTRY_DETAIL_MEMBER_PROBE(on_start)
@@ -96,14 +96,6 @@ GANTRY_DETAIL_MEMBER_PROBE(onPlaced)
 GANTRY_DETAIL_MEMBER_PROBE(on_choose)
 #undef GANTRY_DETAIL_MEMBER_PROBE
 
-// start is a plausible name for a data member too (a time, an index); only a member function that
-// cannot be called as a hook counts against it.
-template <class P>
-[[nodiscard]] consteval bool start_is_data() {
-  if constexpr (requires { &P::start; }) return std::is_member_object_pointer_v<decltype(&P::start)>;
-  else return false;
-}
-
 // The hooks of P as the engine whose view is View calls them: true, or a static_assert that names
 // what is wrong. Called once where the engine is instantiated.
 template <class P, class View>
@@ -113,8 +105,6 @@ consteval bool check_policy_hooks() {
   }, "the policy's on_placed cannot be called as on_placed(const View&, vertex_id, device_id): the engine would never call it");
   static_assert(!has_member_on_ready<P>() || requires(P& p, const View& view, vertex_id v) { p.on_ready(view, v); },
                 "the policy's on_ready cannot be called as on_ready(const View&, vertex_id): the engine would never call it");
-  static_assert(!has_member_start<P>() || start_is_data<P>() || requires(P& p, const View& view) { p.start(view); },
-                "the policy's start cannot be called as start(const View&): the engine would never call it");
   static_assert(!has_member_on_place<P>() && !has_member_on_placement<P>() && !has_member_on_place_vertex<P>() &&
                     !has_member_on_placed_vertex<P>() && !has_member_onPlaced<P>(),
                 "the policy has a member named like a misspelt hook: the hook is on_placed(const View&, vertex_id, "
