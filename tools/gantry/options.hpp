@@ -97,10 +97,7 @@ namespace option_detail {
 
 // "unlimited", in any case.
 [[nodiscard]] inline bool is_unlimited(std::string_view text) {
-  constexpr std::string_view word = "unlimited";
-  return text.size() == word.size() && std::equal(text.begin(), text.end(), word.begin(), [](char a, char b) {
-           return (a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a) == b;
-         });
+  return gantry::detail::equals_ignoring_case(text, "unlimited");
 }
 
 template <class Parse>
