@@ -139,6 +139,24 @@ TEST_CASE("cluster values: memory, speed, latency, bandwidth and mode") {
         "c.json: /communication: unknown mode 'broadcast' (expected parallel, sequential or duplex)");
 }
 
+TEST_CASE("a cluster's unknown keys are refused, naming the key and the field it most likely meant") {
+  CHECK(cluster_error(doc(R"([{"name": "a", "memmory": "16GiB"}])")) ==
+        "c.json: /devices/0/memmory: unknown field (did you mean \"memory\"?); a device has name, kind, memory, speed, node; "
+        "free-form data belongs under /metadata");
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"latency": 0, "bandwith": "1 GB/s"})")) ==
+        "c.json: /link/bandwith: unknown field (did you mean \"bandwidth\"?); a link has latency, bandwidth; free-form data "
+        "belongs under /metadata");
+  CHECK(cluster_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"(, "links": [{"from": "a", "to": "b", "speed": 2}])")) ==
+        "c.json: /links/0/speed: unknown field; a link has from, to, latency, bandwidth; free-form data belongs under /metadata");
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "domains": [{"name": "d", "devices": ["a"], "core": 2}])")) ==
+        "c.json: /domains/0/core: unknown field (did you mean \"cores\"?); a bandwidth domain has name, devices, bandwidth, "
+        "copies, cores; free-form data belongs under /metadata");
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "comunication": "sequential")")).starts_with(
+      "c.json: /comunication: unknown field (did you mean \"communication\"?); a cluster document has format, version, "));
+  // Free-form data under /metadata is read past.
+  CHECK(read_cluster_json(doc(R"([{"name": "a"}])", R"(, "metadata": {"machine": "h200", "links": 3})")).device_count() == 1);
+}
+
 TEST_CASE("device names must be unique and links must join two known, different devices once") {
   CHECK(cluster_error(doc(R"([{"name": "a"}, {"name": "b"}, {"name": "a"}])")) ==
         "c.json: /devices/2/name: duplicate device name \"a\" (also at /devices/0)");

@@ -160,15 +160,15 @@ TEST_CASE("the example training graph reads with its forward pairs, kinds and me
   CHECK_NOTHROW((void)snapshot_dag(g));
 }
 
-TEST_CASE("optional fields default, unknown keys are ignored, comments and size strings are accepted") {
+TEST_CASE("optional fields default, comments and size strings are accepted") {
   const auto file = parse_graph_file(R"({
     // a hand-written file
-    "format": "gantry.graph", "version": 1, "producer": {"tool": "x"},
-    "vertices": [ {"name": "a", "colour": "red"},                /* no compute: 0 */
+    "format": "gantry.graph", "version": 1, "metadata": {"producer": {"tool": "x"}},
+    "vertices": [ {"name": "a"},                /* no compute: 0 */
                   {"name": "b", "compute": "1.5ms", "output": "4 KiB", "persistent": 1e6, "temporary": 2048.0} ],
-    "edges": [ {"from": "a", "to": "b", "weight": 3}, {"from": "a", "to": "b", "bytes": "1MiB"} ] })");
+    "edges": [ {"from": "a", "to": "b"}, {"from": "a", "to": "b", "bytes": "1MiB"} ] })");
   const graph& g = file.graph;
-  CHECK(file.metadata == nlohmann::json::object());
+  CHECK(file.metadata == nlohmann::json{{"producer", {{"tool", "x"}}}});
   CHECK(g[0].compute == 0);
   CHECK(g[0].output == 0);
   CHECK(g[0].group.empty());
@@ -180,6 +180,23 @@ TEST_CASE("optional fields default, unknown keys are ignored, comments and size 
   CHECK(g.bytes(1) == 1 << 20);
   // No edges array at all is an edgeless graph; null counts as absent.
   CHECK(parse_graph_file(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","group":null}]})").graph.edge_count() == 0);
+}
+
+TEST_CASE("an unknown key is refused, naming it and the field it most likely meant") {
+  // A misspelt field must not leave the value it meant to set at its default (0 bytes here).
+  CHECK(graph_error(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"},{"name":"b","outputs":"4KiB"}]})") ==
+        "g.json: /vertices/1/outputs: unknown field (did you mean \"output\"?); a vertex has name, compute, persistent, "
+        "output, temporary, group, forward, op, flops; free-form data belongs under /metadata");
+  CHECK(graph_error(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"a","weight":3}]})") ==
+        "g.json: /edges/0/weight: unknown field; an edge has from, to, bytes; free-form data belongs under /metadata");
+  CHECK(graph_error(R"({"format":"gantry.graph","version":1,"vertice":[]})") ==
+        "g.json: /vertice: unknown field (did you mean \"vertices\"?); a graph document has format, version, metadata, "
+        "vertices, edges; free-form data belongs under /metadata");
+  // Under /metadata anything goes, and a per-kind compute object's keys are device kinds.
+  const auto file = parse_graph_file(R"({"format":"gantry.graph","version":1,"metadata":{"outputs":1,"x":{"y":[]}},
+                                         "vertices":[{"name":"a","compute":{"default":1,"tpu":2}}]})");
+  CHECK(file.metadata["outputs"] == 1);
+  CHECK(file.graph.kind_count() == 1);
 }
 
 TEST_CASE("a large random graph round-trips exactly through text and gzip") {
@@ -513,21 +530,21 @@ TEST_CASE("fast graph reading gives the checked reader's graph") {
   same(graph_to_json_text(plain, {{"note", "µs and \"quotes\" in metadata are fine"}}), true);
   // Names with escapes or non-ASCII bytes: read by the checked reader.
   same(graph_to_json_text(every_field_graph()), false);
-  // Hand-written forms: comments, units, nulls, per-kind times given out of order, unknown keys
-  // (nested), and integers written as whole floats.
+  // Hand-written forms: comments, units, nulls, per-kind times given out of order, nested
+  // metadata, and integers written as whole floats.
   same(R"(// a comment
-    {"version": 1, "format": "gantry.graph", /* inline */ "extra": {"deep": [1, {"x": null}, true, false, -1.5e3]},
+    {"version": 1, "format": "gantry.graph", /* inline */ "metadata": {"deep": [1, {"x": null}, true, false, -1.5e3]},
      "vertices": [
        {"name": "a", "compute": "1.5ms", "persistent": "2KiB", "output": 1e3, "temporary": 4096.0, "group": null, "op": null},
-       {"name": "b", "compute": {"zpu": 2, "default": 1, "gpu": "3us", "npu": null}, "forward": "a", "flops": 7, "note": "x"},
+       {"name": "b", "compute": {"zpu": 2, "default": 1, "gpu": "3us", "npu": null}, "forward": "a", "flops": 7},
        {"name": "c"}
      ],
-     "edges": [{"from": "a", "to": "b", "bytes": null, "weight": [1]}, {"to": "c", "from": "b", "bytes": "1MiB"}]})",
+     "edges": [{"from": "a", "to": "b", "bytes": null}, {"to": "c", "from": "b", "bytes": "1MiB"}]})",
        true);
   same(R"({"format":"gantry.graph","version":1,"metadata":null,"vertices":[],"edges":null})", true);
   same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","name":"b"}]})", false);       // a key twice
   same(R"({"format":"gantry.graph","version":1,"edges":[],"vertices":[{"name":"a"}]})", false);      // edges first
-  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","bytes":"caf\u00e9"}]})", false);  // an escape
+  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","op":"caf\u00e9"}]})", false);  // an escape
   same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"-0","persistent":-0}]})", false);
   // Errors are the checked reader's, whichever path met them.
   for (const std::string bad : {R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","compute":-1}]})",
@@ -535,6 +552,9 @@ TEST_CASE("fast graph reading gives the checked reader's graph") {
                                 R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"z"}]})",
                                 R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}]} trailing)",
                                 R"({"format":"gantry.graph","version":2,"vertices":[]})",
+                                R"({"format":"gantry.graph","version":1,"extra":1,"vertices":[]})",
+                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","outputs":1}]})",
+                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"a","w":1}]})",
                                 R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","persistent":18446744073709551616}]})"}) {
     CAPTURE(bad);
     CHECK(!detail::fast_graph_reader(bad, 256).read().has_value());

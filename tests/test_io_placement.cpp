@@ -115,6 +115,11 @@ TEST_CASE("placement files: unknown names, missing and repeated vertices, bad st
         "p.json: /status: unknown status 'done' (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
   CHECK(placement_error(doc(all, R"(, "makespan": -1)"), t.g, t.devices) ==
         "p.json: /makespan: makespan must be a finite number of seconds >= 0, got number -1");
+  CHECK(placement_error(doc(R"([{"vertex": "a", "devise": "gpu0"}])"), t.g, t.devices) ==
+        "p.json: /placement/0/devise: unknown field (did you mean \"device\"?); a placement entry has vertex, device, start, "
+        "finish; free-form data belongs under /metadata");
+  CHECK(placement_error(doc(all, R"(, "oder": ["a", "b"])"), t.g, t.devices)
+            .starts_with("p.json: /oder: unknown field (did you mean \"order\"?); a placement document has format, "));
   CHECK(placement_error(R"({"format": "gantry.graph", "version": 1, "placement": []})", t.g, t.devices) ==
         "p.json: /format: expected \"gantry.placement\", got string \"gantry.graph\" (this is not a gantry.placement file)");
   CHECK(placement_error(R"({"format": "gantry.placement", "version": 1})", t.g, t.devices) ==

@@ -72,6 +72,12 @@ grep -q "warning: the graph's times were profiled on cpu: test" stderr.txt ||
 if grep -q "warning" stderr.txt; then
   echo "FAIL: a warning for a graph with GPU times:" >&2; cat stderr.txt >&2; failures=$((failures + 1))
 fi
+# One policy for every file: an unknown key is refused, naming it and the field it likely meant.
+printf '%s\n' '{"format":"gantry.graph","version":1,"vertices":[{"name":"a","outputs":"4KiB"}]}' >misspelt.json
+expect 2 'misspelt.json: /vertices/0/outputs: unknown field (did you mean "output"?)' "$gantry" place -g misspelt.json -d 2 -o misspelt_out.json
+absent misspelt_out.json
+printf '%s\n' '{"format":"gantry.cluster","version":1,"devices":[{"name":"a","memroy":"1GiB"}]}' >misspelt_cluster.json
+expect 2 'misspelt_cluster.json: /devices/0/memroy: unknown field (did you mean "memory"?)' "$gantry" place -g "$tiny" --cluster misspelt_cluster.json
 
 # Pictures say what they show: the Gantt chart names graph, placer and makespan; compare's bars
 # have a legend.

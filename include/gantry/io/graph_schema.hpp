@@ -6,6 +6,7 @@
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -66,6 +67,20 @@ inline constexpr edge_field edge_fields[] = {
     {.key = "bytes", .type = field_type::bytes, .unit = "B"},
 };
 inline constexpr std::size_t edge_from_field = 0, edge_to_field = 1, edge_bytes_field = 2;
+
+// The keys of the fields above, and of a graph document's top level: what a reader accepts, and
+// all it accepts (io/json_support.hpp, only_known_keys).
+inline constexpr auto vertex_field_keys = [] {
+  std::array<std::string_view, vertex_field_count> keys{};
+  for (std::size_t i = 0; i < vertex_field_count; ++i) keys[i] = vertex_fields[i].key;
+  return keys;
+}();
+inline constexpr auto edge_field_keys = [] {
+  std::array<std::string_view, std::size(edge_fields)> keys{};
+  for (std::size_t i = 0; i < std::size(edge_fields); ++i) keys[i] = edge_fields[i].key;
+  return keys;
+}();
+inline constexpr std::array<std::string_view, 5> graph_document_keys = {"format", "version", "metadata", "vertices", "edges"};
 
 namespace detail {
 // a == b for short keys, compared inline: readers look a key up for every field they read, and

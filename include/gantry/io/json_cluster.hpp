@@ -70,6 +70,9 @@ inline nlohmann::ordered_json link_to_json(const link_model& link) {
 namespace detail {
 inline cluster read_cluster_document(const nlohmann::json& document, const json_reader& in) {
   in.header(document, cluster_format_name, cluster_format_version);
+  static constexpr std::string_view document_keys[] = {"format", "version", "metadata", "communication",
+                                                       "devices", "link", "links", "domains"};
+  in.only_known_keys(document, "", document_keys, "a cluster document");
 
   comm_mode comm = comm_mode::parallel;
   if (const auto* value = detail::json_reader::find(document, "communication")) {
@@ -89,6 +92,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = detail::pointer_to("/devices", i);
     const auto& entry = in.object(list[i], at);
+    static constexpr std::string_view device_keys[] = {"name", "kind", "memory", "speed", "node"};
+    in.only_known_keys(entry, at, device_keys, "a device");
     device dev;
     dev.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
     if (const auto [existing, inserted] = by_name.try_emplace(dev.name, static_cast<device_id>(i)); !inserted)
@@ -121,8 +126,11 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   }
 
   link_model default_link;
-  if (const auto* link = detail::json_reader::find(document, "link"))
-    default_link = detail::read_link(in, in.object(*link, "/link"), "/link", {});
+  if (const auto* link = detail::json_reader::find(document, "link")) {
+    static constexpr std::string_view link_keys[] = {"latency", "bandwidth"};
+    in.only_known_keys(in.object(*link, "/link"), "/link", link_keys, "a link");
+    default_link = detail::read_link(in, *link, "/link", {});
+  }
 
   cluster result(std::move(devices), default_link, comm);
   if (has_nodes) result.set_nodes(std::move(node_of));
@@ -132,6 +140,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     for (std::size_t i = 0; i < links->size(); ++i) {
       const std::string at = detail::pointer_to("/links", i);
       const auto& entry = in.object((*links)[i], at);
+      static constexpr std::string_view link_keys[] = {"from", "to", "latency", "bandwidth"};
+      in.only_known_keys(entry, at, link_keys, "a link");
       const auto endpoint = [&](std::string_view key) {
         const std::string field = detail::pointer_to(at, key);
         const std::string name = in.string(in.require(entry, key, at), field);
@@ -156,6 +166,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     for (std::size_t i = 0; i < domains->size(); ++i) {
       const std::string at = detail::pointer_to("/domains", i);
       const auto& entry = in.object((*domains)[i], at);
+      static constexpr std::string_view domain_keys[] = {"name", "devices", "bandwidth", "copies", "cores"};
+      in.only_known_keys(entry, at, domain_keys, "a bandwidth domain");
       bandwidth_domain domain;
       domain.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
       if (const auto [earlier, inserted] = domain_names.try_emplace(domain.name, i); !inserted)

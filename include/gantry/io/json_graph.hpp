@@ -187,8 +187,8 @@ class fast_graph_reader {
         if (edges || !vertices) return false;
         edges = true;
         if (!in_.null() && !edge_list(file.graph)) return false;
-      } else if (!in_.skip(false, 1)) {
-        return false;
+      } else {
+        return false;  // an unknown key: the checked reader names it
       }
     } while (in_.take(','));
     if (!in_.take('}') || !in_.at_end() || !format || !version || !vertices) return false;
@@ -250,10 +250,7 @@ class fast_graph_reader {
           std::string_view key;
           if (!in_.plain_string(key) || !in_.take(':')) return false;
           const std::size_t index = find_vertex_field(key);
-          if (index == vertex_field_count) {
-            if (!in_.skip(false, 3)) return false;
-            continue;
-          }
+          if (index == vertex_field_count) return false;  // an unknown key: the checked reader names it
           if ((seen >> index) & 1u) return false;  // a key twice: the checked reader decides
           seen |= 1u << index;
           if (in_.null()) continue;  // a null counts as absent
@@ -337,8 +334,8 @@ class fast_graph_reader {
             if (in_.null()) null_bytes = true;
             else if (!bytes(size)) return false;
             else has_bytes = true;
-          } else if (!in_.skip(false, 3)) {
-            return false;
+          } else {
+            return false;  // an unknown key: the checked reader names it
           }
         } while (in_.take(','));
       }
@@ -359,6 +356,7 @@ class fast_graph_reader {
 [[nodiscard]] inline graph_file graph_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
   const detail::json_reader in{std::string(source_name)};
   in.header(document, graph_format_name, graph_format_version);
+  in.only_known_keys(document, "", graph_document_keys, "a graph document");
   graph_file file;
   if (const auto* metadata = detail::json_reader::find(document, "metadata")) file.metadata = in.object(*metadata, "/metadata");
 
@@ -375,6 +373,7 @@ class fast_graph_reader {
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     const std::string at = detail::pointer_to("/vertices", i);
     const auto& vertex = in.object(vertices[i], at);
+    in.only_known_keys(vertex, at, vertex_field_keys, "a vertex");
     vertex_properties properties;
     kinds.clear();
     const nlohmann::json* forward = nullptr;
@@ -429,6 +428,7 @@ class fast_graph_reader {
     for (std::size_t i = 0; i < edges->size(); ++i) {
       const std::string at = detail::pointer_to("/edges", i);
       const auto& edge = in.object((*edges)[i], at);
+      in.only_known_keys(edge, at, edge_field_keys, "an edge");
       const vertex_id from = endpoint(edge, edge_fields[edge_from_field].key, at);
       const vertex_id to = endpoint(edge, edge_fields[edge_to_field].key, at);
       const std::string_view bytes_key = edge_fields[edge_bytes_field].key;

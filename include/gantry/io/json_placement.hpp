@@ -186,6 +186,10 @@ template <adapted_graph G>
                                                  std::string_view source_name = "<json>") {
   const detail::json_reader in{std::string(source_name)};
   in.header(document, placement_format_name, placement_format_version);
+  static constexpr std::string_view document_keys[] = {
+      "format",    "version", "algorithm", "status",         "message",   "metadata", "placement_time", "makespan",
+      "bytes_moved", "transfers", "devices", "cluster", "device_summary", "placement", "order"};
+  in.only_known_keys(document, "", document_keys, "a placement document");
   const auto vertex_ids = detail::vertex_ids_by_name(g, "placement_from_json");
   const std::size_t n = graph_adaptor<G>::vertex_count(g);
 
@@ -228,6 +232,8 @@ template <adapted_graph G>
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string at = detail::pointer_to("/placement", i);
     const auto& entry = in.object(entries[i], at);
+    static constexpr std::string_view entry_keys[] = {"vertex", "device", "start", "finish"};
+    in.only_known_keys(entry, at, entry_keys, "a placement entry");
     const vertex_id v = vertex_id_of(in.require(entry, "vertex", at), detail::pointer_to(at, "vertex"));
     if (entry_of[v] != static_cast<std::size_t>(-1))
       in.fail(detail::pointer_to(at, "vertex"), "vertex " + detail::quoted(vertex_name(g, v), '"') + " is placed twice (also at " +

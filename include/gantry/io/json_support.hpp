@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gantry::detail {
 
@@ -237,6 +238,47 @@ class json_reader {
     if (!std::isfinite(x) || x < 0)
       fail(pointer, std::string(what) + " must be a finite number of seconds >= 0, got " + describe_json(value));
     return x;
+  }
+
+  // Refuses a member of the object at `pointer` whose key is not one of `known` (a range of
+  // string-like keys). One policy for every gantry document: a misspelt field ("outputs" for
+  // "output") is an error naming the key, never dropped while the value it meant to set keeps its
+  // default. `what` names the object ("a vertex"); free-form data has its place under /metadata.
+  template <class Keys>
+  void only_known_keys(const nlohmann::json& value, const std::string& pointer, const Keys& known,
+                       std::string_view what) const {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const std::string& key = it.key();
+      bool found = false;
+      for (const auto& k : known) found = found || std::string_view(k) == key;
+      if (found) continue;
+      std::string list, nearest;
+      std::size_t best = key.size() / 2 + 1;  // a suggestion within half the key's length
+      for (const auto& k : known) {
+        const std::string_view name(k);
+        list += (list.empty() ? "" : ", ") + std::string(name);
+        if (const std::size_t d = edit_distance(key, name); d < best) best = d, nearest = name;
+      }
+      fail(pointer_to(pointer, key), "unknown field" + (nearest.empty() ? std::string() : " (did you mean \"" + nearest + "\"?)") +
+                                         "; " + std::string(what) + " has " + list +
+                                         "; free-form data belongs under /metadata");
+    }
+  }
+
+  // The Levenshtein distance between two short keys.
+  [[nodiscard]] static std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
   }
 
   // Checks "format" and "version" of a gantry document.
