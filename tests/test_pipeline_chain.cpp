@@ -97,6 +97,47 @@ TEST_CASE("A chain from a training graph keeps forward/backward pairs in one lay
   CHECK_THROWS_AS((void)chain_from_graph(cyclic), not_a_dag);
 }
 
+TEST_CASE("A weight travels with the first vertex that reads it, not in the first layer") {
+  // x, w1 -> a -> b <- w2, with a's and b's backward vertices; w2 also read by b's backward, w3 only by it.
+  graph g;
+  const auto x = g.add_vertex(vertex_properties{.name = "x", .output = 64});
+  const auto w1 = g.add_vertex(vertex_properties{.name = "w1", .persistent = 10});
+  const auto w2 = g.add_vertex(vertex_properties{.name = "w2", .persistent = 20});
+  const auto w3 = g.add_vertex(vertex_properties{.name = "w3", .persistent = 40});
+  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 1.0, .output = 8});
+  const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1.0, .output = 8});
+  const auto a_grad = g.add_vertex(vertex_properties{.name = "a_grad", .compute = 2.0});
+  const auto b_grad = g.add_vertex(vertex_properties{.name = "b_grad", .compute = 2.0});
+  g.set_forward(a_grad, a);
+  g.set_forward(b_grad, b);
+  for (const auto& [from, to] : {std::pair{x, a}, {w1, a}, {a, b}, {w2, b}, {b, b_grad}, {w2, b_grad}, {w3, b_grad}, {b_grad, a_grad}})
+    g.add_edge(from, to);
+  const auto anchor = forward_anchors(g);
+  CHECK(anchor[x] == a);
+  CHECK(anchor[w1] == a);
+  CHECK(anchor[w2] == b);
+  CHECK(anchor[w3] == b);  // read by b's backward only: with b
+  for (const auto v : {a, b, a_grad, b_grad}) CHECK(anchor[v] == no_vertex);
+
+  const chain c = chain_from_graph(g);
+  REQUIRE(c.size() == 2);  // a and b: the weights and the input are no layers of their own
+  CHECK(c[0].name == "a");
+  CHECK(c[0].weights == 10);
+  CHECK(c[1].weights == 60);
+  CHECK(c[0].forward + c[1].forward == doctest::Approx(2.0));
+  CHECK(c.crossing[0] == 8);  // a's output; x's stays in layer 0
+  // A given order may list the weights (they are skipped) or leave them out.
+  CHECK(chain_from_graph(g, {.order = {w3, x, a, w1, w2, b}}).size() == 2);
+  CHECK(chain_from_graph(g, {.order = {a, b}})[1].weights == 60);
+  CHECK_THROWS_AS((void)chain_from_graph(g, {.order = {a}}), invalid_input);
+
+  // A vertex with compute time on some device kind does work, so it stays a layer.
+  graph h = g;
+  h.set_compute(w1, "gpu", 1e-3);
+  CHECK(forward_anchors(h)[w1] == no_vertex);
+  CHECK(chain_from_graph(h).size() == 3);
+}
+
 TEST_CASE("Partitions and stages") {
   const chain c{{{"a", 1, 2, 3, 4}, {"b", 1, 1, 5, 6}, {"c", 2, 2, 7, 8}}};
   const auto part = partition_from_sizes({2, 1});

@@ -189,28 +189,75 @@ struct stage {
   return stages;
 }
 
+// The forward vertex each work-free source travels with, no_vertex for every other vertex. A
+// forward vertex without inputs and without compute time on any device kind (a weight, a bias,
+// the batch's input) does no work: where it goes decides only where its bytes are held and sent,
+// so it belongs with the first forward vertex that reads it (first in Kahn's order, smallest id
+// first), or, read by backward vertices only, with the first one's forward vertex. The orders, the
+// ideals and the chains of a training graph leave such vertices out and charge their bytes to
+// that vertex's layer: otherwise every weight sits in the first layer, before any real work.
+// O(n + e).
+[[nodiscard]] inline std::vector<vertex_id> forward_anchors(const graph& g) {
+  const std::size_t n = g.vertex_count();
+  std::vector<vertex_id> anchor(n, no_vertex);
+  const auto is_backward = [&](vertex_id v) { return g.forward_of(v) != no_vertex; };
+  const auto work_free_source = [&](vertex_id v) {
+    if (is_backward(v) || g[v].compute != 0) return false;
+    bool inputs = false;
+    g.for_each_in_edge(v, [&](edge_id) { inputs = true; });
+    if (inputs) return false;
+    for (const auto& [kind, time] : g.kind_times(v))
+      if (time != 0) return false;
+    return true;
+  };
+  std::vector<std::uint32_t> position(n, 0);
+  std::uint32_t i = 0;
+  for (const auto v : kahn_order(g)) position[v] = i++;
+  for (vertex_id v = 0; v < n; ++v) {
+    if (!work_free_source(v)) continue;
+    vertex_id first = no_vertex, first_backward = no_vertex;
+    g.for_each_out_edge(v, [&](edge_id e) {
+      const vertex_id w = g.target(e);
+      vertex_id& best = is_backward(w) ? first_backward : first;
+      if (best == no_vertex || position[w] < position[best]) best = w;
+    });
+    if (first != no_vertex) anchor[v] = first;
+    else if (first_backward != no_vertex && !work_free_source(g.forward_of(first_backward)))
+      anchor[v] = g.forward_of(first_backward);
+  }
+  return anchor;
+}
+
 struct chain_from_graph_options {
   // Number of layers to form; 0 makes one layer per forward vertex.
   std::size_t layers = 0;
   // Compute times of this device kind (graph::compute_on).
   std::string kind = "default";
-  // Forward vertices in this topological order (all of them, each once); empty: Kahn order.
+  // Forward vertices in this topological order (each once; all but those forward_anchors() ties
+  // to another vertex, which may be listed and are then skipped); empty: Kahn order.
   std::vector<vertex_id> order{};
 };
 
 // Groups a training graph into a chain. Forward vertices (those that are not the backward of
 // another, see graph::set_forward) are taken in Kahn order and cut into `layers` runs of about
-// equal forward+backward time; a backward vertex joins its forward's layer. A layer's weights
+// equal forward+backward time; a backward vertex joins its forward's layer, and a work-free
+// source (a weight: forward_anchors) the layer of the vertex that reads it first. A layer's weights
 // (and parameters) are the persistent bytes of all its vertices; its activation is the output of its forward
 // vertices that a backward vertex or a later layer reads (what must be kept or sent on).
 // Throws not_a_dag when the graph has a cycle.
 [[nodiscard]] inline chain chain_from_graph(const graph& g, chain_from_graph_options options = {}) {
   const std::size_t n = g.vertex_count();
   const auto is_backward = [&](vertex_id v) { return g.forward_of(v) != no_vertex; };
+  const std::vector<vertex_id> anchor = forward_anchors(g);
+  // The forward vertex whose layer v joins: its own, its forward's, or its anchor's.
+  const auto owner = [&](vertex_id v) {
+    const vertex_id f = is_backward(v) ? g.forward_of(v) : v;
+    return anchor[f] != no_vertex ? anchor[f] : f;
+  };
   std::vector<vertex_id> forwards;
   if (options.order.empty()) {
     for (const auto v : kahn_order(g))
-      if (!is_backward(v)) forwards.push_back(v);
+      if (owner(v) == v) forwards.push_back(v);
   } else {
     std::vector<std::uint32_t> position(n, std::numeric_limits<std::uint32_t>::max());
     for (std::uint32_t i = 0; i < options.order.size(); ++i) {
@@ -219,9 +266,10 @@ struct chain_from_graph_options {
         throw invalid_input("chain_from_graph: the order's entry " + std::to_string(i) +
                             " is not a forward vertex, or is one given twice");
       position[v] = i;
+      if (owner(v) == v) forwards.push_back(v);
     }
     for (vertex_id v = 0; v < n; ++v) {
-      if (is_backward(v)) continue;
+      if (owner(v) != v) continue;
       if (position[v] == std::numeric_limits<std::uint32_t>::max())
         throw invalid_input("chain_from_graph: the order leaves out forward vertex '" + g[v].name + "'");
       g.for_each_out_edge(v, [&](edge_id e) {
@@ -230,15 +278,11 @@ struct chain_from_graph_options {
           throw invalid_input("chain_from_graph: the order puts '" + g[w].name + "' before its input '" + g[v].name + "'");
       });
     }
-    forwards = options.order;
   }
   if (forwards.empty()) return {};
-  // A forward vertex's cost includes the backward vertices that point to it.
+  // A forward vertex's cost includes the backward vertices that point to it and its anchored sources.
   std::vector<seconds> cost(n, 0);
-  for (vertex_id v = 0; v < n; ++v) {
-    const auto owner = is_backward(v) ? g.forward_of(v) : v;
-    cost[owner] += g.compute_on(v, options.kind);
-  }
+  for (vertex_id v = 0; v < n; ++v) cost[owner(v)] += g.compute_on(v, options.kind);
   const std::size_t count = options.layers == 0 ? forwards.size() : std::min(options.layers, forwards.size());
   seconds total = 0;
   for (const auto v : forwards) total += cost[v];
@@ -259,6 +303,16 @@ struct chain_from_graph_options {
     layer_of[v] = static_cast<std::uint32_t>(current);
     running += cost[v];
     ++taken;
+  }
+  // A work-free source joins the first layer that reads it (its anchor's, in Kahn's order), a
+  // backward vertex its forward's.
+  for (vertex_id v = 0; v < n; ++v) {
+    if (is_backward(v) || anchor[v] == no_vertex) continue;
+    std::uint32_t first = layer_of[anchor[v]];
+    g.for_each_out_edge(v, [&](edge_id e) {
+      if (const auto w = g.target(e); !is_backward(w)) first = std::min(first, layer_of[w]);
+    });
+    layer_of[v] = first;
   }
   for (vertex_id v = 0; v < n; ++v)
     if (is_backward(v)) layer_of[v] = layer_of[g.forward_of(v)];
@@ -289,7 +343,8 @@ struct chain_from_graph_options {
   }
   // A forward output crosses every cut between its layer and the last later layer that reads it.
   std::vector<std::int64_t> change(count + 1, 0);
-  for (const auto v : forwards) {
+  for (vertex_id v = 0; v < n; ++v) {
+    if (is_backward(v)) continue;
     std::uint32_t last = layer_of[v];
     g.for_each_out_edge(v, [&](edge_id e) {
       const auto w = g.target(e);
