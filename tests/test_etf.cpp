@@ -84,9 +84,10 @@ TEST_CASE("m-ETF failure is an answer naming the vertex, its need and each devic
   // a on gpu0 (2 left), b on gpu1 (5 left): c fits nowhere.
   CHECK(text.find("m-ETF") != std::string::npos);
   CHECK(text.find("vertex 'c'") != std::string::npos);
-  CHECK(text.find("needs 10 bytes") != std::string::npos);
-  CHECK(text.find("gpu0 needs 10 has 2") != std::string::npos);
-  CHECK(text.find("gpu1 needs 10 has 5") != std::string::npos);
+  CHECK(text.find("needs 10 B") != std::string::npos);
+  CHECK(text.find("gpu0 needs 10 B, has 2 B") != std::string::npos);
+  CHECK(text.find("gpu1 needs 10 B, has 5 B") != std::string::npos);
+  CHECK(text.find("closed") == std::string::npos);  // m-ETF closes no device
   CHECK(r.placement.device == std::vector<device_id>{0, 1, no_device, no_device});
   CHECK(r.schedule.start.empty());
   // Same input, same output.

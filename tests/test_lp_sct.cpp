@@ -229,3 +229,21 @@ TEST_CASE("m-SCT excludes a device that ran out of memory, but never the last on
   CHECK(failed.outcome.vertex == 1);
   CHECK(failed.excluded.empty());
 }
+
+TEST_CASE("m-SCT's out-of-memory message marks a closed device, which may have room") {
+  // gpu0 closes when b does not fit after a; d (4 bytes) would fit in gpu0's 5 free bytes, but
+  // gpu0 is closed and gpu1 has 3 left.
+  graph g;
+  for (const auto& [name, bytes] : {std::pair{"a", 10}, {"b", 10}, {"c", 12}, {"d", 4}})
+    g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = static_cast<byte_count>(bytes)});
+  for (vertex_id v = 0; v + 1 < 4; ++v) g.add_edge(v, v + 1);
+  const cluster c({{.name = "gpu0", .capacity = 15}, {.name = "gpu1", .capacity = 25}}, link_model{.latency = 0.5});
+  const graph_model model(g, c);
+  const auto r = m_sct(g, model, c);
+  INFO(r.outcome.message);
+  REQUIRE(r.outcome.code == status::out_of_memory);
+  CHECK(r.excluded == std::vector<device_id>{0});
+  CHECK(r.outcome.message.find("gpu0 needs 4 B, has 5 B (closed), gpu1 needs 4 B, has 3 B") != std::string::npos);
+  CHECK(r.outcome.message.find("a closed device takes no more vertices in this run") != std::string::npos);
+  CHECK(r.outcome.device == 1);  // the outcome's numbers are an open device's
+}

@@ -715,5 +715,5 @@ TEST_CASE("without waiting for memory, a device is judged at the end of each ins
   CHECK(over.outcome.needed == 50);
   CHECK(over.outcome.available == 40);
   CHECK(over.outcome.time == 1.0);
-  CHECK(over.outcome.message == "device 0 runs out of memory at time 1 s: 'a' needs 50 output bytes with 60 of 100 bytes in use");
+  CHECK(over.outcome.message == "device 0 runs out of memory at time 1 s: 'a' needs 50 B (output) with 60 B of 100 B in use");
 }

@@ -344,8 +344,7 @@ struct comm_partition_result {
         << " holds its stages' weights and activations";
     for (std::size_t l = 0; l < L; ++l)
       if (!detail::stage_fits(c[l].weights, c[l].activation, 1, capacity)) {
-        out << "; layer " << l << " ('" << c[l].name << "') alone needs " << detail::saturating_add(c[l].weights, c[l].activation)
-            << " bytes";
+        out << "; layer " << l << " ('" << c[l].name << "') alone needs " << format_bytes(detail::saturating_add(c[l].weights, c[l].activation));
         break;
       }
     result.outcome.message = out.str();

@@ -4,6 +4,7 @@
 // (link gantry::lp); not included by the umbrella header.
 #pragma once
 
+#include <gantry/io/units.hpp>
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/non_contiguous.hpp>
 #include <gantry/pipeline/pattern.hpp>
@@ -91,7 +92,7 @@ struct exact_allocation_options {
   if (state == GLP_NOFEAS || code == GLP_ENOPFS || code == GLP_ENODFS) {
     r.outcome.code = status::infeasible;
     r.outcome.message = "no allocation of the " + std::to_string(L) + " layers on " + std::to_string(P) + " processors of " +
-                std::to_string(capacity) + " bytes holds their weights and " +
+                format_bytes(capacity) + " holds their weights and " +
                 std::to_string(options.reserved_activations) + " activation(s) per layer";
     return r;
   }

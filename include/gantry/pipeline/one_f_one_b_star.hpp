@@ -102,8 +102,8 @@ namespace gantry {
     if (!best.ok()) return best;
     const auto d = first_over_capacity(best, capacity);
     best.outcome.code = status::out_of_memory;
-    best.outcome.message = "processor " + std::to_string(d) + " needs " + std::to_string(best.memory[d]) +
-                   " bytes (weights and one activation per layer at the largest period " +
+    best.outcome.message = "processor " + std::to_string(d) + " needs " + format_bytes(best.memory[d]) +
+                   " (weights and one activation per layer at the largest period " +
                    std::to_string(candidates.back()) + ") but holds " + detail::capacity_text(capacity);
     return best;
   }

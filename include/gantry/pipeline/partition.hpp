@@ -169,8 +169,8 @@ struct partition_options {
     if (!detail::stage_fits(c[l].weights, c[l].activation, 1, capacity)) {
       result.outcome.code = status::out_of_memory;
       result.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " +
-                               std::to_string(detail::saturating_add(c[l].weights, c[l].activation)) +
-                               " bytes (weights and one activation) but a processor holds " + detail::capacity_text(capacity);
+                               format_bytes(detail::saturating_add(c[l].weights, c[l].activation)) +
+                               " (weights and one activation) but a processor holds " + detail::capacity_text(capacity);
       return result;
     }
   // More processors than layers cannot help (a stage holds at least one layer); the program's

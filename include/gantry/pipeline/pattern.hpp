@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/pipeline/chain.hpp>
 
 #include <algorithm>
@@ -73,9 +74,9 @@ inline bool stage_fits(byte_count weights, byte_count activation, std::uint64_t 
   return activation == 0 || copies <= (capacity - weights) / activation;
 }
 
-// "unlimited memory" or "N bytes", for messages.
+// "unlimited memory" or "1.50 GiB", for messages.
 inline std::string capacity_text(byte_count capacity) {
-  return capacity == unlimited_memory ? "unlimited memory" : std::to_string(capacity) + " bytes";
+  return capacity == unlimited_memory ? "unlimited memory" : format_bytes(capacity);
 }
 
 inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {

@@ -10,6 +10,7 @@
 
 #include <gantry/fusion/kernighan.hpp>
 #include <gantry/graph/coarsen.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/colocation.hpp>
@@ -139,7 +140,7 @@ namespace detail {
         if (!again.ok()) return false;
         replayed = again.schedule.makespan;
         out = std::move(smaller);
-        out.placement.outcome.message = "Celeritas: placed within " + std::to_string(cap) + " bytes per device, since " +
+        out.placement.outcome.message = "Celeritas: placed within " + format_bytes(cap) + " per device, since " +
                                         (first ? "the placement within all of it runs out of memory when replayed"
                                                : "the placement within all of it does not fit");
         out.outcome = out.placement.outcome;

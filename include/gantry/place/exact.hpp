@@ -21,6 +21,7 @@
 
 #include <gantry/bounds/lower_bound.hpp>
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>
@@ -377,8 +378,8 @@ template <adapted_graph G, placement_model M, device_set D>
     for (vertex_id v = 0; v < pr.n; ++v)
       if (pr.vertex_bytes[v] > largest) {
         r.outcome = {.code = status::out_of_memory, .vertex = v, .needed = pr.vertex_bytes[v], .available = largest,
-                     .message = "vertex " + vertex_name(graph, v) + " needs " + std::to_string(pr.vertex_bytes[v]) +
-                                " bytes, more than any device holds (largest: " + std::to_string(largest) + ")"};
+                     .message = "vertex " + vertex_name(graph, v) + " needs " + format_bytes(pr.vertex_bytes[v]) +
+                                ", more than any device holds (largest: " + format_bytes(largest) + ")"};
         r.placement.outcome = r.outcome;
         return r;
       }

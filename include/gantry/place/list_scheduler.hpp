@@ -18,6 +18,7 @@
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/model/capacity_scaled.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
@@ -1182,13 +1183,12 @@ class list_scheduler {
     const device_id first = group_device_[grp] == no_device ? 0 : group_device_[grp];
     const device_id last = group_device_[grp] == no_device ? static_cast<device_id>(m_) : group_device_[grp] + 1;
     std::ostringstream text;
-    text << name() << ": no device can hold vertex " << quoted(v) << ", which needs " << total_bytes(model_, v)
-         << " bytes";
+    text << name() << ": no device can hold vertex " << quoted(v) << ", which needs " << format_bytes(total_bytes(model_, v));
     if (group_size_[grp] > 1 && dynamic_)
-      text << " (and " << group_reserve(v, first) << " kept for the rest of its group of " << group_size_[grp]
+      text << " (and " << format_bytes(group_reserve(v, first)) << " kept for the rest of its group of " << group_size_[grp]
            << " vertices on " << detail::list_device_label(devices_, first) << ")";
     else if (group_size_[grp] > 1 && !group_reserved_[grp])
-      text << " (" << group_bytes_[grp] << " for its group of " << group_size_[grp] << " vertices)";
+      text << " (" << format_bytes(group_bytes_[grp]) << " for its group of " << group_size_[grp] << " vertices)";
     if (group_device_[grp] != no_device) text << " and must go to " << detail::list_device_label(devices_, group_device_[grp]);
     // The device where v comes closest to fitting: the fields of the outcome.
     device_id closest = no_device;
@@ -1203,6 +1203,18 @@ class list_scheduler {
         closest_time = at;
       }
     };
+    // A device the policy took out of the run (m-SCT closes a device once a vertex did not fit
+    // there) may have room: say so, or the numbers read as a contradiction.
+    const auto closed = [&](device_id d) { return !allowed(v, d) && group_device_[grp] == no_device; };
+    const auto device_line = [&](device_id d, byte_count needed, byte_count available) {
+      text << (d == first ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << format_bytes(needed)
+           << ", has " << format_bytes(available) << (closed(d) ? " (closed)" : "");
+    };
+    bool any_closed = false, all_closed = true;
+    for (device_id d = first; d < last; ++d) {
+      any_closed = any_closed || closed(d);
+      all_closed = all_closed && closed(d);
+    }
     if (dynamic_) {
       // Per device: the bytes v would add and the device's free memory from v's first new hold on.
       text << "; with its incoming tensors, free memory from when it would start taking it:";
@@ -1213,19 +1225,17 @@ class list_scheduler {
         const byte_count added = new_holds(v, d, begin, begin + length);
         seconds from = begin;
         for (const auto& hold : holds_) from = std::min(from, hold.first);
-        text << (d == first ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << added << " has "
-             << free_from(d, from);
-        consider(d, added, free_from(d, from), from);
+        device_line(d, added, free_from(d, from));
+        if (!closed(d) || all_closed) consider(d, added, free_from(d, from), from);
       }
     } else {
       text << "; with its incoming tensors, free memory:";
-      for (device_id d = first; d < last; ++d)
-      {
-        text << (d == first ? " " : ", ") << detail::list_device_label(devices_, d) << " needs " << need(v, d)
-             << " has " << free_[d];
-        consider(d, need(v, d), free_[d], std::nullopt);
+      for (device_id d = first; d < last; ++d) {
+        device_line(d, need(v, d), free_[d]);
+        if (!closed(d) || all_closed) consider(d, need(v, d), free_[d], std::nullopt);
       }
     }
+    if (any_closed) text << "; a closed device takes no more vertices in this run, whatever room it has";
     outcome_ = {.code = status::out_of_memory, .vertex = v, .device = closest, .time = closest_time,
                 .needed = closest_need, .available = closest_free, .message = text.str()};
   }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>
@@ -125,12 +126,11 @@ template <adapted_graph G, memory_model M, device_set D>
                    .available = options.respect_capacity
                                     ? devices.capacity(last) - std::min(devices.capacity(last), held)
                                     : cap - std::min(cap, used)};
-      p.outcome.message = "m-TOPO: vertex '" + vertex_name(graph, v) + "' needs " + std::to_string(p.outcome.needed) +
+      p.outcome.message = "m-TOPO: vertex '" + vertex_name(graph, v) + "' needs " + format_bytes(p.outcome.needed) +
                   (group_need[grouped[v]] != total_bytes(model, v) ? " (with its colocation group)" : "") +
                   (p.outcome.needed != need ? " (with the tensors it would receive)" : "") +
-                  " bytes but no device has room left (cap per device " + std::to_string(cap) + " bytes" +
-                  (options.respect_capacity ? ", capacity of the last device " + std::to_string(devices.capacity(m - 1)) + " bytes"
-                                            : std::string()) +
+                  " but no device has room left (cap per device " + format_bytes(cap) +
+                  (options.respect_capacity ? ", capacity of the last device " + format_bytes(devices.capacity(m - 1)) : std::string()) +
                   ")";
       return p;
     }

@@ -22,6 +22,7 @@
 #include <gantry/core/enum_names.hpp>
 #include <gantry/core/random.hpp>
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>
@@ -381,8 +382,8 @@ class event_loop {
   void fail_allocation(device_id d, vertex_id v, byte_count bytes, byte_count in_use, const char* what, seconds time) {
     const byte_count capacity = devices_.capacity(d);
     std::ostringstream text;
-    text << "device " << d << " runs out of memory at time " << time << " s: " << name(v) << " needs " << bytes << " "
-         << what << " bytes with " << in_use << " of " << capacity << " bytes in use";
+    text << "device " << d << " runs out of memory at time " << time << " s: " << name(v) << " needs " << format_bytes(bytes)
+         << " (" << what << ") with " << format_bytes(in_use) << " of " << format_bytes(capacity) << " in use";
     fail_out_of_memory(d, v, bytes, capacity > in_use ? capacity - in_use : 0, text.str());
     result_.outcome.time = time;
   }
