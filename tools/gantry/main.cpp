@@ -340,9 +340,17 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: "
               << (sf.policy == "strict-order" ? "its placement replayed in the placer's order on each device"
-                                              : "the work-conserving replay of its placement (--policy " + sf.policy +
-                                                    "; strict-order follows the placer's order)")
+                                              : "the replay of its placement with --policy " + sf.policy)
               << ")\n";
+  if (sim.ok() && sf.policy != "strict-order" && p.ok()) {
+    // What following the placer gives: each device runs its vertices in the placer's order.
+    simulate_options strict = sf.make(p.order);
+    strict.policy = ready_policy::strict_order;
+    const auto in_order = simulate(g, model, c, std::span<const device_id>(p.device), strict);
+    std::cout << "in its order  "
+              << (in_order.ok() ? format_seconds(in_order.schedule.makespan) : "does not run (" + std::string(to_string(in_order.outcome.code)) + ")")
+              << " (each device runs its vertices in the placer's order: --policy strict-order)\n";
+  }
   if (algorithm == "exact")
     std::cout << "proven bound  " << format_seconds(proof->bound)
               << (proof->optimal ? " (the schedule is optimal)"
@@ -473,7 +481,14 @@ std::string describe_devices(const cluster& c) {
 struct compare_row {
   const placer_entry* entry;
   placer_result placed;
-  std::optional<simulation_result> simulated;
+  std::optional<simulation_result> simulated;  // replayed by --policy (work-conserving by default)
+  std::optional<simulation_result> in_order;   // replayed with each device in the placer's order
+  // The run the row is ranked and judged by: in the placer's order where that runs, else the replay.
+  [[nodiscard]] const simulation_result* judged() const {
+    if (in_order && in_order->ok()) return &*in_order;
+    if (simulated && simulated->ok()) return &*simulated;
+    return nullptr;
+  }
 };
 
 int run_compare(const std::string& graph_path, const cluster_flags& cf, const simulation_flags& sf,
@@ -504,12 +519,21 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     if (!only.empty() && std::find(only.begin(), only.end(), entry.name) == only.end()) continue;
     if (entry.name == "exact" && exact_too_large) continue;
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
-    compare_row row{&entry, {}, std::nullopt};
+    compare_row row{&entry, {}, std::nullopt, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
     row.placed = cli::place_reduced(entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
-    if (p.ok()) row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+    if (p.ok()) {
+      row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+      if (sf.policy == "strict-order") {
+        row.in_order = row.simulated;
+      } else {
+        simulate_options strict = sf.make(p.order);
+        strict.policy = ready_policy::strict_order;
+        row.in_order = simulate(g, model, c, std::span<const device_id>(p.device), strict);
+      }
+    }
     if (entry.name == "exact" && p.ok()) exact_ran = *proof;
     progress(show, " done\n");
     rows.push_back(std::move(row));
@@ -531,8 +555,16 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   }
   if (baseline) require_finite(*baseline, graph_path, "the baseline's simulated makespan");
   for (const auto& row : rows)
-    if (row.simulated && row.simulated->ok())
-      require_finite(row.simulated->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
+    for (const auto* run : {&row.simulated, &row.in_order})
+      if (*run && (*run)->ok()) require_finite((*run)->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
+  // Ranked by what following the placer gives (its order on each device; the replay where that
+  // does not run), failures last in the registry's order.
+  std::stable_sort(rows.begin(), rows.end(), [](const compare_row& a, const compare_row& b) {
+    const auto* x = a.judged();
+    const auto* y = b.judged();
+    if (x == nullptr || y == nullptr) return x != nullptr && y == nullptr;
+    return x->schedule.makespan < y->schedule.makespan;
+  });
   // The fastest device that can hold the whole run within its memory, if any.
   const auto alone = best_single_device(g, model, c, sf);
   const auto bound = cli::make_compare_bound(g, model, c, exact_ran);
@@ -541,8 +573,8 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     for (const auto& row : rows) {
       cli::chart_row bar{row.entry->name, std::nullopt, {}};
       if (!row.placed.placement.ok()) bar.failure = std::string("failed: ") + to_string(row.placed.placement.outcome.code);
-      else if (!row.simulated->ok()) bar.failure = std::string("does not run: ") + to_string(row.simulated->outcome.code);
-      else bar.makespan = row.simulated->schedule.makespan;
+      else if (row.judged() == nullptr) bar.failure = std::string("does not run: ") + to_string(row.simulated->outcome.code);
+      else bar.makespan = row.judged()->schedule.makespan;
       chart.push_back(std::move(bar));
     }
     atomic_file_group outputs;
@@ -559,8 +591,7 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   };
   const auto slower_than_alone = [&](const compare_row& row) {
     // Relative: a placement that is the one device's run may differ from it by rounding alone.
-    return alone && row.simulated && row.simulated->ok() &&
-           row.simulated->schedule.makespan > alone->simulated.schedule.makespan * (1 + 1e-9);
+    return alone && row.judged() != nullptr && row.judged()->schedule.makespan > alone->simulated.schedule.makespan * (1 + 1e-9);
   };
   if (format == "json") {
     nlohmann::ordered_json out;
@@ -589,9 +620,13 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     out["single_device"] = alone ? nlohmann::ordered_json{{"device", c[alone->device].name},
                                                           {"makespan", alone->simulated.schedule.makespan}}
                                  : nlohmann::ordered_json(nullptr);
+    out["ranked_by"] = "in_order_makespan: each device runs its vertices in the placer's order (strict-order); "
+                       "where that does not run, makespan (the --policy replay)";
+    std::size_t rank = 0;
     for (const auto& row : rows) {
       nlohmann::ordered_json r;
       const auto& p = row.placed.placement;
+      r["rank"] = row.judged() != nullptr ? nlohmann::ordered_json(++rank) : nlohmann::ordered_json(nullptr);
       r["algorithm"] = row.entry->name;
       r["respects_memory"] = row.entry->respects_memory;
       r["placement_seconds"] = p.placement_time;
@@ -600,15 +635,18 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
       if (!p.ok()) {
         r["status"] = to_string(p.outcome.code);
         r["message"] = p.outcome.message;
-      } else if (!row.simulated->ok()) {
+      } else if (row.judged() == nullptr) {
         r["status"] = "simulation: " + std::string(to_string(row.simulated->outcome.code));
         r["message"] = row.simulated->outcome.message;
       } else {
         if (is_fallback(p)) r["fallback"] = p.outcome.message;
         if (const auto note = note_of(row.placed)) r["note"] = *note;
-        const auto& s = row.simulated->schedule;
+        const auto& s = row.judged()->schedule;
         r["status"] = "ok";
-        r["makespan"] = s.makespan;
+        r["in_order_makespan"] = row.in_order->ok() ? nlohmann::ordered_json(row.in_order->schedule.makespan)
+                                                    : nlohmann::ordered_json(nullptr);
+        if (!row.in_order->ok()) r["in_order_message"] = row.in_order->outcome.message;
+        r["makespan"] = row.simulated->ok() ? nlohmann::ordered_json(row.simulated->schedule.makespan) : nlohmann::ordered_json(nullptr);
         const auto up = baseline ? speedup(*baseline, s.makespan) : std::nullopt;
         r["speedup"] = up ? nlohmann::ordered_json(*up) : nlohmann::ordered_json(nullptr);
         r["bound_ratio"] = bound.value > 0 ? nlohmann::ordered_json(s.makespan / bound.value) : nlohmann::ordered_json(nullptr);
@@ -628,12 +666,16 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   std::size_t name_width = std::string("algorithm").size();
   for (const auto& row : rows) name_width = std::max(name_width, row.entry->name.size());
   const int name_column = static_cast<int>(name_width) + 2;
-  std::cout << std::left << std::setw(name_column) << "algorithm" << std::right << std::setw(12) << "place (ms)" << std::setw(14)
-            << "own schedule" << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(10)
-            << "vs bound" << std::setw(14) << "bytes moved" << "  peak memory per device\n";
+  std::cout << std::right << std::setw(4) << "rank" << "  " << std::left << std::setw(name_column) << "algorithm" << std::right
+            << std::setw(12) << "place (ms)" << std::setw(14) << "own schedule" << std::setw(14) << "in its order"
+            << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(10) << "vs bound" << std::setw(14)
+            << "bytes moved" << "  peak memory per device\n";
+  std::size_t rank = 0;
   for (const auto& row : rows) {
     const auto& p = row.placed.placement;
-    std::cout << std::left << std::setw(name_column) << row.entry->name << std::right << std::setw(12)
+    const auto* judged = row.judged();
+    std::cout << std::right << std::setw(4) << (judged != nullptr ? std::to_string(++rank) : std::string("-")) << "  "
+              << std::left << std::setw(name_column) << row.entry->name << std::right << std::setw(12)
               << fixed(p.placement_time * 1e3, 2);
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
@@ -642,16 +684,18 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
       continue;
     }
     std::cout << std::setw(14) << (row.placed.own_schedule ? format_seconds(row.placed.own_schedule->makespan) : "-");
-    if (!row.simulated->ok()) {
+    if (judged == nullptr) {
       std::cout << "  does not run: " << to_string(row.simulated->outcome.code) << " on device "
                 << row.simulated->outcome.device << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
       continue;
     }
-    const auto& s = row.simulated->schedule;
+    const auto shown = [](const simulation_result& r) { return r.ok() ? format_seconds(r.schedule.makespan) : std::string("no run"); };
+    const auto& s = judged->schedule;
+    if (!row.in_order->ok()) notes.emplace_back("in its order: " + std::string(to_string(row.in_order->outcome.code)));
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     if (is_fallback(p)) notes.emplace_back("a fallback, see below");
     if (note_of(row.placed)) notes.emplace_back("see below");
-    std::cout << std::setw(14) << format_seconds(s.makespan) << std::setw(10)
+    std::cout << std::setw(14) << shown(*row.in_order) << std::setw(14) << shown(*row.simulated) << std::setw(10)
               << (baseline && speedup(*baseline, s.makespan) ? fixed(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
               << std::setw(10)
               << cli::ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
@@ -661,17 +705,20 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
   for (const auto& row : rows) {
     if (!row.placed.placement.ok() || is_fallback(row.placed.placement))
       std::cout << "\n" << named_message(row.entry->name, row.placed.placement.outcome.message);
-    else if (!row.simulated->ok()) std::cout << "\n" << named_message(row.entry->name, row.simulated->outcome.message);
+    else if (row.judged() == nullptr) std::cout << "\n" << named_message(row.entry->name, row.simulated->outcome.message);
     if (const auto note = note_of(row.placed); note && row.placed.placement.ok())
       std::cout << "\n" << row.entry->name << ": " << *note;
   }
-  std::cout << "\n\"own schedule\" is the placer's own schedule; \"replayed\" simulates its placement ("
-            << sf.policy << " policy" << (sf.no_cache ? ", no transfer caching" : "") << ")";
+  std::cout << "\n\"own schedule\" is the placer's own schedule; \"in its order\" simulates its placement with each device "
+               "running its vertices in the placer's order (strict-order): what following the placer gives, by which "
+               "rows are ranked; \"replayed\" simulates it with the "
+            << sf.policy << " policy" << (sf.policy == "placement-order" ? " (work-conserving)" : "")
+            << (sf.no_cache ? ", no transfer caching" : "");
   if (alone)
     std::cout << "; " << c[alone->device].name << " alone runs it in " << format_seconds(alone->simulated.schedule.makespan);
-  std::cout << "\nspeed-up is over " << (baseline ? baseline_device : std::string("one device"))
-            << " alone with unlimited memory; \"vs bound\" is the replayed makespan over the lower bound (1.000x: optimal)"
-            << "; peak memory is % of capacity\n";
+  std::cout << "\nspeed-up (over " << (baseline ? baseline_device : std::string("one device"))
+            << " alone with unlimited memory), \"vs bound\" (makespan over the lower bound, 1.000x: optimal), bytes moved "
+               "and peak memory (% of capacity) are those of the ranked run\n";
   return 0;
 }
 
