@@ -81,8 +81,8 @@ struct pipeline_command_flags {
   std::size_t processors = 0;
   std::string memory = "unlimited";
   std::string cluster_path;       // processors, memory and link from a cluster file
-  std::string bandwidth;          // empty: communication is free
-  std::string latency = "0s";
+  std::string bandwidth = "12GB/s";  // as place, compare and learn; unlimited with latency 0: free
+  std::string latency = "10us";
   std::string transfers = "link-stages";
   std::size_t max_replicas = 1;
   std::string schedule = "1f1b*";
@@ -203,8 +203,11 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
       options.comm.link = devices.default_link();
     }
     if (processors == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
-    const seconds latency = duration_option("--latency", flags.latency);  // checked even when links are free
-    if (!flags.bandwidth.empty()) options.comm.link = link_model{latency, rate_option("--bandwidth", flags.bandwidth, false)};
+    if (flags.cluster_path.empty()) {
+      // The same default link as place, compare and learn; unlimited bandwidth without latency is free.
+      const link_model link{duration_option("--latency", flags.latency), rate_option("--bandwidth", flags.bandwidth, true)};
+      if (std::isfinite(link.bandwidth) || link.latency > 0) options.comm.link = link;
+    }
     options.comm.overlap = parse_enum_name<transfer_overlap>(flags.transfers, "--transfers");
     // With links or replicas the partition's tables hold L·P·R entries, P and R cut to what helps.
     const auto check_table = [&](const chain& x) {
@@ -350,8 +353,9 @@ inline void register_pipeline_command(CLI::App& app) {
   command->add_option("--memory,-m", flags->memory, "without --cluster: memory M of each worker, e.g. 16GiB")
       ->capture_default_str()
       ->excludes(cluster_option);
-  command->add_option("--bandwidth", flags->bandwidth, "without --cluster: link bandwidth between stages, e.g. 1GB/s "
-                                                       "(default: free)")
+  command->add_option("--bandwidth", flags->bandwidth, "without --cluster: link bandwidth between stages, e.g. 1GB/s; "
+                                                       "'unlimited' with --latency 0 makes communication free")
+      ->capture_default_str()
       ->excludes(cluster_option);
   command->add_option("--latency", flags->latency, "without --cluster: link latency, e.g. 10us")
       ->capture_default_str()

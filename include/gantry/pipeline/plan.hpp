@@ -13,6 +13,8 @@
 #include <gantry/pipeline/partition.hpp>
 #include <gantry/pipeline/pattern.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -128,9 +130,15 @@ inline std::string layer_names(const chain& c, const stage& st) {
   out << "period " << detail::exact_seconds(plan.period()) << " per batch (1F1B*)\n";
   out << "partition into " << part.stage_count() << " stages on " << workers << " workers (capacity "
       << format_bytes(plan.capacity) << " per worker";
-  if (plan.comm.link)
-    out << "; links " << format_bytes(static_cast<byte_count>(plan.comm.link->bandwidth)) << "/s, latency "
-        << format_seconds(plan.comm.link->latency) << ", transfers " << to_string(plan.comm.overlap);
+  if (plan.comm.link) {
+    const double bandwidth = plan.comm.link->bandwidth;
+    out << "; links "
+        << (std::isfinite(bandwidth) ? format_bytes(static_cast<byte_count>(std::min(bandwidth, 1e18))) + "/s"
+                                     : std::string("without bandwidth limit"))
+        << ", latency " << format_seconds(plan.comm.link->latency) << ", transfers " << to_string(plan.comm.overlap);
+  } else {
+    out << "; communication free";
+  }
   out << "):\n";
   const auto& star = plan.compared.front();
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
