@@ -362,6 +362,17 @@ struct execution_setup {
   nlohmann::ordered_json facts = nlohmann::ordered_json::object();
 };
 
+// Where execute writes one of its two runs for an output named like place's ("run.json"): the
+// run's name goes before the extension ("run.simulated.json"); a name without that extension is
+// taken as a prefix ("run" -> "run.simulated.json"), as earlier versions did.
+inline std::string two_runs_path(const std::string& file, std::string_view suffix) {
+  const std::string_view extension = suffix.substr(suffix.rfind('.'));  // ".json" or ".svg"
+  const std::string_view run = suffix.substr(0, suffix.size() - extension.size());  // ".simulated"
+  std::string_view stem = file;
+  if (stem.size() > extension.size() && stem.ends_with(extension)) stem.remove_suffix(extension.size());
+  return std::string(stem) + std::string(run) + std::string(extension);
+}
+
 // The flow both backends share: place, simulate, execute --runs times, validate every run,
 // report, write traces. `profiled` has the compute times the backend measured or the file gave.
 template <execution_backend B>
@@ -423,8 +434,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
       return 1;
     }
     atomic_file_group outputs;
-    const auto stage = [&](const std::string& prefix, const char* suffix, auto content) {
-      if (!prefix.empty()) add_text_file(outputs, prefix + suffix, content());
+    const auto stage = [&](const std::string& file, const char* suffix, auto content) {
+      if (!file.empty()) add_text_file(outputs, two_runs_path(file, suffix), content());
     };
     stage(flags.trace, ".simulated.json", [&] { return chrome_trace_text(run_graph, r.simulation.schedule, {.devices = &c}); });
     stage(flags.trace, ".measured.json", [&] { return chrome_trace_text(run_graph, r.median_run.schedule, {.devices = &c}); });
@@ -457,7 +468,12 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
         << format_seconds(r.starts.median) << ", max " << format_seconds(r.starts.max)
         << (r.starts.worst == no_vertex ? std::string() : " ('" + run_graph[r.starts.worst].name + "')") << "\n";
     out << "validate      ok (every measured run)\n";
-    if (!flags.trace.empty()) out << "traces        " << flags.trace << ".simulated.json, " << flags.trace << ".measured.json\n";
+    if (!flags.trace.empty())
+      out << "traces        " << two_runs_path(flags.trace, ".simulated.json") << ", " << two_runs_path(flags.trace, ".measured.json")
+          << "\n";
+    if (!flags.svg.empty())
+      out << "pictures      " << two_runs_path(flags.svg, ".simulated.svg") << ", " << two_runs_path(flags.svg, ".measured.svg")
+          << "\n";
     return 0;
   }
 
@@ -765,8 +781,9 @@ inline void register_execute_commands(CLI::App& app) {
                  "when every device and the executor get a core, else sleep; CUDA: spin)")
       ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep", "work"}))
       ->capture_default_str();
-  ex->add_option("--trace", flags->trace, "write PREFIX.simulated.json and PREFIX.measured.json (Chrome traces)");
-  ex->add_option("--svg", flags->svg, "write PREFIX.simulated.svg and PREFIX.measured.svg (Gantt charts)");
+  ex->add_option("--trace", flags->trace, "Chrome traces, as in place: --trace run.json writes run.simulated.json and "
+                                          "run.measured.json");
+  ex->add_option("--svg", flags->svg, "Gantt charts, as in place: --svg run.svg writes run.simulated.svg and run.measured.svg");
   ex->add_option("--format", flags->output_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
