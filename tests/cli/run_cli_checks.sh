@@ -94,6 +94,28 @@ grep -q "^algorithm     m-etf " stdout.txt || { echo "FAIL: place's default plac
 "$gantry" pipeline --chain c2.json -d 2 >stdout.txt 2>stderr.txt ||
   { echo "FAIL: pipeline without --svg:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
 [[ ! -e pipeline.svg ]] || { echo "FAIL: pipeline wrote pipeline.svg unasked" >&2; failures=$((failures + 1)); }
+# pipeline's default link is place's (12 GB/s, 10 us), named in the report; unlimited and 0 is free.
+grep -q "links 11.18 GiB/s, latency 10.0 us" stdout.txt ||
+  { echo "FAIL: pipeline's default link is not place's:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+"$gantry" pipeline --chain c2.json -d 2 --bandwidth unlimited --latency 0 >stdout.txt 2>&1
+grep -q "communication free" stdout.txt ||
+  { echo "FAIL: pipeline --bandwidth unlimited --latency 0 is not free:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+
+# compare ranks the placers by the run in each placer's order (strict-order), and place prints it.
+"$gantry" place -g "$tiny" --devices 2 -a heft >stdout.txt 2>&1
+grep -q "^in its order  " stdout.txt || { echo "FAIL: place does not print the run in the placer's order" >&2; failures=$((failures + 1)); }
+"$gantry" compare -g "$tiny" --devices 2 --algorithms m-topo,heft,m-etf,critical-path --format json >ranked.json 2>stderr.txt ||
+  { echo "FAIL: compare --format json:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 - ranked.json <<'PY' || { echo "FAIL: compare's rows are not ranked by the run in the placer's order" >&2; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranked_by"].startswith("in_order_makespan"), d["ranked_by"]
+rows = d["results"]
+assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1)), rows
+spans = [r["in_order_makespan"] for r in rows]
+assert spans == sorted(spans), spans
+assert all(r["makespan"] > 0 for r in rows), rows
+PY
 
 # Numeric options: named, with the accepted range.
 expect 2 "--devices: expected a whole number from 1 to 1048576, got '-1'" "$gantry" place -g "$tiny" --devices -1
@@ -263,6 +285,13 @@ PY
 for f in run.simulated.json run.measured.json; do
   [[ -s $f ]] || { echo "FAIL: gantry execute --trace did not write $f" >&2; failures=$((failures + 1)); }
 done
+# --trace and --svg name a file as in place; execute puts the run's name before the extension.
+"$gantry" execute -g "$tiny" --devices 2 --runs 1 --trace named.json --svg named.svg >stdout.txt 2>stderr.txt ||
+  { echo "FAIL: gantry execute --trace named.json:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+for f in named.simulated.json named.measured.json named.simulated.svg named.measured.svg; do
+  [[ -s $f ]] || { echo "FAIL: gantry execute --trace named.json --svg named.svg did not write $f" >&2; failures=$((failures + 1)); }
+done
+[[ ! -e named.json.simulated.json ]] || { echo "FAIL: execute took named.json as a prefix" >&2; failures=$((failures + 1)); }
 
 # gantry workload: bad sizes are named and write nothing; a workload's file runs real work.
 expect 2 "inner_split must divide blocks_per_side (3), got 2" "$gantry" workload chainmm --blocks 3 --inner-split 2 -o bad.json
@@ -370,7 +399,7 @@ for fuse in baechi exact kernighan; do
   runs "$gantry" place -g z3.json --devices 2 --fuse "$fuse"
 done
 runs "$gantry" compare -g z3.json --devices 2 --algorithms single-device,m-etf
-grep -qE '^m-etf .* 1\.00x' stdout.txt ||
+grep -qE '^ +[0-9]+  m-etf .* 1\.00x' stdout.txt ||
   { echo "FAIL: compare on zero-time work does not say 1.00x:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
 runs "$gantry" execute -g z3.json --devices 2
 if "$gantry" learn --help >/dev/null 2>&1; then
