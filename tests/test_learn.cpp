@@ -150,6 +150,27 @@ TEST_CASE("REINFORCE repairs a policy that piles every vertex onto one device") 
   CHECK(validate(after.schedule, g, model, two).ok());
 }
 
+TEST_CASE("the entropy bonus halves over the episodes, so a long run does not drift toward random placements") {
+  // Two chains on 2 devices: a large constant bonus keeps sampling near uniform, away from the
+  // 6 s of one chain per device; halving it lets the policy settle.
+  const graph g = two_chains();
+  const auto two = cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9});
+  const graph_model model(g, two);
+  const auto late_mean = [&](double half_life) {
+    const auto r = doppler(g, model, two,
+                           {.hidden = 8, .imitation_episodes = 20, .reinforce_episodes = 300, .entropy_bonus = 0.5,
+                            .entropy_half_life = half_life, .greedy_every = 0, .seed = 3});
+    REQUIRE(r.curve.size() >= 100);
+    double sum = 0;
+    for (std::size_t i = r.curve.size() - 100; i < r.curve.size(); ++i) sum += r.curve[i].makespan;
+    return sum / 100;
+  };
+  const double constant = late_mean(0), halving = late_mean(20);
+  MESSAGE("mean makespan of the last 100 episodes: constant bonus " << constant << " s, halving every 20 " << halving << " s");
+  CHECK(halving < constant);
+  CHECK_THROWS_AS((void)doppler(g, model, two, {.entropy_half_life = -1}), invalid_input);
+}
+
 TEST_CASE("the same seed gives the same weights and placement") {
   const graph g = ffnn({.batch = 1024, .hidden = 2048, .batch_split = 2, .hidden_split = 2});
   const auto gpus = cluster::uniform(3, unlimited_memory, {.latency = 5e-6, .bandwidth = 10e9});

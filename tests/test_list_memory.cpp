@@ -350,7 +350,7 @@ TEST_CASE("a colocation group keeps room for what its members hold at once, not 
   REQUIRE(failed.placement.outcome.code == status::out_of_memory);
   INFO(failed.placement.outcome.message);
   CHECK(failed.placement.outcome.vertex == 0);
-  CHECK(failed.placement.outcome.message.find("and 100 kept for the rest of its group of 4 vertices") != std::string::npos);
+  CHECK(failed.placement.outcome.message.find("and 100 B kept for the rest of its group of 4 vertices") != std::string::npos);
 }
 
 TEST_CASE("a group's reserve counts the copies its members receive, so a bound member is not stranded") {

@@ -89,6 +89,7 @@ struct learn_command_flags {
   std::size_t hidden = 32;
   double rate = 1e-3;
   double entropy = 1e-2;
+  double entropy_half_life = 100;
   std::string teacher = "critical-path";  // or a placer of the registry whose placement stage I imitates
   std::string weights_in, weights_out, out, curve_csv, curve_svg;
 };
@@ -205,6 +206,7 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
                                    .measured_episodes = measured ? flags.measured_episodes : 0,
                                    .reinforce_rate = flags.rate,
                                    .entropy_bonus = flags.entropy,
+                                   .entropy_half_life = flags.entropy_half_life,
                                    .measured_cv = flags.measured_cv,
                                    .seed = flags.seed,
                                    .time_limit = time_limit};
@@ -323,7 +325,14 @@ void register_learn_command(CLI::App& app, ClusterFlags& cluster_options, graph_
   command->add_option("--rate", flags->rate, "REINFORCE step size (Adam)")
       ->check(positive_number())
       ->capture_default_str();
-  command->add_option("--entropy", flags->entropy, "entropy bonus")->check(non_negative_number())->capture_default_str();
+  command->add_option("--entropy", flags->entropy, "entropy bonus at the first REINFORCE episode")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  command->add_option("--entropy-half-life", flags->entropy_half_life,
+                      "REINFORCE episodes over which the entropy bonus halves (0: constant, which drifts toward "
+                      "random placements on long runs)")
+      ->check(non_negative_number())
+      ->capture_default_str();
   command->add_option("--weights-in", flags->weights_in, "start from these weights (fine-tuning)")->check(CLI::ExistingFile);
   command->add_option("--weights-out", flags->weights_out, "write the trained weights here");
   command->add_option("--out,-o", flags->out, "write the best placement (JSON) here");
