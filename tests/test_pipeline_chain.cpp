@@ -3,6 +3,7 @@
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/io/json_chain.hpp>
 #include <gantry/pipeline/one_f_one_b_star.hpp>
+#include <gantry/pipeline/order_search.hpp>
 #include <gantry/pipeline/plan.hpp>
 #include <gantry/pipeline/svg.hpp>
 
@@ -136,6 +137,26 @@ TEST_CASE("A weight travels with the first vertex that reads it, not in the firs
   h.set_compute(w1, "gpu", 1e-3);
   CHECK(forward_anchors(h)[w1] == no_vertex);
   CHECK(chain_from_graph(h).size() == 3);
+}
+
+TEST_CASE("An unpaired vertex that reads the backward pass belongs to it, not to stage 0") {
+  // f0 -> f1 -> loss -> b1 -> {b0, s}, b0 -> s: s sums gradients but names no forward vertex.
+  graph g;
+  const auto f0 = g.add_vertex("f0", 1.0), f1 = g.add_vertex("f1", 1.0), loss = g.add_vertex("loss", 0.5);
+  const auto b1 = g.add_vertex("b1", 2.0), b0 = g.add_vertex("b0", 2.0), s = g.add_vertex("s", 0.25);
+  g.set_forward(b1, f1);
+  g.set_forward(b0, f0);
+  for (const auto& [from, to] : {std::pair{f0, f1}, {f1, loss}, {loss, b1}, {b1, b0}, {b1, s}, {b0, s}}) g.add_edge(from, to);
+  const auto owners = backward_owners(g);
+  CHECK(owners[s] == f0);  // of its inputs' forwards (f1, f0), the first in Kahn's order
+  CHECK(owners[b1] == f1);
+  CHECK(owners[f0] == no_vertex);
+  CHECK(owners[loss] == no_vertex);
+  const chain c = chain_from_graph(g);
+  REQUIRE(c.size() == 3);  // f0, f1, loss: s is no layer of its own
+  CHECK(c[0].name == "f0");
+  CHECK(c[0].backward == doctest::Approx(2.25));
+  for (const auto& order : candidate_orders(g)) CHECK(order.size() == 3);
 }
 
 TEST_CASE("Partitions and stages") {

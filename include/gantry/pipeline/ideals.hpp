@@ -1,6 +1,6 @@
 // The ideals (downsets) of a training graph's forward vertices: the sets closed under inputs, each
-// one what runs before some pipeline cut. Work-free sources (weights: forward_anchors) are left
-// out; they travel with the vertex that reads them. Enumerated by size up to a cap, with the covering relation
+// one what runs before some pipeline cut. The backward pass (backward_owners) and work-free
+// sources (weights: forward_anchors) are left out; they travel with a forward vertex. Enumerated by size up to a cap, with the covering relation
 // (one vertex more), so a dynamic program can walk every pair of nested ideals.
 #pragma once
 
@@ -63,9 +63,10 @@ class ideal_lattice {
 [[nodiscard]] inline ideal_lattice forward_ideals(const graph& g, ideal_options options = {}) {
   ideal_lattice lattice;
   std::vector<std::uint32_t> dense(g.vertex_count(), std::numeric_limits<std::uint32_t>::max());
+  const std::vector<vertex_id> backward_of = backward_owners(g);
   const std::vector<vertex_id> anchor = forward_anchors(g);  // work-free sources travel with these
   for (const auto v : kahn_order(g))
-    if (g.forward_of(v) == no_vertex && anchor[v] == no_vertex) {
+    if (backward_of[v] == no_vertex && anchor[v] == no_vertex) {
       dense[v] = static_cast<std::uint32_t>(lattice.vertices_.size());
       lattice.vertices_.push_back(v);
     }

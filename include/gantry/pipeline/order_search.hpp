@@ -50,9 +50,10 @@ namespace detail {
 // another (edges between those vertices only); `pick` chooses the index, in the ready list, of
 // the vertex to take next.
 template <class Pick>
-std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id>& anchor, Pick pick) {
+std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id>& backward_of,
+                                     const std::vector<vertex_id>& anchor, Pick pick) {
   const std::size_t n = g.vertex_count();
-  const auto is_backward = [&](vertex_id v) { return g.forward_of(v) != no_vertex || anchor[v] != no_vertex; };
+  const auto is_backward = [&](vertex_id v) { return backward_of[v] != no_vertex || anchor[v] != no_vertex; };
   std::vector<std::uint32_t> waiting(n, 0);
   for (edge_id e = 0; e < g.edge_count(); ++e)
     if (!is_backward(g.source(e)) && !is_backward(g.target(e))) ++waiting[g.target(e)];
@@ -82,15 +83,15 @@ std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id
   const auto add = [&](std::vector<vertex_id> order) {
     if (std::find(orders.begin(), orders.end(), order) == orders.end()) orders.push_back(std::move(order));
   };
-  const std::vector<vertex_id> anchor = forward_anchors(g);
-  add(detail::forward_order(g, anchor, [](const std::vector<vertex_id>& ready) {
+  const std::vector<vertex_id> backward_of = backward_owners(g), anchor = forward_anchors(g);
+  add(detail::forward_order(g, backward_of, anchor, [](const std::vector<vertex_id>& ready) {
     return static_cast<std::size_t>(std::min_element(ready.begin(), ready.end()) - ready.begin());
   }));
   std::size_t forwards = 0;
-  for (vertex_id v = 0; v < g.vertex_count(); ++v) forwards += g.forward_of(v) == no_vertex && anchor[v] == no_vertex ? 1 : 0;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) forwards += backward_of[v] == no_vertex && anchor[v] == no_vertex ? 1 : 0;
   if (orders.front().size() != forwards) throw not_a_dag("candidate_orders: the forward vertices form a cycle");
-  add(detail::forward_order(g, anchor, [](const std::vector<vertex_id>& ready) { return ready.size() - 1; }));
-  add(detail::forward_order(g, anchor, [](const std::vector<vertex_id>& ready) {
+  add(detail::forward_order(g, backward_of, anchor, [](const std::vector<vertex_id>& ready) { return ready.size() - 1; }));
+  add(detail::forward_order(g, backward_of, anchor, [](const std::vector<vertex_id>& ready) {
     // Depth-first, but of the vertices made ready last, the first one.
     std::size_t i = ready.size() - 1;
     while (i > 0 && ready[i - 1] > ready[i]) --i;
@@ -98,7 +99,7 @@ std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id
   }));
   std::mt19937_64 rng(options.seed);
   for (std::size_t k = 0; k < options.random_orders; ++k)
-    add(detail::forward_order(g, anchor, [&](const std::vector<vertex_id>& ready) { return static_cast<std::size_t>(rng() % ready.size()); }));
+    add(detail::forward_order(g, backward_of, anchor, [&](const std::vector<vertex_id>& ready) { return static_cast<std::size_t>(rng() % ready.size()); }));
   return orders;
 }
 
