@@ -78,8 +78,8 @@ struct cluster_flags {
   std::string cluster_file;
   std::size_t devices = 0;
   std::string memory = "unlimited";
-  std::string bandwidth = "12GB/s";
-  std::string latency = "10us";
+  std::string bandwidth = cli::default_bandwidth;
+  std::string latency = cli::default_latency;
   std::string comm = "parallel";
 
   // A cluster file, or the flags that describe identical devices: never both (a file's devices,
@@ -133,6 +133,13 @@ struct simulation_flags {
     o.policy = parse_enum<ready_policy>(policy).value_or(ready_policy::placement_order);  // checked above
     o.priority = order;
     o.cache_transfers = !no_cache;
+    return o;
+  }
+  // The same run with each device taking its vertices in the placer's order (strict-order): what
+  // following the placer gives, which compare ranks by.
+  [[nodiscard]] simulate_options make_in_order(std::span<const vertex_id> order) const {
+    simulate_options o = make(order);
+    o.policy = ready_policy::strict_order;
     return o;
   }
 };
@@ -344,9 +351,7 @@ int run_place(const std::string& graph_path, const cluster_flags& cf, const simu
               << ")\n";
   if (sim.ok() && sf.policy != "strict-order" && p.ok()) {
     // What following the placer gives: each device runs its vertices in the placer's order.
-    simulate_options strict = sf.make(p.order);
-    strict.policy = ready_policy::strict_order;
-    const auto in_order = simulate(g, model, c, std::span<const device_id>(p.device), strict);
+    const auto in_order = simulate(g, model, c, std::span<const device_id>(p.device), sf.make_in_order(p.order));
     std::cout << "in its order  "
               << (in_order.ok() ? format_seconds(in_order.schedule.makespan) : "does not run (" + std::string(to_string(in_order.outcome.code)) + ")")
               << " (each device runs its vertices in the placer's order: --policy strict-order)\n";
@@ -526,13 +531,9 @@ int run_compare(const std::string& graph_path, const cluster_flags& cf, const si
     p.placement_time = elapsed_since(t0);
     if (p.ok()) {
       row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
-      if (sf.policy == "strict-order") {
-        row.in_order = row.simulated;
-      } else {
-        simulate_options strict = sf.make(p.order);
-        strict.policy = ready_policy::strict_order;
-        row.in_order = simulate(g, model, c, std::span<const device_id>(p.device), strict);
-      }
+      row.in_order = sf.policy == "strict-order"
+                         ? *row.simulated
+                         : simulate(g, model, c, std::span<const device_id>(p.device), sf.make_in_order(p.order));
     }
     if (entry.name == "exact" && p.ok()) exact_ran = *proof;
     progress(show, " done\n");

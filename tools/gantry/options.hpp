@@ -21,6 +21,11 @@
 
 namespace gantry::cli {
 
+// The link between devices when a command is given none: every command that models links starts
+// from the same one (place, simulate, compare, learn, execute and pipeline).
+inline constexpr const char* default_bandwidth = "12GB/s";
+inline constexpr const char* default_latency = "10us";
+
 // A number for messages, as short as it reads: 0.1, 1e+06, 600.
 [[nodiscard]] inline std::string number_text(double x) {
   std::ostringstream out;

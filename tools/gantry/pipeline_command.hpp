@@ -81,8 +81,8 @@ struct pipeline_command_flags {
   std::size_t processors = 0;
   std::string memory = "unlimited";
   std::string cluster_path;       // processors, memory and link from a cluster file
-  std::string bandwidth = "12GB/s";  // as place, compare and learn; unlimited with latency 0: free
-  std::string latency = "10us";
+  std::string bandwidth = default_bandwidth;  // unlimited with latency 0: free
+  std::string latency = default_latency;
   std::string transfers = "link-stages";
   std::size_t max_replicas = 1;
   std::string schedule = "1f1b*";

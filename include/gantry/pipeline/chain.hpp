@@ -222,11 +222,10 @@ struct stage {
 // first), or, read by backward vertices only, with the first one's forward vertex. The orders, the
 // ideals and the chains of a training graph leave such vertices out and charge their bytes to
 // that vertex's layer: otherwise every weight sits in the first layer, before any real work.
-// O(n + e).
-[[nodiscard]] inline std::vector<vertex_id> forward_anchors(const graph& g) {
+// O(n + e); `backward_of` is backward_owners(g), for callers that hold it already.
+[[nodiscard]] inline std::vector<vertex_id> forward_anchors(const graph& g, const std::vector<vertex_id>& backward_of) {
   const std::size_t n = g.vertex_count();
   std::vector<vertex_id> anchor(n, no_vertex);
-  const std::vector<vertex_id> backward_of = backward_owners(g);
   const auto is_backward = [&](vertex_id v) { return backward_of[v] != no_vertex; };
   const auto work_free_source = [&](vertex_id v) {
     if (is_backward(v) || g[v].compute != 0) return false;
@@ -254,6 +253,7 @@ struct stage {
   }
   return anchor;
 }
+[[nodiscard]] inline std::vector<vertex_id> forward_anchors(const graph& g) { return forward_anchors(g, backward_owners(g)); }
 
 struct chain_from_graph_options {
   // Number of layers to form; 0 makes one layer per forward vertex.
@@ -276,7 +276,7 @@ struct chain_from_graph_options {
   const std::size_t n = g.vertex_count();
   const std::vector<vertex_id> backward_of = backward_owners(g);
   const auto is_backward = [&](vertex_id v) { return backward_of[v] != no_vertex; };
-  const std::vector<vertex_id> anchor = forward_anchors(g);
+  const std::vector<vertex_id> anchor = forward_anchors(g, backward_of);
   // The forward vertex whose layer v joins: its own, its forward's, or its anchor's.
   const auto owner = [&](vertex_id v) {
     const vertex_id f = is_backward(v) ? backward_of[v] : v;

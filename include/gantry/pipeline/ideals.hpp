@@ -64,7 +64,7 @@ class ideal_lattice {
   ideal_lattice lattice;
   std::vector<std::uint32_t> dense(g.vertex_count(), std::numeric_limits<std::uint32_t>::max());
   const std::vector<vertex_id> backward_of = backward_owners(g);
-  const std::vector<vertex_id> anchor = forward_anchors(g);  // work-free sources travel with these
+  const std::vector<vertex_id> anchor = forward_anchors(g, backward_of);  // work-free sources travel with these
   for (const auto v : kahn_order(g))
     if (backward_of[v] == no_vertex && anchor[v] == no_vertex) {
       dense[v] = static_cast<std::uint32_t>(lattice.vertices_.size());

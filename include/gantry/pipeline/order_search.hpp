@@ -83,7 +83,7 @@ std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id
   const auto add = [&](std::vector<vertex_id> order) {
     if (std::find(orders.begin(), orders.end(), order) == orders.end()) orders.push_back(std::move(order));
   };
-  const std::vector<vertex_id> backward_of = backward_owners(g), anchor = forward_anchors(g);
+  const std::vector<vertex_id> backward_of = backward_owners(g), anchor = forward_anchors(g, backward_of);
   add(detail::forward_order(g, backward_of, anchor, [](const std::vector<vertex_id>& ready) {
     return static_cast<std::size_t>(std::min_element(ready.begin(), ready.end()) - ready.begin());
   }));
