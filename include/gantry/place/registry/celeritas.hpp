@@ -1,0 +1,76 @@
+// Celeritas's placers (Order-Place, Adjusting Placement, the whole Celeritas pipeline), DOPPLER's
+// EnumerativeOptimizer, and place_kernighan_fused.
+// A family of the registry (place/placers.hpp): defined inline here, or compiled once in a source
+// file of its own with GANTRY_SEPARATE_COMPILATION.
+#pragma once
+
+#include <gantry/fusion/kernighan.hpp>
+#include <gantry/graph/coarsen.hpp>
+#include <gantry/place/adjusting_placement.hpp>
+#include <gantry/place/celeritas.hpp>
+#include <gantry/place/enumerative.hpp>
+#include <gantry/place/order_place.hpp>
+#include <gantry/place/registry/common.hpp>
+
+namespace gantry {
+namespace detail {
+
+GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
+  const auto add = [&](std::string name, std::string description, bool memory, auto run) {
+    out.push_back(list_entry(std::move(name), std::move(description), memory, run));
+  };
+  const auto order_place_run = [](const placer_request& r, list_options o) {
+    return order_place(r.g, r.model, r.devices, std::move(o));
+  };
+  const auto adjusting_run = [](const placer_request& r, list_options o) {
+    o.best_effort = true;
+    return adjusting_placement(r.g, r.model, r.devices, std::move(o));
+  };
+  add("order-place", "Celeritas's Order-Place: CPD-TOPO order fills one device to its memory, then the next", true,
+      order_place_run);
+  add("adjusting-placement",
+      "Celeritas's Adjusting Placement: CPD-TOPO order, stays on the previous device unless another starts "
+      "earlier by more than the largest outgoing transfer; best effort when memory runs out",
+      true, adjusting_run);
+  out.push_back({"celeritas",
+                 "Celeritas: CPD-TOPO, Kernighan fusion (window, cluster memory), Adjusting Placement of the "
+                 "clusters; best effort when memory runs out; beside it the unfused graph on an earliest-start "
+                 "walk, the faster kept",
+                 true, [](const placer_request& r) {
+                   auto result = celeritas(r.g, r.devices,
+                                           {.window = r.window, .cluster_memory = r.cluster_memory,
+                                            .cache_transfers = r.cache_transfers,
+                                            .memory_retries = r.memory_retries,
+                                            .one_device_answer = r.one_device_answer});
+                   return placer_result{std::move(result.placement), std::nullopt, {}};
+                 }});
+  out.push_back({"enumerative",
+                 "DOPPLER's EnumerativeOptimizer: meta-ops (from vertex names \"op[i,j]\") in topological order, "
+                 "each shard assignment tried, the one with the cheapest input transfers kept",
+                 false, [](const placer_request& r) {
+                   return placer_result{enumerative_optimizer(r.g, r.model, r.devices, doppler_meta_ops(r.g),
+                                                              {.cache_transfers = r.cache_transfers,
+                                                               .group = colocation_groups(r.g)}),
+                                        std::nullopt, {}};
+                 }});
+}
+
+}  // namespace detail
+
+// Declared, and said what it does, in place/placers.hpp.
+GANTRY_DECL placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r) {
+  const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
+  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices,
+                                                {.window = r.window, .cluster_memory = cap, .group = colocation_groups(r.g)});
+  const graph& coarse = fused.coarsening.coarse;
+  const graph_model coarse_model(coarse, r.devices);
+  placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory});
+  if (placed.placement.device.size() != coarse.vertex_count()) {
+    placed.placement.device.assign(r.g.vertex_count(), no_device);
+    placed.placement.order.clear();
+    return {std::move(placed.placement), std::nullopt};
+  }
+  return {expand(fused.coarsening, placed.placement), std::nullopt};
+}
+
+}  // namespace gantry

@@ -1,0 +1,42 @@
+// SCT and m-SCT (place/sct.hpp): ETF that keeps favorite children from an LP relaxation. Only with
+// gantry::lp (GANTRY_HAS_LP); without it the family is empty.
+// A family of the registry (place/placers.hpp): defined inline here, or compiled once in a source
+// file of its own with GANTRY_SEPARATE_COMPILATION.
+#pragma once
+
+#include <gantry/place/registry/common.hpp>
+#ifdef GANTRY_HAS_LP
+#include <gantry/place/sct.hpp>
+#endif
+
+namespace gantry {
+namespace detail {
+
+GANTRY_DECL void add_lp_placers(std::vector<placer_entry>& out) {
+#ifdef GANTRY_HAS_LP
+  const auto sct_entry = [&](std::string name, std::string description, bool memory) {
+    out.push_back({std::move(name), std::move(description), memory, [memory](const placer_request& r) {
+                     sct_options options;
+                     options.list = {.cache_transfers = r.cache_transfers, .group = colocation_groups(r.g),
+                                     .memory_retries = r.memory_retries, .one_device_answer = r.one_device_answer};
+                     sct_result run = memory ? m_sct(r.g, r.model, r.devices, std::move(options))
+                                             : sct(r.g, r.model, r.devices, std::move(options));
+                     placer_result result{std::move(run.scheduled.placement), std::nullopt, {}};
+                     if (result.placement.ok()) result.own_schedule = std::move(run.scheduled.schedule);
+                     const auto& f = run.favorites;
+                     result.metadata = {{"lp_solver", f.solver},
+                                        {"lp_method", f.method},
+                                        {"lp_threshold", std::to_string(f.threshold)},
+                                        {"lp_seconds", std::to_string(f.solve_seconds)}};
+                     return result;
+                   }});
+  };
+  sct_entry("sct", "SCT: ETF that keeps favorite children (from an LP relaxation) on their parent's device", false);
+  sct_entry("m-sct", "Baechi's m-SCT: SCT within device memory, excluding devices that ran out of it", true);
+#else
+  (void)out;
+#endif
+}
+
+}  // namespace detail
+}  // namespace gantry
