@@ -4,10 +4,10 @@
 // hardware threads at most H devices (fewer, counting the executor's own thread) truly run in
 // parallel, and the output says so. CUDA devices are SM partitions of one GPU (green contexts) or
 // whole GPUs; both backends go through one flow (run_execution).
-#pragma once
 
 #include "bounds_report.hpp"
-#include "pipeline_command.hpp"
+#include "commands.hpp"
+#include "inputs.hpp"
 #include "warnings.hpp"
 
 #include <gantry/exec/calibrate.hpp>
@@ -670,24 +670,6 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
   return run_cpu_execute(flags, std::move(given), file, out, err);
 }
 
-template <class Run>
-void run_in_callback(const char* command, Run run) {
-  int code = 0;
-  try {
-    code = run();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "gantry " << command << ": " << e.what() << "\n";
-    code = 2;
-  } catch (const parse_error& e) {
-    std::cerr << "gantry " << command << ": " << e.what() << "\n";
-    code = 2;
-  } catch (const std::exception& e) {
-    std::cerr << "gantry " << command << ": " << e.what() << "\n";
-    code = 1;
-  }
-  if (code != 0) throw CLI::RuntimeError(code);
-}
-
 // --backend and the CUDA backend's options, the same on calibrate and execute (the command's
 // callback records whether --devices was given, so that a count given twice is checked).
 inline void add_backend_options(CLI::App& command, backend_flags& flags) {
@@ -708,7 +690,7 @@ inline void add_backend_options(CLI::App& command, backend_flags& flags) {
       ->check(whole_number_between<long long>(0, 1 << 20));
 }
 
-inline void register_execute_commands(CLI::App& app) {
+void register_execute_commands(CLI::App& app) {
   auto calibrate = std::make_shared<calibrate_flags>();
   auto* cal = app.add_subcommand("calibrate", "measure this machine's CPU backend (busy loop, launch overhead, copies "
                                               "between device buffers), or its GPUs with --backend cuda, and write a "

@@ -4,9 +4,10 @@
 // placement, the weights and the learning curve (CSV, and an SVG plot). --weights-in starts from
 // saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block).
 // Also the `doppler` entry of `gantry compare` / `gantry place`: a short training with a fixed seed.
-#pragma once
 
-#include "pipeline_command.hpp"
+#include "bounds_report.hpp"
+#include "commands.hpp"
+#include "inputs.hpp"
 
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/json_placement.hpp>
@@ -43,7 +44,7 @@ inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
 // The `doppler` placer of the tool: 20 imitation and doppler_reinforce_episodes() REINFORCE
 // episodes, seed 1. With a time limit training may stop earlier; the result's "note" then says so
 // (place and compare print it).
-[[nodiscard]] inline placer_entry doppler_placer_entry(std::optional<seconds> time_limit = std::nullopt) {
+placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
   return {"doppler",
           "DOPPLER's learned dual policy: imitation of Critical Path, then REINFORCE on the simulator "
           "(20 + 200 episodes, 100000 / vertices REINFORCE episodes above 500 vertices; seed 1; `gantry learn` "
@@ -282,9 +283,7 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
   }
 }
 
-// Adds `gantry learn`. ClusterFlags offers add_to(app) and make(limits); InputFlags add_to(app) and make().
-template <class ClusterFlags, class InputFlags>
-void register_learn_command(CLI::App& app, ClusterFlags& cluster_options, graph_reading& reading, InputFlags& inputs) {
+void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph_reading& reading, input_flags& inputs) {
   auto flags = std::make_shared<learn_command_flags>();
   auto* command = app.add_subcommand("learn", "train DOPPLER's dual policy on a graph (imitation, REINFORCE, "
                                               "measured rewards) and write the best placement, weights and curve");

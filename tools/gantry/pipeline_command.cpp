@@ -2,7 +2,6 @@
 // PipeDream profile (docs/pipeline.md) on P workers of memory M each, with links between stages and
 // replicated stages when asked; prints the period, the stages by layer name and what 1F1B*, 1F1B
 // and GPipe cost, as text or JSON, and writes an SVG of the chosen schedule's periodic pattern.
-#pragma once
 
 #include <gantry/io/import_pipedream.hpp>
 #include <gantry/io/json_cluster.hpp>
@@ -14,6 +13,8 @@
 #include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
+#include "commands.hpp"
+#include "inputs.hpp"
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
@@ -35,42 +36,6 @@ inline constexpr std::size_t max_micro_batches = 1024;    // GPipe's pattern and
 inline constexpr std::size_t max_random_orders = 10'000;  // each order is one more plan
 // Entries of comm_aware_partition's tables (L·P·R, 20 bytes each): about 1.3 GB at most.
 inline constexpr std::size_t max_partition_table = std::size_t{1} << 26;
-
-// How a graph file is read: "auto" recognises PipeDream's graph.txt by content, else gantry JSON.
-struct graph_reading {
-  std::string format = "auto";   // auto, gantry or pipedream
-  bool keep_input_time = false;  // PipeDream: keep the Input node's data-loading time
-  double weight_factor = 1.0;    // PipeDream: persistent bytes = factor × parameter_size
-};
-
-// Reads a gantry graph file or a PipeDream profile; throws parse_error naming the file and line.
-[[nodiscard]] inline graph_file read_any_graph_file(const std::string& path, const graph_reading& how = {},
-                                                    const read_limits& limits = {}) {
-  if (how.format != "auto" && how.format != "gantry" && how.format != "pipedream")
-    throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
-  return detail::with_text_file(path, limits, [&](std::string_view text) -> graph_file {
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-      throw parse_error(path + ": the file is empty (expected a gantry graph JSON document or a PipeDream graph.txt "
-                               "profile)");
-    if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
-      return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}),
-              {}};
-    return parse_graph_file(text, path, limits);
-  });
-}
-
-// The options that say how `--graph` is read, for every command that reads a graph.
-inline void add_graph_reading_options(CLI::App& command, graph_reading& reading) {
-  command.add_option("--graph-format", reading.format, "auto (by content), gantry or pipedream")
-      ->check(CLI::IsMember({"auto", "gantry", "pipedream"}))
-      ->capture_default_str();
-  command.add_flag("--keep-input-time", reading.keep_input_time,
-                   "PipeDream: keep the Input node's time (data loading; zeroed by default, as PipeDream does)");
-  command.add_option("--weight-factor", reading.weight_factor,
-                     "PipeDream: memory per parameter byte (1 weights only, 2 +gradients, 3 +SGD momentum, 4 Adam)")
-      ->capture_default_str()
-      ->check(non_negative_number());
-}
 
 struct pipeline_command_flags {
   std::string chain_path;
@@ -324,7 +289,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
   }
 }
 
-inline void register_pipeline_command(CLI::App& app) {
+void register_pipeline_command(CLI::App& app) {
   auto flags = std::make_shared<pipeline_command_flags>();
   auto* command = app.add_subcommand("pipeline", "plan pipelined model parallelism for a chain of layers: partition, "
                                                  "replicas, 1F1B*/1F1B/GPipe period, NCA and memory per worker");

@@ -3,9 +3,9 @@
 // (`--kernel work` runs its products and element-wise ops with Eigen).
 //   gantry workload chainmm --dimension 1024 --out chainmm.json
 //   gantry workload llama-block --sequence 512 --hidden 1024 --heads 8 --ffn-hidden 2752 --out block.json
-#pragma once
 
-#include "execute_command.hpp"
+#include "commands.hpp"
+#include "options.hpp"
 
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/units.hpp>
@@ -66,7 +66,7 @@ inline int run_workload_command(const std::string& name, const workload_flags& f
   return 0;
 }
 
-inline void register_workload_command(CLI::App& app) {
+void register_workload_command(CLI::App& app) {
   auto flags = std::make_shared<workload_flags>();
   auto* command = app.add_subcommand("workload", "write one of DOPPLER's workloads (chainmm, ffnn, llama-block, "
                                                  "llama-layer) as a graph file");
