@@ -1,4 +1,4 @@
-// The tool's commands beyond place, simulate, compare (run_commands.hpp) and algorithms. Each is
+// The tool's commands beyond place, simulate, compare (placement_commands.hpp) and algorithms. Each is
 // compiled in a translation unit of its own (the file named beside it), so that no unit of the
 // tool instantiates more than one command's algorithms; main.cpp sees only these declarations.
 #pragma once

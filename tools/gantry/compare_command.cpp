@@ -1,5 +1,5 @@
 // `gantry compare`: every placer on one graph, ranked, with the lower bound beside them.
-#include "run_support.hpp"
+#include "placement_support.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -209,7 +209,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     const auto* judged = row.judged();
     std::cout << std::right << std::setw(4) << (judged != nullptr ? std::to_string(++rank) : std::string("-")) << "  "
               << std::left << std::setw(name_column) << row.entry->name << std::right << std::setw(12)
-              << fixed(p.placement_time * 1e3, 2);
+              << fixed_text(p.placement_time * 1e3, 2);
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
     if (!p.ok()) {
@@ -229,7 +229,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     if (is_fallback(p)) notes.emplace_back("a fallback, see below");
     if (note_of(row.placed)) notes.emplace_back("see below");
     std::cout << std::setw(14) << shown(*row.in_order) << std::setw(14) << shown(*row.simulated) << std::setw(10)
-              << (baseline && speedup(*baseline, s.makespan) ? fixed(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
+              << (baseline && speedup(*baseline, s.makespan) ? fixed_text(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
               << std::setw(10)
               << ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
     for (std::size_t i = 0; i < notes.size(); ++i) std::cout << (i == 0 ? "  (" : ", ") << notes[i];

@@ -93,11 +93,6 @@ struct execute_flags {
   return text == "sequential" ? comm_mode::sequential : text == "duplex" ? comm_mode::duplex : comm_mode::parallel;
 }
 
-[[nodiscard]] inline std::string fixed_text(double x, int decimals) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(decimals) << x;
-  return out.str();
-}
 [[nodiscard]] inline std::string signed_percent(double x) { return (x >= 0 ? "+" : "") + fixed_text(100 * x, 1) + "%"; }
 
 // The cluster with every link and bandwidth domain `scale` times slower (latency × scale,

@@ -7,7 +7,7 @@
 // A command's output files appear together, only when it succeeds; SIGINT, SIGTERM and SIGHUP
 // remove the temporary files of writes in progress.
 
-// Each command runs in a unit of its own (commands.hpp, run_commands.hpp); this file wires the
+// Each command runs in a unit of its own (commands.hpp, placement_commands.hpp); this file wires the
 // command line.
 
 #include "bounds_report.hpp"
@@ -15,7 +15,7 @@
 #include "fuse_option.hpp"
 #include "inputs.hpp"
 #include "options.hpp"
-#include "run_commands.hpp"
+#include "placement_commands.hpp"
 
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/place/placers.hpp>

@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iomanip>
 #include <limits>
+#include <ios>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -27,6 +29,13 @@ inline constexpr const char* default_bandwidth = "12GB/s";
 inline constexpr const char* default_latency = "10us";
 
 // A number for messages, as short as it reads: 0.1, 1e+06, 600.
+// x with `decimals` digits after the point, e.g. fixed_text(12.345, 1) is "12.3".
+[[nodiscard]] inline std::string fixed_text(double x, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << x;
+  return out.str();
+}
+
 [[nodiscard]] inline std::string number_text(double x) {
   std::ostringstream out;
   out << x;

@@ -1,5 +1,5 @@
 // `gantry place`: one placer, its placement simulated, written with its pictures.
-#include "run_support.hpp"
+#include "placement_support.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -32,7 +32,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   placer_result placed = place_reduced(*entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
-  progress(show, " " + fixed(p.placement_time * 1e3, 1) + " ms\n");
+  progress(show, " " + fixed_text(p.placement_time * 1e3, 1) + " ms\n");
   if (!p.ok()) {
     std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.outcome.code) << "): " << p.outcome.message << "\n";
     return exit_failed;
@@ -58,7 +58,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   }
   std::cout << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links "
             << link_text(c) << "\n";
-  std::cout << "algorithm     " << chosen << " (placed in " << fixed(p.placement_time * 1e3, 2) << " ms, "
+  std::cout << "algorithm     " << chosen << " (placed in " << fixed_text(p.placement_time * 1e3, 2) << " ms, "
             << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
   if (placed.placement.outcome.message.find(" instead") != std::string::npos)
     std::cout << "fallback      " << placed.placement.outcome.message << "\n";

@@ -1,5 +1,5 @@
 // `gantry simulate`: a placement file simulated, checked, and run again with drawn durations.
-#include "run_support.hpp"
+#include "placement_support.hpp"
 
 #include <chrono>
 #include <filesystem>

@@ -14,14 +14,12 @@ namespace gantry {
 namespace detail {
 
 GANTRY_DECL void add_backward_placers(std::vector<placer_entry>& out) {
-  const auto add = [&](std::string name, std::string description, bool memory, auto run) {
-    out.push_back(list_entry(std::move(name), std::move(description), memory, run));
-  };
   const auto backward_entry = [&]<class Policy>(std::string name, std::string what) {
-    add(std::move(name), what + " on the reversed graph, from the exits back, replayed forward in mirrored order", false,
-        [](const placer_request& r, list_options o) {
-          return backward_list_schedule(r.g, r.model, r.devices, Policy{}, std::move(o));
-        });
+    add_list_entry(out, std::move(name),
+                   what + " on the reversed graph, from the exits back, replayed forward in mirrored order", false,
+                   [](const placer_request& r, list_options o) {
+                     return backward_list_schedule(r.g, r.model, r.devices, Policy{}, std::move(o));
+                   });
   };
   backward_entry.operator()<etf_policy>("backward-etf", "ETF");
   backward_entry.operator()<critical_path_policy>("backward-critical-path", "Critical Path");

@@ -16,9 +16,6 @@ namespace gantry {
 namespace detail {
 
 GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
-  const auto add = [&](std::string name, std::string description, bool memory, auto run) {
-    out.push_back(list_entry(std::move(name), std::move(description), memory, run));
-  };
   const auto order_place_run = [](const placer_request& r, list_options o) {
     return order_place(r.g, r.model, r.devices, std::move(o));
   };
@@ -26,12 +23,13 @@ GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
     o.best_effort = true;
     return adjusting_placement(r.g, r.model, r.devices, std::move(o));
   };
-  add("order-place", "Celeritas's Order-Place: CPD-TOPO order fills one device to its memory, then the next", true,
-      order_place_run);
-  add("adjusting-placement",
-      "Celeritas's Adjusting Placement: CPD-TOPO order, stays on the previous device unless another starts "
-      "earlier by more than the largest outgoing transfer; best effort when memory runs out",
-      true, adjusting_run);
+  add_list_entry(out, "order-place",
+                 "Celeritas's Order-Place: CPD-TOPO order fills one device to its memory, then the next", true,
+                 order_place_run);
+  add_list_entry(out, "adjusting-placement",
+                 "Celeritas's Adjusting Placement: CPD-TOPO order, stays on the previous device unless another starts "
+                 "earlier by more than the largest outgoing transfer; best effort when memory runs out",
+                 true, adjusting_run);
   out.push_back({"celeritas",
                  "Celeritas: CPD-TOPO, Kernighan fusion (window, cluster memory), Adjusting Placement of the "
                  "clusters; best effort when memory runs out; beside it the unfused graph on an earliest-start "

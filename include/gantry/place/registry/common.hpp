@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gantry::detail {
 
@@ -42,6 +43,12 @@ placer_entry list_entry(std::string name, std::string description, bool memory, 
             if (result.placement.ok()) result.own_schedule = std::move(out.schedule);
             return result;
           }};
+}
+
+// Appends list_entry(...) to a family's entries.
+template <class Run>
+void add_list_entry(std::vector<placer_entry>& out, std::string name, std::string description, bool memory, Run run) {
+  out.push_back(list_entry(std::move(name), std::move(description), memory, std::move(run)));
 }
 
 // `devices` with each finite capacity rounded down to the largest point of capacity_grid at or

@@ -34,9 +34,6 @@ GANTRY_DECL void add_list_placers(std::vector<placer_entry>& out) {
                    alone->placement.outcome.message = p.outcome.message + "; " + alone->placement.outcome.message;
                    return placer_result{std::move(alone->placement), std::move(alone->schedule)};
                  }});
-  const auto add = [&](std::string name, std::string description, bool memory, auto run) {
-    out.push_back(list_entry(std::move(name), std::move(description), memory, run));
-  };
   const auto etf_run = [](const placer_request& r, list_options o) { return etf(r.g, r.model, r.devices, std::move(o)); };
   const auto m_etf_run = [](const placer_request& r, list_options o) { return m_etf(r.g, r.model, r.devices, std::move(o)); };
   const auto cp_run = [](const placer_request& r, list_options o) {
@@ -45,16 +42,20 @@ GANTRY_DECL void add_list_placers(std::vector<placer_entry>& out) {
   const auto heft_run = [](const placer_request& r, list_options o) { return heft(r.g, r.model, r.devices, std::move(o)); };
   const auto cpop_run = [](const placer_request& r, list_options o) { return cpop(r.g, r.model, r.devices, std::move(o)); };
   const auto peft_run = [](const placer_request& r, list_options o) { return peft(r.g, r.model, r.devices, std::move(o)); };
-  add("etf", "ETF: the (vertex, device) pair that can start earliest goes first", false, etf_run);
-  add("m-etf", "Baechi's m-ETF: ETF on devices whose memory can hold the vertex", true, m_etf_run);
-  add("critical-path", "DOPPLER's baseline: largest bottom level first, on the earliest-start device", false, cp_run);
-  add("m-critical-path", "Critical Path on devices whose memory can hold the vertex", true, cp_run);
-  add("heft", "HEFT: largest upward rank first, on the earliest-finish device, into idle gaps", false, heft_run);
-  add("m-heft", "HEFT on devices whose memory can hold the vertex", true, heft_run);
-  add("cpop", "CPOP: critical-path vertices on one device, the others on the earliest-finish device", false, cpop_run);
-  add("m-cpop", "CPOP on devices whose memory can hold the vertex", true, cpop_run);
-  add("peft", "PEFT: optimistic cost table ranks vertices and looks one step ahead for the device", false, peft_run);
-  add("m-peft", "PEFT on devices whose memory can hold the vertex", true, peft_run);
+  add_list_entry(out, "etf", "ETF: the (vertex, device) pair that can start earliest goes first", false, etf_run);
+  add_list_entry(out, "m-etf", "Baechi's m-ETF: ETF on devices whose memory can hold the vertex", true, m_etf_run);
+  add_list_entry(out, "critical-path", "DOPPLER's baseline: largest bottom level first, on the earliest-start device",
+                 false, cp_run);
+  add_list_entry(out, "m-critical-path", "Critical Path on devices whose memory can hold the vertex", true, cp_run);
+  add_list_entry(out, "heft", "HEFT: largest upward rank first, on the earliest-finish device, into idle gaps",
+                 false, heft_run);
+  add_list_entry(out, "m-heft", "HEFT on devices whose memory can hold the vertex", true, heft_run);
+  add_list_entry(out, "cpop", "CPOP: critical-path vertices on one device, the others on the earliest-finish device",
+                 false, cpop_run);
+  add_list_entry(out, "m-cpop", "CPOP on devices whose memory can hold the vertex", true, cpop_run);
+  add_list_entry(out, "peft", "PEFT: optimistic cost table ranks vertices and looks one step ahead for the device",
+                 false, peft_run);
+  add_list_entry(out, "m-peft", "PEFT on devices whose memory can hold the vertex", true, peft_run);
 }
 
 }  // namespace detail

@@ -1,8 +1,8 @@
-// The helpers of `gantry place`, `simulate` and `compare` (run_commands.hpp): progress, summaries,
+// The helpers of `gantry place`, `simulate` and `compare` (placement_commands.hpp): progress, summaries,
 // outputs, the single-device reference, the devices in words.
 #pragma once
 
-#include "run_commands.hpp"
+#include "placement_commands.hpp"
 #include "warnings.hpp"
 
 #include <gantry/io/io.hpp>
@@ -38,18 +38,13 @@ inline double elapsed_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-inline std::string fixed(double x, int decimals) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(decimals) << x;
-  return out.str();
-}
 
 inline std::string percent_list(const std::vector<byte_count>& peak, const cluster& c) {
   std::string text;
   for (device_id d = 0; d < peak.size(); ++d) {
     if (!text.empty()) text += " ";
     if (c.capacity(d) == unlimited_memory) text += format_bytes(peak[d]);
-    else text += fixed(100.0 * static_cast<double>(peak[d]) / static_cast<double>(c.capacity(d)), 1) + "%";
+    else text += fixed_text(100.0 * static_cast<double>(peak[d]) / static_cast<double>(c.capacity(d)), 1) + "%";
   }
   return text;
 }
@@ -98,7 +93,7 @@ inline void print_schedule_summary(const schedule& s, const cluster& c) {
               << format_bytes(s.peak_memory[d]);
     if (c.capacity(d) != unlimited_memory)
       std::cout << " of " << format_bytes(c.capacity(d)) << " ("
-                << fixed(100.0 * static_cast<double>(s.peak_memory[d]) / static_cast<double>(c.capacity(d)), 1) << "%)";
+                << fixed_text(100.0 * static_cast<double>(s.peak_memory[d]) / static_cast<double>(c.capacity(d)), 1) << "%)";
     std::cout << "\n";
   }
 }

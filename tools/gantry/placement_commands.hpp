@@ -58,7 +58,7 @@ struct output_flags {
     app.add_option("--svg", svg, "write an SVG Gantt chart of the simulated run");
     app.add_option("--dot", dot, "write the graph as Graphviz DOT, vertices coloured by device");
   }
-  // `title` heads the SVG: which graph, which placement, which makespan (run_support.hpp).
+  // `title` heads the SVG: which graph, which placement, which makespan (placement_support.hpp).
   void stage(atomic_file_group& outputs, const graph& g, const cluster& c, const placement& p, const schedule& s,
              const std::string& title) const;
 };
