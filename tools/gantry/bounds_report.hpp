@@ -85,10 +85,6 @@ struct placer_limit_flags {
 // Eigen also `doppler`. Compiled in tool_placers.cpp.
 [[nodiscard]] std::vector<placer_entry> tool_placers(int exact_time_limit_ms, std::shared_ptr<exact_proof> proof,
                                                      std::optional<seconds> doppler_time_limit = {});
-#if GANTRY_CLI_HAS_LEARN
-// The `doppler` placer of the tool (learn_command.cpp).
-[[nodiscard]] placer_entry doppler_placer_entry(std::optional<seconds> time_limit = std::nullopt);
-#endif
 
 [[nodiscard]] inline const placer_entry* find_tool_placer(const std::vector<placer_entry>& all, std::string_view name) {
   for (const auto& entry : all)

@@ -2,9 +2,8 @@
 // limits on input files, and a cluster from a file or from flags that describe identical devices.
 #pragma once
 
-#include <gantry/io/import_pipedream.hpp>
-#include <gantry/io/json_cluster.hpp>
-#include <gantry/io/json_graph.hpp>
+#include <gantry/io/documents.hpp>
+#include <gantry/io/limits.hpp>
 #include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 
@@ -29,20 +28,9 @@ struct graph_reading {
 };
 
 // Reads a gantry graph file or a PipeDream profile; throws parse_error naming the file and line.
-[[nodiscard]] inline graph_file read_any_graph_file(const std::string& path, const graph_reading& how = {},
-                                                    const read_limits& limits = {}) {
-  if (how.format != "auto" && how.format != "gantry" && how.format != "pipedream")
-    throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
-  return detail::with_text_file(path, limits, [&](std::string_view text) -> graph_file {
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-      throw parse_error(path + ": the file is empty (expected a gantry graph JSON document or a PipeDream graph.txt "
-                               "profile)");
-    if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
-      return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}),
-              {}};
-    return parse_graph_file(text, path, limits);
-  });
-}
+// Defined in files.cpp, with every other file the tool reads or writes (files.hpp).
+[[nodiscard]] graph_file read_any_graph_file(const std::string& path, const graph_reading& how = {},
+                                             const read_limits& limits = {});
 
 // The options that say how `--graph` is read, for every command that reads a graph.
 inline void add_graph_reading_options(CLI::App& command, graph_reading& reading) {
@@ -107,14 +95,8 @@ struct cluster_flags {
         ->excludes(file);
   }
 
-  [[nodiscard]] cluster make(const read_limits& limits) const {
-    if (!cluster_file.empty()) return read_cluster(cluster_file, limits);
-    if (devices == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
-    const byte_count capacity = cli::size_option("--memory", memory, true);
-    const link_model link{cli::duration_option("--latency", latency), cli::rate_option("--bandwidth", bandwidth, true)};
-    const comm_mode mode = parse_enum_name<comm_mode>(comm, "--comm");
-    return cluster::uniform(devices, capacity, link, mode);
-  }
+  // The cluster file, read (files.cpp), or identical devices from the flags.
+  [[nodiscard]] cluster make(const read_limits& limits) const;
 };
 
 }  // namespace gantry::cli

@@ -2,18 +2,16 @@
 // stage (imitation of Critical Path, REINFORCE on the simulator, REINFORCE on the simulator with
 // drawn durations), printing progress with the best makespan so far, and writes the best
 // placement, the weights and the learning curve (CSV, and an SVG plot). --weights-in starts from
-// saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block).
-// Also the `doppler` entry of `gantry compare` / `gantry place`: a short training with a fixed seed.
+// saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block). The training itself
+// is compiled in learn_training.cpp.
 
-#include "bounds_report.hpp"
 #include "commands.hpp"
+#include "files.hpp"
 #include "inputs.hpp"
+#include "learn_training.hpp"
 
 #include <gantry/io/atomic_file.hpp>
-#include <gantry/io/json_placement.hpp>
-#include <gantry/learn/doppler.hpp>
-#include <gantry/place/placers.hpp>
-#include <gantry/sim/simulator.hpp>
+#include <gantry/io/units.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -30,69 +28,12 @@
 
 namespace gantry::cli {
 
-// Above this many vertices `compare` does not train (an episode places every vertex once).
-inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
-
-// The REINFORCE episodes of the tool's `doppler` entry on a graph of n vertices: 200, and on graphs
-// of more than 500 vertices 100000 / n (at least 20), since an episode places every vertex once.
-// A budget in episodes, not seconds: the same answer on every machine, and on inception_v3 (1,130
-// vertices) about a minute.
-[[nodiscard]] constexpr std::size_t doppler_reinforce_episodes(std::size_t vertices) noexcept {
-  return vertices <= 500 ? 200 : std::max<std::size_t>(20, 100'000 / vertices);
-}
-
-// The `doppler` placer of the tool: 20 imitation and doppler_reinforce_episodes() REINFORCE
-// episodes, seed 1. With a time limit training may stop earlier; the result's "note" then says so
-// (place and compare print it).
-placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
-  return {"doppler",
-          "DOPPLER's learned dual policy: imitation of Critical Path, then REINFORCE on the simulator "
-          "(20 + 200 episodes, 100000 / vertices REINFORCE episodes above 500 vertices; seed 1; `gantry learn` "
-          "trains longer)",
-          false, [time_limit](const placer_request& r) {
-            if (r.g.vertex_count() > doppler_compare_vertex_limit) {
-              placement p;
-              p.outcome = {.code = status::infeasible,
-                           .message = "doppler: the graph has " + std::to_string(r.g.vertex_count()) +
-                                      " vertices; compare trains on at most " +
-                                      std::to_string(doppler_compare_vertex_limit) + ", use `gantry learn`"};
-              return placer_result{std::move(p), std::nullopt, {}};
-            }
-            const std::size_t reinforce = doppler_reinforce_episodes(r.g.vertex_count());
-            learn::doppler_options options{.imitation_episodes = 20, .reinforce_episodes = reinforce, .seed = 1};
-            if (time_limit) options.time_limit = *time_limit;
-            options.list.cache_transfers = r.cache_transfers;
-            options.list.group = colocation_groups(r.g);
-            options.simulation.cache_transfers = r.cache_transfers;
-            auto learned = learn::doppler(r.g, r.model, r.devices, std::move(options));
-            placer_result out{std::move(learned.placement), std::nullopt,
-                              {{"episodes", std::to_string(learned.episodes)},
-                               {"training_seconds", std::to_string(learned.training_seconds)}}};
-            if (learned.stopped_by_time_limit)
-              out.metadata.emplace_back("note", "--doppler-time-limit " + format_seconds(*time_limit) +
-                                                    " stopped training after " + std::to_string(learned.episodes) +
-                                                    " episodes, short of its budget of 20 imitation + " +
-                                                    std::to_string(reinforce) +
-                                                    " REINFORCE: another machine may give another placement");
-            return out;
-          }};
-}
-
 struct learn_command_flags {
   std::string graph_path;
   std::vector<std::string> stages{"imitation", "reinforce"};
-  std::size_t imitation_episodes = 50;
-  std::size_t episodes = 1000;           // REINFORCE on the simulator
-  std::size_t measured_episodes = 200;   // with stage "measured"
-  double measured_cv = 0.1;
-  std::uint64_t seed = 1;
   std::string time_limit = "10min";
-  std::size_t hidden = 32;
-  double rate = 1e-3;
-  double entropy = 1e-2;
-  double entropy_half_life = 100;
-  std::string teacher = "critical-path";  // or a placer of the registry whose placement stage I imitates
-  std::string weights_in, weights_out, out, curve_csv, curve_svg;
+  training_request training;  // episodes of every stage, network, optimiser, teacher, weights to start from
+  std::string weights_out, out, curve_csv, curve_svg;
 };
 
 // The learning curve as CSV: one row per episode.
@@ -194,39 +135,15 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     if (!(time_limit > 0)) throw invalid_input("--time-limit: expected a duration > 0, got '" + flags.time_limit + "'");
     const graph g = read_graph();
     const cluster c = make_cluster();
-    const graph_model model(g, c);
-    std::optional<learn::dual_policy> weights;
-    if (!flags.weights_in.empty()) weights = learn::load_weights(flags.weights_in);
     const bool tty = isatty(STDERR_FILENO) != 0;
-    const std::size_t total = (imitation ? flags.imitation_episodes : 0) + (reinforce ? flags.episodes : 0) +
-                              (measured ? flags.measured_episodes : 0);
     std::size_t shown = 0;
-    learn::doppler_options options{.hidden = flags.hidden,
-                                   .imitation_episodes = imitation ? flags.imitation_episodes : 0,
-                                   .reinforce_episodes = reinforce ? flags.episodes : 0,
-                                   .measured_episodes = measured ? flags.measured_episodes : 0,
-                                   .reinforce_rate = flags.rate,
-                                   .entropy_bonus = flags.entropy,
-                                   .entropy_half_life = flags.entropy_half_life,
-                                   .measured_cv = flags.measured_cv,
-                                   .seed = flags.seed,
-                                   .time_limit = time_limit};
-    options.list.group = colocation_groups(g);
-    if (flags.teacher != "critical-path") {
-      const auto& entries = placers();
-      const auto entry = std::find_if(entries.begin(), entries.end(),
-                                      [&](const placer_entry& e) { return e.name == flags.teacher; });
-      if (entry == entries.end()) {
-        std::string names;
-        for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.name;
-        throw invalid_input("--teacher: unknown placer '" + flags.teacher + "' (critical-path, " + names + ")");
-      }
-      auto taught = entry->place({g, model, c});
-      if (!taught.placement.ok())
-        throw invalid_input("--teacher: " + flags.teacher + " found no placement: " + taught.placement.outcome.message);
-      options.teacher = std::move(taught.placement);
-    }
-    options.on_episode = [&](const learn::learning_point& p) {
+    training_request request = flags.training;
+    if (!imitation) request.imitation_episodes = 0;
+    if (!reinforce) request.reinforce_episodes = 0;
+    if (!measured) request.measured_episodes = 0;
+    request.time_limit = time_limit;
+    const std::size_t total = request.imitation_episodes + request.reinforce_episodes + request.measured_episodes;
+    request.on_episode = [&](const learn::learning_point& p) {
       ++shown;
       const std::size_t step = std::max<std::size_t>(1, total / 20);
       if (!tty && shown % step != 0 && shown != total) return;
@@ -236,7 +153,7 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
           << (std::isfinite(p.best) ? std::to_string(p.best * 1e3) + " ms" : std::string("none yet"))
           << (tty ? "   " : "\n") << std::flush;
     };
-    const auto learned = learn::doppler(g, model, c, std::move(options), std::move(weights));
+    const auto learned = train_doppler(g, c, std::move(request));
     if (tty) err << "\n";
     if (!learned.ok()) {
       err << "gantry learn: no placement: " << learned.outcome.message << "\n";
@@ -246,8 +163,6 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     if (!std::isfinite(learned.makespan))
       throw invalid_input("the best simulated makespan is not finite (" + format_seconds(learned.makespan) +
                           "): the graph's compute and transfer times are too large to add up in a double");
-    const auto sim = simulate(g, model, c, std::span<const device_id>(learned.placement.device),
-                              {.priority = learned.placement.order});
     // The curve holds the training episodes (the progress line's count); the rest were greedy decodes.
     const std::size_t trained = learned.curve.size(), decoded = learned.episodes - std::min(learned.episodes, trained);
     out << "episodes      " << trained << " of " << total << (decoded ? " and " + std::to_string(decoded) + " greedy decodes" : "")
@@ -256,14 +171,15 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
         << (learned.stopped_by_time_limit ? ", stopped by --time-limit" : "") << "\n";
     if (imitation)
       out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with "
-          << (flags.teacher == "critical-path" ? std::string("Critical Path") : flags.teacher) << "\n";
+          << (flags.training.teacher == "critical-path" ? std::string("Critical Path") : flags.training.teacher) << "\n";
     out << "best          " << std::setprecision(6) << learned.makespan * 1e3 << " ms simulated makespan\n";
     atomic_file_group outputs;
     if (!flags.out.empty())
-      outputs.add_text(flags.out, placement_to_json_text(g, c, learned.placement,
-                                                         {.algorithm = "doppler", .schedule = sim.ok() ? &sim.schedule : nullptr}));
+      outputs.add_text(flags.out, placement_text(g, c, learned.placed,
+                                                 {.algorithm = "doppler",
+                                                  .schedule = learned.simulated ? &*learned.simulated : nullptr}));
     if (!flags.weights_out.empty())
-      outputs.add(flags.weights_out, [&](std::ostream& o) { learn::write_weights(o, learned.weights); });
+      outputs.add_text(flags.weights_out, learned.weights);
     if (!flags.curve_csv.empty()) outputs.add_text(flags.curve_csv, learning_curve_csv(learned.curve));
     if (!flags.curve_svg.empty())
       outputs.add_text(flags.curve_svg,
@@ -296,43 +212,43 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
   command->add_option("--stages", flags->stages, "imitation, reinforce, measured (comma separated, run in that order)")
       ->delimiter(',')
       ->capture_default_str();
-  command->add_option("--imitation-episodes", flags->imitation_episodes, "stage I episodes")
+  command->add_option("--imitation-episodes", flags->training.imitation_episodes, "stage I episodes")
       ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
-  command->add_option("--episodes,-e", flags->episodes, "stage II (REINFORCE on the simulator) episodes")
+  command->add_option("--episodes,-e", flags->training.reinforce_episodes, "stage II (REINFORCE on the simulator) episodes")
       ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
-  command->add_option("--measured-episodes", flags->measured_episodes,
+  command->add_option("--measured-episodes", flags->training.measured_episodes,
                       "stage III episodes (rewards from the simulator with drawn durations)")
       ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
-  command->add_option("--measured-cv", flags->measured_cv, "stage III: coefficient of variation of the durations")
+  command->add_option("--measured-cv", flags->training.measured_cv, "stage III: coefficient of variation of the durations")
       ->check(finite_number_in(0, 10))
       ->capture_default_str();
-  command->add_option("--teacher", flags->teacher,
+  command->add_option("--teacher", flags->training.teacher,
                       "stage I imitates this placer: critical-path (DOPPLER's teacher) or any name of `gantry place`'s "
                       "library placers")
       ->capture_default_str();
-  command->add_option("--seed", flags->seed, "seed of the weights and the sampling")
+  command->add_option("--seed", flags->training.seed, "seed of the weights and the sampling")
       ->check(whole_number_from<std::uint64_t>(0))
       ->capture_default_str();
   command->add_option("--time-limit", flags->time_limit, "training time at most, over all stages, e.g. 90s or 10min")
       ->capture_default_str();
-  command->add_option("--hidden", flags->hidden, "width of the hidden layer of SEL and PLC")
+  command->add_option("--hidden", flags->training.hidden, "width of the hidden layer of SEL and PLC")
       ->check(whole_number_between<std::size_t>(1, 4096))
       ->capture_default_str();
-  command->add_option("--rate", flags->rate, "REINFORCE step size (Adam)")
+  command->add_option("--rate", flags->training.rate, "REINFORCE step size (Adam)")
       ->check(positive_number())
       ->capture_default_str();
-  command->add_option("--entropy", flags->entropy, "entropy bonus at the first REINFORCE episode")
+  command->add_option("--entropy", flags->training.entropy, "entropy bonus at the first REINFORCE episode")
       ->check(non_negative_number())
       ->capture_default_str();
-  command->add_option("--entropy-half-life", flags->entropy_half_life,
+  command->add_option("--entropy-half-life", flags->training.entropy_half_life,
                       "REINFORCE episodes over which the entropy bonus halves (0: constant, which drifts toward "
                       "random placements on long runs)")
       ->check(non_negative_number())
       ->capture_default_str();
-  command->add_option("--weights-in", flags->weights_in, "start from these weights (fine-tuning)")->check(CLI::ExistingFile);
+  command->add_option("--weights-in", flags->training.weights_in, "start from these weights (fine-tuning)")->check(CLI::ExistingFile);
   command->add_option("--weights-out", flags->weights_out, "write the trained weights here");
   command->add_option("--out,-o", flags->out, "write the best placement (JSON) here");
   command->add_option("--curve", flags->curve_csv, "write the learning curve (CSV) here");

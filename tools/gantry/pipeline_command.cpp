@@ -3,17 +3,15 @@
 // replicated stages when asked; prints the period, the stages by layer name and what 1F1B*, 1F1B
 // and GPipe cost, as text or JSON, and writes an SVG of the chosen schedule's periodic pattern.
 
-#include <gantry/io/import_pipedream.hpp>
-#include <gantry/io/json_cluster.hpp>
-#include <gantry/io/json_graph.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/io/json_chain.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/pipeline/order_search.hpp>
 #include <gantry/pipeline/plan.hpp>
 #include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
 #include "commands.hpp"
+#include "files.hpp"
 #include "inputs.hpp"
 #include "options.hpp"
 
@@ -162,7 +160,7 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     std::size_t processors = flags.processors;
     byte_count capacity = size_option("--memory", flags.memory, true);
     if (!flags.cluster_path.empty()) {
-      const cluster devices = read_cluster(flags.cluster_path);
+      const cluster devices = read_cluster_file(flags.cluster_path, {});
       processors = devices.device_count();
       if (devices.device_count() > 0) capacity = devices.capacity(0);
       options.comm.link = devices.default_link();

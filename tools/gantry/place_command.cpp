@@ -92,7 +92,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   for (const auto& [key, value] : placed.metadata) metadata[key] = value;
   if (ff.fuse != "none") metadata["fuse"] = ff.fuse;
   stage_output(outputs, out, [&] {
-    return placement_to_json_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
+    return placement_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
   });
   of.stage(outputs, g, c, p, sim.schedule,
            std::filesystem::path(graph_path).filename().string() + ": " + chosen + " on " + describe_devices(c) +

@@ -2,10 +2,13 @@
 // outputs, the single-device reference, the devices in words.
 #pragma once
 
+#include "files.hpp"
 #include "placement_commands.hpp"
 #include "warnings.hpp"
 
-#include <gantry/io/io.hpp>
+#include <gantry/io/atomic_file.hpp>
+#include <gantry/io/gzip.hpp>
+#include <gantry/io/units.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/validate.hpp>
@@ -58,14 +61,9 @@ void stage_output(atomic_file_group& outputs, const std::string& path, Content&&
 
 inline void output_flags::stage(atomic_file_group& outputs, const graph& g, const cluster& c, const placement& p,
                                 const schedule& s, const std::string& title) const {
-  stage_output(outputs, dot, [&] { return to_dot(g, {.device = p.device, .devices = &c}); });
-  stage_output(outputs, trace, [&] {
-    // A memory counter track per device, by the same rules as the reported peaks.
-    const memory_curve memory =
-        compute_memory_curve(snapshot(g), s, graph_model(g, c), detail::schedule_device_count(s, c.device_count()));
-    return chrome_trace_text(g, s, {.devices = &c, .memory = &memory});
-  });
-  stage_output(outputs, svg, [&] { return svg_gantt(g, s, {.devices = &c, .title = title}); });
+  stage_output(outputs, dot, [&] { return dot_text(g, c, p); });
+  stage_output(outputs, trace, [&] { return trace_text(g, s, c, true); });
+  stage_output(outputs, svg, [&] { return gantt_text(g, s, c, title); });
 }
 
 // JSON cannot hold, and no reader should believe, a makespan that overflowed: compute or transfer

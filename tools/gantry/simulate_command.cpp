@@ -20,10 +20,9 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
   const auto file = read_any_graph_file(graph_path, reading, limits);
   const graph& g = file.graph;
   const cluster c =
-      cf.cluster_file.empty() && cf.devices == 0 ? read_placement_cluster(placement_path, limits) : cf.make(limits);
+      cf.cluster_file.empty() && cf.devices == 0 ? read_placement_file_cluster(placement_path, limits) : cf.make(limits);
   const graph_model model(g, c);
-  const auto placement_read = read_placement(placement_path, g, c, limits);
-  require_complete_placement(placement_read, placement_path);
+  const auto placement_read = read_complete_placement(placement_path, g, c, limits);
   const placement& p = placement_read.placement;
   auto options = sf.make(p.order);
   const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), options);

@@ -1,11 +1,14 @@
 // The placers the tool offers: the library's registry (compiled in registry_*.cpp), and beside it,
-// with GLPK, the exact placer (place/exact.hpp) and, with Eigen, DOPPLER (learn_command.cpp).
+// with GLPK, the exact placer (place/exact.hpp) and, with Eigen, DOPPLER (learn_training.cpp).
 #include "bounds_report.hpp"
 
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/placers.hpp>
 #if GANTRY_CLI_HAS_GLPK
 #include <gantry/place/exact.hpp>
+#endif
+#if GANTRY_CLI_HAS_LEARN
+#include "learn_training.hpp"
 #endif
 
 #include <memory>

@@ -8,6 +8,7 @@
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/io/documents.hpp>
 #include <gantry/io/graph_schema.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/json_scan.hpp>
@@ -31,11 +32,8 @@ namespace gantry {
 inline constexpr std::string_view graph_format_name = "gantry.graph";
 inline constexpr int graph_format_version = 1;
 
-// A graph file: the graph and the document's "metadata" object (an empty object when absent).
-struct graph_file {
-  gantry::graph graph;
-  nlohmann::json metadata = nlohmann::json::object();
-};
+// A graph file (graph_file, io/documents.hpp): the graph and the document's "metadata" object (an
+// empty object when absent).
 
 namespace detail {
 

@@ -6,6 +6,7 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/adaptor.hpp>
+#include <gantry/io/documents.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_support.hpp>
@@ -52,20 +53,7 @@ inline constexpr int placement_format_version = 1;
   return out;
 }
 
-struct placement_json_options {
-  std::string algorithm{};                 // written as "algorithm", e.g. "m-topo"
-  const gantry::schedule* schedule = nullptr;  // when set: makespan, per-device summary, vertex times
-  nlohmann::json metadata = nlohmann::json::object();  // written as "metadata" when not empty
-};
-
-// What a placement file holds, with names mapped to the ids of the graph and cluster it was read
-// against.
-struct placement_file {
-  std::string algorithm;
-  gantry::placement placement;
-  std::optional<seconds> makespan;             // when the file has a schedule summary
-  nlohmann::json metadata = nlohmann::json::object();
-};
+// placement_json_options and placement_file: io/documents.hpp.
 
 namespace detail {
 

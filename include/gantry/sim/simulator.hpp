@@ -61,7 +61,12 @@ template <adapted_graph G, placement_model M, device_set D>
   if (const auto cycle = g->find_cycle(); !cycle.empty())
     throw not_a_dag("simulate: the graph has a cycle: " + describe_cycle(graph, cycle));
   simulator<M, D> sim(*g, model, devices, placement, options,
-                      [&graph](vertex_id v) { return "'" + vertex_name(graph, v) + "'"; });
+                      [&graph](vertex_id v) {  // not "'" + name + "'": a GCC 12 -Wrestrict false positive
+                        std::string text(1, '\'');
+                        text += vertex_name(graph, v);
+                        text += '\'';
+                        return text;
+                      });
   return std::move(sim.run());
 }
 
