@@ -1,7 +1,8 @@
 // The real work of `gantry execute --kernel work` and of calibrate's memory-bandwidth probe: a
 // graph's products and element-wise passes run with Eigen (exec/eigen_operations.hpp), compiled in
-// a unit of its own (eigen_work.cpp) so that execute_command.cpp, compiled once for gantry and once
-// for gantry-cuda, does not compile Eigen. Only in a tool built with Eigen (GANTRY_CLI_HAS_LEARN).
+// a unit of its own (eigen_work.cpp, shared by gantry and gantry-cuda) so that execute_cpu.cpp and
+// calibrate_command.cpp, compiled once for each, do not compile Eigen. Only in a tool built with
+// Eigen (GANTRY_CLI_HAS_LEARN).
 #pragma once
 
 #include <gantry/core/types.hpp>

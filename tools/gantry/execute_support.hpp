@@ -1,6 +1,7 @@
-// What `gantry calibrate` (calibrate_command.cpp) and `gantry execute` (execute_command.cpp) share:
-// their flags, the backend options checked against each other, and the CUDA devices. Both units
-// are compiled once for gantry and once for gantry-cuda (GANTRY_CLI_HAS_CUDA).
+// What `gantry calibrate` (calibrate_command.cpp) and `gantry execute` (execute_command.cpp,
+// execute_cpu.cpp, execute_cuda.cpp) share: their flags, the backend options checked against each
+// other, and the CUDA devices. Their units are compiled once for gantry and once for gantry-cuda
+// (GANTRY_CLI_HAS_CUDA), and every unit of one executable sees the same value.
 #pragma once
 
 #include "commands.hpp"
