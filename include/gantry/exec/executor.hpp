@@ -73,7 +73,7 @@ template <adapted_graph G, placement_model M, device_set D, execution_backend B>
   if (const auto cycle = g->find_cycle(); !cycle.empty())
     throw not_a_dag("execute: the graph has a cycle: " + describe_cycle(graph, cycle));
   executor<M, D, B> ex(*g, model, devices, placement, backend, options,
-                       [&graph](vertex_id v) { return "'" + vertex_name(graph, v) + "'"; });
+                       [&graph](vertex_id v) { return quoted_vertex_name(graph, v); });
   return std::move(ex.run());
 }
 

@@ -57,4 +57,13 @@ template <adapted_graph G>
   return std::string("#").append(std::to_string(v));
 }
 
+// vertex_name in single quotes, as messages name a vertex.
+template <adapted_graph G>
+[[nodiscard]] std::string quoted_vertex_name(const G& g, std::size_t v) {
+  std::string text(1, '\'');  // not "'" + name: GCC 12 warns of an overlap there (-Wrestrict, a false positive)
+  text += vertex_name(g, v);
+  text += '\'';
+  return text;
+}
+
 }  // namespace gantry

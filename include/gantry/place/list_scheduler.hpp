@@ -586,12 +586,7 @@ class list_scheduler {
   [[nodiscard]] bool is_backward(vertex_id v) const {
     return !options_.forward_of.empty() && options_.forward_of[v] != no_vertex;
   }
-  [[nodiscard]] std::string quoted(vertex_id v) const {
-    std::string text(1, '\'');  // not "'" + name: GCC 12 warns of an overlap there (-Wrestrict, a false positive)
-    text += vertex_name(graph_, v);
-    text += '\'';
-    return text;
-  }
+  [[nodiscard]] std::string quoted(vertex_id v) const { return quoted_vertex_name(graph_, v); }
 
   void check_arguments() const {
     const std::string who(name());

@@ -61,12 +61,7 @@ template <adapted_graph G, placement_model M, device_set D>
   if (const auto cycle = g->find_cycle(); !cycle.empty())
     throw not_a_dag("simulate: the graph has a cycle: " + describe_cycle(graph, cycle));
   simulator<M, D> sim(*g, model, devices, placement, options,
-                      [&graph](vertex_id v) {  // not "'" + name + "'": a GCC 12 -Wrestrict false positive
-                        std::string text(1, '\'');
-                        text += vertex_name(graph, v);
-                        text += '\'';
-                        return text;
-                      });
+                      [&graph](vertex_id v) { return quoted_vertex_name(graph, v); });
   return std::move(sim.run());
 }
 
