@@ -42,6 +42,7 @@
 #include <gantry/place/heft.hpp>
 #include <gantry/place/kahn_one_device.hpp>
 #include <gantry/place/list_scheduler.hpp>
+#include <gantry/place/local_search.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/place/order_place.hpp>
 #include <gantry/place/peft.hpp>

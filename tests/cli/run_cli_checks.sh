@@ -433,6 +433,15 @@ for co_place in on off; do
 done
 expect 2 "--co-place: maybe not in {on,off}" "$gantry" place -g "$tiny" --devices 2 --fuse baechi --co-place maybe
 
+# --local-search: its count is checked, and a run says what the search did and writes the result.
+expect 2 "--local-search: expected a whole number from 0 to 1073741824, got '-3'" "$gantry" place -g "$tiny" --devices 2 --local-search -3
+if ! "$gantry" place -g "$tiny" --devices 2 --latency 1ms --local-search 200 -o searched.json >stdout.txt 2>stderr.txt ||
+  ! grep -qE "^local search  [0-9]+ moves in [0-9]+ simulations" stdout.txt || [[ ! -s searched.json ]]; then
+  echo "FAIL: place --local-search 200:" >&2
+  cat stdout.txt stderr.txt >&2
+  failures=$((failures + 1))
+fi
+
 # --backend cuda: its options are named when they are wrong, in every build; the plain gantry says
 # how to get gantry-cuda, and gantry-cuda says when there is no GPU instead of crashing.
 expect 2 "--partitions: expected a whole number from 1 to 256, got '0'" "$gantry" execute -g "$tiny" --backend cuda --partitions 0

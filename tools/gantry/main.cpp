@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gantry 0.1.0");
 
-  std::string graph_path, algorithm = "m-etf", fallback = "none", out, placement_path, format = "table", compare_svg_path;
+  std::string graph_path, algorithm = "m-etf", out, placement_path, format = "table", compare_svg_path;
   std::size_t runs = 0;
   double cv = 0;
   std::uint64_t seed = 1;
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   input_flags inputs;
   cli::fuse_flags ff;
   cli::placer_limit_flags ef;
+  cli::after_placing_flags after;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
   place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
@@ -72,10 +73,7 @@ int main(int argc, char** argv) {
   cf.add_to(*place);
   place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
   place->add_option("--out,-o", out, "write the placement (JSON) here");
-  place->add_option("--fallback", fallback,
-                    "single-device: when one device alone runs the graph faster than the placement, use it")
-      ->check(CLI::IsMember({"none", "single-device"}))
-      ->capture_default_str();
+  after.add_to(*place);
   sf.add_to(*place);
   ff.add_to(*place);
   of.add_to(*place);
@@ -137,7 +135,7 @@ int main(int argc, char** argv) {
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
-    if (*place) return run_place(graph_path, graph_input, cf, sf, algorithm, fallback, out, of, ff, ef, inputs.make());
+    if (*place) return run_place(graph_path, graph_input, cf, sf, algorithm, after, out, of, ff, ef, inputs.make());
     if (*sim) return run_simulate(graph_path, graph_input, placement_path, cf, sf, runs, cv, seed, check, of, format, inputs.make());
     if (*compare) return run_compare(graph_path, graph_input, cf, sf, only, format, ff, ef, compare_svg_path, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()

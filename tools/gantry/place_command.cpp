@@ -1,18 +1,21 @@
 // `gantry place`: one placer, its placement simulated, written with its pictures.
 #include "placement_support.hpp"
 
+#include <gantry/place/local_search.hpp>
+
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gantry::cli {
 
 int run_place(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
-              const simulation_flags& sf, const std::string& algorithm, const std::string& fallback,
+              const simulation_flags& sf, const std::string& algorithm, const after_placing_flags& after,
               const std::string& out, const output_flags& of, const fuse_flags& ff, const placer_limit_flags& ef,
               const read_limits& limits) {
   const auto file = read_any_graph_file(graph_path, reading, limits);
@@ -46,15 +49,41 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
     std::cerr << "gantry place: " << algorithm << "'s placement "
               << (sim.ok() ? "runs in " + format_seconds(sim.schedule.makespan) : std::string("does not run")) << ", "
               << device << " alone runs the whole graph in " << format_seconds(reference->simulated.schedule.makespan)
-              << (fallback == "single-device" ? "; using " + device + " alone (--fallback single-device)"
+              << (after.fallback == "single-device" ? "; using " + device + " alone (--fallback single-device)"
                                               : "; --fallback single-device would use it")
               << "\n";
-    if (fallback == "single-device") {
+    if (after.fallback == "single-device") {
       placed = {reference->placed, std::nullopt};
       p.placement_time = elapsed_since(t0);
       sim = reference->simulated;
       chosen = "single-device (fallback from " + algorithm + ")";
     }
+  }
+  std::optional<local_search_result> searched;
+  if (after.local_search > 0 && sim.ok()) {
+    // Units: the colocation groups of the graph the placer saw (--fuse baechi and exact pair
+    // forward and backward vertices first) and the fused clusters.
+    const auto opts = sf.make(p.order);
+    progress(show, "local search, at most " + std::to_string(after.local_search) + " simulations...");
+    try {
+      searched = local_search(g, model, c, p,
+                              {.policy = opts.policy,
+                               .cache_transfers = opts.cache_transfers,
+                               .group = colocation_groups(coarse ? colocate_forward_backward(g) : g),
+                               .cluster = coarse ? coarse->coarse_of : std::vector<vertex_id>{},
+                               .max_simulations = after.local_search});
+      progress(show, " " + fixed_text(searched->placement.placement_time, 1) + " s\n");
+    } catch (const invalid_input& e) {  // a placer that splits colocation groups (enumerative)
+      progress(show, "\n");
+      std::cerr << "gantry place: warning: --local-search skipped: " << e.what() << "\n";
+    }
+    if (searched && searched->placement.ok() && searched->makespan < sim.schedule.makespan) {
+      p.device = searched->placement.device;
+      p.order = searched->placement.order;
+      sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+      chosen += " + local search";
+    }
+    p.placement_time = elapsed_since(t0);
   }
   std::cout << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links "
             << link_text(c) << "\n";
@@ -63,6 +92,12 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   if (placed.placement.outcome.message.find(" instead") != std::string::npos)
     std::cout << "fallback      " << placed.placement.outcome.message << "\n";
   if (const auto note = note_of(placed)) std::cout << "note          " << *note << "\n";
+  if (searched)
+    std::cout << "local search  " << searched->moves << " moves in " << searched->simulations << " simulations ("
+              << fixed_text(searched->placement.placement_time, 2) << " s): "
+              << format_seconds(searched->start_makespan) << " -> " << format_seconds(searched->makespan)
+              << (searched->moves == 0 && searched->makespan >= searched->start_makespan ? ", the placer's placement kept" : "")
+              << "\n";
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
               << " (the placer's schedule; below: "

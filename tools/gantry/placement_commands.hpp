@@ -63,9 +63,29 @@ struct output_flags {
              const std::string& title) const;
 };
 
+// What `gantry place` does after the placer: take one device when it is faster, improve the
+// placement with the simulator as judge.
+struct after_placing_flags {
+  std::string fallback = "none";
+  std::size_t local_search = 0;  // simulations at most; 0: off
+
+  void add_to(CLI::App& app) {
+    app.add_option("--fallback", fallback,
+                   "single-device: when one device alone runs the graph faster than the placement, use it")
+        ->check(CLI::IsMember({"none", "single-device"}))
+        ->capture_default_str();
+    app.add_option("--local-search", local_search,
+                   "then improve the placement with the simulator as judge (--policy): move colocation groups "
+                   "(and --fuse clusters) one at a time to the device where the makespan is shortest, in at most "
+                   "this many simulations (0: off)")
+        ->check(whole_number_between<std::size_t>(0, std::size_t{1} << 30))
+        ->capture_default_str();
+  }
+};
+
 // gantry place (place_command.cpp).
 int run_place(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
-              const simulation_flags& sf, const std::string& algorithm, const std::string& fallback,
+              const simulation_flags& sf, const std::string& algorithm, const after_placing_flags& after,
               const std::string& out, const output_flags& of, const fuse_flags& ff, const placer_limit_flags& ef,
               const read_limits& limits);
 // gantry simulate (simulate_command.cpp).
