@@ -22,9 +22,13 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/graph/snapshot.hpp>
 
 #include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <type_traits>
 
@@ -37,9 +41,74 @@ struct list_choice {
   friend bool operator==(const list_choice&, const list_choice&) = default;
 };
 
+// What a policy reads: the engine's const queries (list_scheduler models it). Costs for a vertex
+// v with k inputs (with those of the members of v's group while the group is not bound), m
+// devices and h memory holds on a device; each input also looks at its route's channels (at most
+// four) and the copies its tensor already has (at most m):
+//   O(1)      name (the policy's), vertex_count, device_count, graph (the CSR snapshot), model,
+//             devices, options (list_options), transfers (reserved so far, in order: a
+//             std::vector<transfer>), ready (in no particular order), is_ready, placed_count,
+//             last_placed, last_bound_group (the last placement bound a group), is_placed, device_of,
+//             start_of, finish_of, available_at (when d finishes its last vertex), last_on,
+//             kahn_rank, allowed (v's group's device, or any device not excluded), excluded,
+//             bound_device, group_members, channels_shared, ready_may_change, memory_changed;
+//             bottom_level and top_level (mean times; the first call computes every level, O((n + e)
+//             m) for models with mean times, O(n m + e m^2) otherwise)
+//   O(m)      now (the earliest time a device is free)
+//   O(k)      data_ready (when v's inputs could be on d, with the copies placing v there would
+//             start), earliest_start_appended, and earliest_start and earliest_finish (plus the idle
+//             gaps of d when the policy inserts)
+//   O(k m)    data_ready_all (every device at once, one pass over the inputs)
+//   fits      O(1) while d has room for the most v can add; else O(k) (reserved memory) or
+//             O(k log k + k log h) (dynamic memory)
+//   free_memory  O(1) reserved, O(log h) dynamic (a device's first query builds its timeline)
+// Queries are const but not re-entrant: the engine keeps scratch (the inputs last collected, the
+// channels probed and restored) that a query overwrites, so one view serves one thread.
+// A policy written against this concept runs on any engine that models it (a test double included).
+template <class V>
+concept list_view = requires(const V& view, vertex_id v, device_id d, std::span<seconds> per_device) {
+  { view.name() } -> std::convertible_to<std::string_view>;
+  { view.vertex_count() } -> std::convertible_to<std::size_t>;
+  { view.device_count() } -> std::convertible_to<std::size_t>;
+  { view.graph() } -> std::convertible_to<const csr_graph&>;
+  view.model();
+  view.devices();
+  view.options();
+  view.transfers();
+  { view.ready() } -> std::convertible_to<std::span<const vertex_id>>;
+  { view.is_ready(v) } -> std::convertible_to<bool>;
+  { view.placed_count() } -> std::convertible_to<std::size_t>;
+  { view.last_placed() } -> std::convertible_to<vertex_id>;
+  { view.last_bound_group() } -> std::convertible_to<bool>;
+  { view.is_placed(v) } -> std::convertible_to<bool>;
+  { view.device_of(v) } -> std::convertible_to<device_id>;
+  { view.start_of(v) } -> std::convertible_to<seconds>;
+  { view.finish_of(v) } -> std::convertible_to<seconds>;
+  { view.available_at(d) } -> std::convertible_to<seconds>;
+  { view.last_on(d) } -> std::convertible_to<vertex_id>;
+  { view.now() } -> std::convertible_to<seconds>;
+  { view.kahn_rank(v) } -> std::convertible_to<std::uint32_t>;
+  { view.bottom_level(v) } -> std::convertible_to<seconds>;
+  { view.top_level(v) } -> std::convertible_to<seconds>;
+  { view.allowed(v, d) } -> std::convertible_to<bool>;
+  { view.excluded(d) } -> std::convertible_to<bool>;
+  { view.bound_device(v) } -> std::convertible_to<device_id>;
+  { view.group_members(v) } -> std::convertible_to<std::span<const vertex_id>>;
+  { view.channels_shared() } -> std::convertible_to<bool>;
+  { view.ready_may_change(v) } -> std::convertible_to<bool>;
+  { view.data_ready(v, d) } -> std::convertible_to<seconds>;
+  view.data_ready_all(v, per_device);
+  { view.earliest_start(v, d) } -> std::convertible_to<seconds>;
+  { view.earliest_finish(v, d) } -> std::convertible_to<seconds>;
+  { view.earliest_start_appended(v, d) } -> std::convertible_to<seconds>;
+  { view.fits(v, d) } -> std::convertible_to<bool>;
+  { view.free_memory(d) } -> std::convertible_to<byte_count>;
+  { view.memory_changed(d) } -> std::convertible_to<bool>;
+};
+
 // A policy for the engine whose read-only view is View.
 template <class P, class View>
-concept list_policy_for = requires(P& policy, const View& view) {
+concept list_policy_for = list_view<View> && requires(P& policy, const View& view) {
   { policy.choose(view) } -> std::convertible_to<std::optional<list_choice>>;
 };
 

@@ -132,6 +132,7 @@ class list_scheduler {
   list_scheduler(const G& graph, const M& model, const D& devices, Policy policy, list_options options = {})
       : graph_(graph), view_(graph), model_(model), devices_(devices), policy_(std::move(policy)),
         options_(std::move(options)) {
+    static_assert(list_view<list_scheduler>, "the engine's queries must model list_view (place/list_policy.hpp)");
     static_assert(list_policy_for<Policy, list_scheduler>,
                   "a list-scheduling policy needs choose(view) returning std::optional<list_choice>");
     static_assert(detail::check_policy_hooks<Policy, list_scheduler>());
