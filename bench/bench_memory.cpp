@@ -17,7 +17,7 @@
 // 3. GNMT at 803 MB per device: the best memory-aware placement (unfused or fused by Baechi's
 //    rule), improved by local_search for the judge, over Baechi's best placement, per link mode and
 //    simulator policy (target <= 0.90).
-#include <gantry/graph/fusion.hpp>
+#include <gantry/fusion/fusion.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/local_search.hpp>
 #include <gantry/place/placers.hpp>

@@ -5,7 +5,7 @@
 //
 //   embed -> block0 -> block1 -> ... -> block23 -> head      (forward, then backward in reverse)
 //   |---- GPU 0 ----|---- GPU 1 ----|---- GPU 2 ----|---- GPU 3 ----|
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/pipeline/k_periodic.hpp>
 #include <gantry/pipeline/non_contiguous.hpp>
 #include <gantry/pipeline/plan.hpp>

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian machine to a tested build: installs missing packages, builds every
 # test, example and the tool with AddressSanitizer + UndefinedBehaviorSanitizer, runs the suite with
-# ctest, fuzzes each reader for a short fixed time (scripts/fuzz.sh; skipped without clang), then
+# ctest (after checking that no header includes a layer above its own: scripts/check_layers.sh),
+# fuzzes each reader for a short fixed time (scripts/fuzz.sh; skipped without clang), then
 # proves that an installed gantry is usable from a separate project via find_package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh --tests
+# No header includes a layer above its own (core < graph < model < ... < learn).
+scripts/check_layers.sh
 build=${GANTRY_TEST_BUILD:-build-test}
 jobs=$(nproc)
 # -O0 -g1: with the sanitizers, -O1 makes the template-heavy tests compile ten times slower.

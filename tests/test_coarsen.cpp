@@ -1,5 +1,5 @@
 // coarsen() and expand() on hand cases: what a coarse vertex and edge carry, and refusals.
-#include <gantry/graph/coarsen.hpp>
+#include <gantry/fusion/coarsen.hpp>
 
 #include <doctest/doctest.h>
 

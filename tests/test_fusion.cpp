@@ -2,7 +2,7 @@
 // backward colocation, a fusion the degree rule refuses and the exact rule allows, one that would
 // make a cycle, random graphs whose fused graphs are DAGs and whose coarse placements expand to
 // valid schedules, and Baechi's GNMT fused into Baechi's own 576 ops.
-#include <gantry/graph/fusion.hpp>
+#include <gantry/fusion/fusion.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/schedule/validate.hpp>

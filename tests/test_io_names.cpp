@@ -2,9 +2,9 @@
 // value, in any case; unknown names are refused with the choices; and input quoted into messages
 // (detail::quoted) never carries raw bytes.
 #include <gantry/core/types.hpp>
-#include <gantry/graph/fusion.hpp>
+#include <gantry/core/units.hpp>
+#include <gantry/fusion/fusion.hpp>
 #include <gantry/io/json_cluster.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/topology.hpp>
 #include <gantry/pipeline/comm_partition.hpp>
 #include <gantry/pipeline/plan.hpp>

@@ -1,7 +1,7 @@
 // Sizes, durations and bandwidths as text: every accepted spelling, every rejected one with its
 // own message, and the formatters.
+#include <gantry/core/units.hpp>
 #include <gantry/io/limits.hpp>
-#include <gantry/io/units.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,11 +1,11 @@
 // The chain model: JSON round trip and errors naming file and pointer, chains from training
 // graphs, link stages, and the SVG picture.
-#include <gantry/pipeline/chain.hpp>
 #include <gantry/io/json_chain.hpp>
+#include <gantry/io/pipeline_svg.hpp>
+#include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/one_f_one_b_star.hpp>
 #include <gantry/pipeline/order_search.hpp>
 #include <gantry/pipeline/plan.hpp>
-#include <gantry/pipeline/svg.hpp>
 
 #include <doctest/doctest.h>
 

@@ -8,12 +8,12 @@
 #include <gantry/core/random.hpp>
 #include <gantry/core/types.hpp>
 
+#include <gantry/fusion/coarsen.hpp>
+#include <gantry/fusion/fusion.hpp>
+#include <gantry/generate/random_dag.hpp>
 #include <gantry/graph/adaptor.hpp>
-#include <gantry/graph/coarsen.hpp>
-#include <gantry/graph/fusion.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
-#include <gantry/generate/random_dag.hpp>
 #include <gantry/workloads/doppler.hpp>
 
 #include <gantry/model/capacity_scaled.hpp>
@@ -45,6 +45,7 @@
 #include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
 
+#include <gantry/io/pipeline_svg.hpp>
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/gpipe.hpp>
 #include <gantry/pipeline/k_periodic.hpp>
@@ -54,7 +55,6 @@
 #include <gantry/pipeline/partition.hpp>
 #include <gantry/pipeline/pattern.hpp>
 #include <gantry/pipeline/plan.hpp>
-#include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
 #include <gantry/schedule/memory_ledger.hpp>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <gantry/bounds/lower_bound.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/io/markup.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/placers.hpp>
 

@@ -3,10 +3,10 @@
 #include "execute_support.hpp"
 #include "files.hpp"
 
+#include <gantry/core/units.hpp>
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
 #include <gantry/exec/operations.hpp>
-#include <gantry/io/units.hpp>
 #if GANTRY_CLI_HAS_LEARN
 #include "eigen_work.hpp"
 #endif

@@ -8,11 +8,11 @@
 #include "execute_support.hpp"
 #include "files.hpp"
 
+#include <gantry/core/units.hpp>
 #include <gantry/exec/operations.hpp>
 #include <gantry/exec/study.hpp>
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/gzip.hpp>
-#include <gantry/io/units.hpp>
 
 #include <nlohmann/json.hpp>
 

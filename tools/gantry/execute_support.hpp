@@ -9,8 +9,8 @@
 #include "options.hpp"
 #include "warnings.hpp"
 
+#include <gantry/core/units.hpp>
 #include <gantry/exec/calibrate.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #ifndef GANTRY_CLI_HAS_CUDA  // tools/CMakeLists.txt sets it: 1 for gantry-cuda
 #define GANTRY_CLI_HAS_CUDA 0

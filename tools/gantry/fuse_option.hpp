@@ -1,12 +1,12 @@
 // --fuse for every placer: reduce the graph before placing it and expand the placement back
-// (graph/fusion.hpp, graph/coarsen.hpp). One table of reductions that need only the graph (a new
+// (fusion/fusion.hpp, fusion/coarsen.hpp). One table of reductions that need only the graph (a new
 // one is one more row), plus Kernighan's breakpoint DP (fusion/kernighan.hpp), which cuts the
 // CPD-TOPO order by transfer costs and so needs the model and devices too: --window and
 // --cluster-memory set it, here and inside the celeritas placer.
 #pragma once
 
-#include <gantry/graph/fusion.hpp>
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
+#include <gantry/fusion/fusion.hpp>
 #include <gantry/place/placers.hpp>
 
 #include "options.hpp"

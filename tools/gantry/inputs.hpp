@@ -2,9 +2,9 @@
 // limits on input files, and a cluster from a file or from flags that describe identical devices.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/documents.hpp>
 #include <gantry/io/limits.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 
 #include "options.hpp"

@@ -10,8 +10,8 @@
 #include "inputs.hpp"
 #include "learn_training.hpp"
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
-#include <gantry/io/units.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -3,7 +3,7 @@
 // that compiles Eigen and DOPPLER's trainer.
 #include "learn_training.hpp"
 
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/learn/doppler.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/placers.hpp>

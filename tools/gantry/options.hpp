@@ -6,7 +6,7 @@
 // base unit, docs/format.md.) Every message starts with the option's name.
 #pragma once
 
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/model/cluster.hpp>
 
 #include <CLI/CLI.hpp>

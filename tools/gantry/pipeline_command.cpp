@@ -3,11 +3,11 @@
 // replicated stages when asked; prints the period, the stages by layer name and what 1F1B*, 1F1B
 // and GPipe cost, as text or JSON, and writes an SVG of the chosen schedule's periodic pattern.
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/json_chain.hpp>
-#include <gantry/io/units.hpp>
+#include <gantry/io/pipeline_svg.hpp>
 #include <gantry/pipeline/order_search.hpp>
 #include <gantry/pipeline/plan.hpp>
-#include <gantry/pipeline/svg.hpp>
 #include <gantry/pipeline/unroll.hpp>
 
 #include "commands.hpp"

@@ -6,9 +6,9 @@
 #include "placement_commands.hpp"
 #include "warnings.hpp"
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/gzip.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/validate.hpp>

@@ -3,8 +3,8 @@
 // Each function returns the warning's text, or nothing; the commands print it to stderr.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/graph/graph.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 
 #include <nlohmann/json.hpp>

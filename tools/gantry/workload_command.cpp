@@ -7,8 +7,8 @@
 #include "commands.hpp"
 #include "options.hpp"
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/json_graph.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/workloads/doppler.hpp>
 
 #include <CLI/CLI.hpp>

@@ -1,7 +1,7 @@
 // Kernighan's breakpoint DP (Kernighan 1971; Celeritas §5.1.3): cut a topological order into
 // contiguous segments, each at most `window` vertices long and within a memory cap, so that the
 // communication cost of the edges leaving the segments is smallest. The segments become the
-// clusters of a coarse graph (graph/coarsen.hpp), which is a DAG by construction: every edge goes
+// clusters of a coarse graph (fusion/coarsen.hpp), which is a DAG by construction: every edge goes
 // forward in the order, so every coarse edge goes from an earlier segment to a later one.
 //
 // With positions 0..n-1 in the order, cost(i, j) = sum of c(e) over edges e = (v_k, v_l) with
@@ -12,7 +12,7 @@
 // segment of its own: the cap limits how much is fused, it never makes the DP infeasible.
 #pragma once
 
-#include <gantry/graph/coarsen.hpp>
+#include <gantry/fusion/coarsen.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>

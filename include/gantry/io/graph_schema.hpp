@@ -17,7 +17,7 @@ namespace gantry {
 // How a field's value is written and read.
 enum class field_type {
   name,              // the vertex's unique, non-empty name (in DOT: the node ID, not an attribute)
-  time,              // seconds >= 0, or a duration string ("1.2ms", io/units.hpp)
+  time,              // seconds >= 0, or a duration string ("1.2ms", core/units.hpp)
   bytes,             // whole bytes, or a size string ("16MiB")
   number,            // a finite number >= 0
   text,              // any UTF-8 string

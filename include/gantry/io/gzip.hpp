@@ -5,9 +5,9 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/limits.hpp>
-#include <gantry/io/units.hpp>
 
 #include <zlib.h>
 #if defined(GANTRY_HAS_LIBDEFLATE)

@@ -3,7 +3,7 @@
 // naming the file, the line and the reason.
 //
 // Vertex attributes (values are DOT IDs: bare numbers, identifiers or quoted strings):
-//   compute=0.0012 or "1.2ms"     seconds, units ns/us/ms/s/min/h accepted (io/units.hpp)
+//   compute=0.0012 or "1.2ms"     seconds, units ns/us/ms/s/min/h accepted (core/units.hpp)
 //   compute_<kind>=...            compute time on devices of that kind (graph::set_compute)
 //   persistent, output, temporary bytes, units B/kB/MB/GB/KiB/MiB/GiB/... accepted
 //   group, op                     strings;  flops  a number >= 0
@@ -20,12 +20,12 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/io/graph_schema.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/limits.hpp>
-#include <gantry/io/units.hpp>
 
 #include <charconv>
 #include <cmath>

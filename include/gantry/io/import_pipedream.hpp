@@ -21,11 +21,11 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/limits.hpp>
-#include <gantry/io/units.hpp>
 
 #include <cmath>
 #include <filesystem>

@@ -4,18 +4,18 @@
 // nlohmann-json and zlib.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/chrome_trace.hpp>
 #include <gantry/io/dot.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/import_dot.hpp>
 #include <gantry/io/import_pipedream.hpp>
-#include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_chain.hpp>
+#include <gantry/io/json_cluster.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/io/json_placement.hpp>
 #include <gantry/io/json_support.hpp>
 #include <gantry/io/limits.hpp>
 #include <gantry/io/markup.hpp>
 #include <gantry/io/svg_gantt.hpp>
-#include <gantry/io/units.hpp>

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/json_support.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 
 #include <nlohmann/json.hpp>

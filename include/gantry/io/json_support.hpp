@@ -5,8 +5,8 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/io/limits.hpp>
-#include <gantry/io/units.hpp>
 
 #include <nlohmann/json.hpp>
 

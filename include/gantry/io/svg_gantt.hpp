@@ -7,10 +7,10 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/markup.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/schedule/schedule.hpp>
 

@@ -4,7 +4,7 @@
 // (link gantry::lp); not included by the umbrella header.
 #pragma once
 
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/non_contiguous.hpp>
 #include <gantry/pipeline/pattern.hpp>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <gantry/core/types.hpp>
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/pipeline/chain.hpp>
 
 #include <algorithm>

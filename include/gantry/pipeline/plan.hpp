@@ -4,7 +4,7 @@
 // memory (Euro-Par 2021). Used by `gantry pipeline`.
 #pragma once
 
-#include <gantry/io/units.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/comm_partition.hpp>
 #include <gantry/pipeline/gpipe.hpp>

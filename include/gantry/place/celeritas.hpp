@@ -8,9 +8,9 @@
 // clusters, and O((n + e) · m · log n) for the unfused placement.
 #pragma once
 
+#include <gantry/core/units.hpp>
+#include <gantry/fusion/coarsen.hpp>
 #include <gantry/fusion/kernighan.hpp>
-#include <gantry/graph/coarsen.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/colocation.hpp>

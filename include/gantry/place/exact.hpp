@@ -20,8 +20,8 @@
 #pragma once
 
 #include <gantry/bounds/lower_bound.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/graph/snapshot.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>

@@ -17,8 +17,8 @@
 // schedule fits.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/graph/snapshot.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/capacity_scaled.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
@@ -26,9 +26,9 @@
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/kahn_one_device.hpp>
 #include <gantry/place/list_policy.hpp>
+#include <gantry/schedule/idle_gaps.hpp>
 #include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/memory_profile.hpp>
-#include <gantry/schedule/idle_gaps.hpp>
 #include <gantry/schedule/memory_timeline.hpp>
 #include <gantry/schedule/schedule.hpp>
 

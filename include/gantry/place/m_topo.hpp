@@ -11,8 +11,8 @@
 // capacity M(d), and reports failure by status instead of overshooting.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/graph/snapshot.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>

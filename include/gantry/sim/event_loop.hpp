@@ -21,8 +21,8 @@
 
 #include <gantry/core/enum_names.hpp>
 #include <gantry/core/random.hpp>
+#include <gantry/core/units.hpp>
 #include <gantry/graph/snapshot.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/order/levels.hpp>

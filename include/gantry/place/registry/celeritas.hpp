@@ -4,8 +4,8 @@
 // file of its own with GANTRY_SEPARATE_COMPILATION.
 #pragma once
 
+#include <gantry/fusion/coarsen.hpp>
 #include <gantry/fusion/kernighan.hpp>
-#include <gantry/graph/coarsen.hpp>
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/celeritas.hpp>
 #include <gantry/place/enumerative.hpp>

@@ -4,8 +4,8 @@
 // under the rows and a legend of the colours. Text is escaped by io/markup.hpp's rules.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/io/markup.hpp>
-#include <gantry/io/units.hpp>
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/pattern.hpp>
 

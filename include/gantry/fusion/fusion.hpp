@@ -1,12 +1,12 @@
 // Baechi's graph reductions (Baechi §3.1-3.3), usable before any placer: co-placement (a vertex
 // whose outputs all go to one consumer joins it, to a fixed point), forward/backward colocation,
 // and fusion of the edges inside those groups by Baechi's degree rule or by gantry's exact rule.
-// Each reduction only decides which vertices form a cluster; graph/coarsen.hpp builds the coarse
+// Each reduction only decides which vertices form a cluster; fusion/coarsen.hpp builds the coarse
 // DAG and maps a coarse placement back (expand). See docs/algorithms.md, "Colocation, co-placement
 // and fusion".
 #pragma once
 
-#include <gantry/graph/coarsen.hpp>
+#include <gantry/fusion/coarsen.hpp>
 #include <gantry/graph/graph.hpp>
 
 #include <algorithm>
