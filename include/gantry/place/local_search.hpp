@@ -78,8 +78,9 @@ void placed_bottom_level_order(const csr_graph& g, const M& model, std::span<con
 
 // Improves `start` (a device for every vertex of `graph`). Throws invalid_input for a start of the
 // wrong size or naming a device out of range, and for group or cluster vectors of the wrong size;
-// not_a_dag for a cycle. A start that fails (its outcome) is returned as it is. If no trial runs,
-// the result's outcome is the last trial's failure (out_of_memory, naming vertex and device).
+// not_a_dag for a cycle. A start that failed (its outcome says so) is returned as it is. When no
+// trial runs to its end, the start included (each ran out of memory), the result's outcome is the
+// last trial's failure, naming vertex and device.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] local_search_result local_search(const G& graph, const M& model, const D& devices, const placement& start,
                                                const local_search_options& options = {}) {
