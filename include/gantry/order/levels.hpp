@@ -1,6 +1,7 @@
 // Top level, bottom level and critical path (Celeritas §4.2; Kwok & Ahmad 1999), computed with one
 // representative compute and transfer time per vertex and edge: the model's own mean if it has one,
-// else the mean over devices. O(n + e) after a topological order.
+// else the mean over devices. O(n + e) after a topological order. detail::placed_bottom_level
+// gives the bottom levels of one placement instead (place/local_search.hpp orders by them).
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
@@ -8,6 +9,7 @@
 #include <gantry/model/model.hpp>
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 namespace gantry {
@@ -42,6 +44,27 @@ template <class G>
 void require_dag(const G& graph, const csr_graph& g, const std::vector<vertex_id>& order) {
   if (order.size() != g.vertex_count())
     throw not_a_dag("the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
+}
+
+// Bottom levels of a placed graph: compute on each vertex's own device, and the transfer of edge
+// u -> w only where u and w are on different devices (levels with mean times ignore the
+// placement). O(n + e) after a topological order.
+template <cost_model M>
+void placed_bottom_level(const csr_graph& g, std::span<const vertex_id> topo, const M& model,
+                         std::span<const device_id> device, std::vector<seconds>& level) {
+  level.assign(g.vertex_count(), 0);
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    const vertex_id v = *it;
+    const device_id d = device[v];
+    const auto successors = g.successors(v);
+    const auto out = g.out_edges(v);
+    seconds after = 0;
+    for (std::size_t i = 0; i < successors.size(); ++i) {
+      const device_id to = device[successors[i]];
+      after = std::max(after, level[successors[i]] + (to == d ? 0 : model.transfer_time(out[i], d, to)));
+    }
+    level[v] = model.compute_time(v, d) + after;
+  }
 }
 
 template <cost_model M>

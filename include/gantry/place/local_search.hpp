@@ -49,33 +49,6 @@ struct local_search_result {
   std::size_t moves = 0;        // units moved
 };
 
-namespace detail {
-
-// Vertices in decreasing placed bottom level, ties in topological order: the transfer of edge
-// u -> w counts only where u and w are on different devices.
-template <placement_model M>
-void placed_bottom_level_order(const csr_graph& g, const M& model, std::span<const vertex_id> topo,
-                               std::span<const device_id> device, std::vector<seconds>& level,
-                               std::vector<vertex_id>& order) {
-  level.assign(g.vertex_count(), 0);
-  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
-    const vertex_id v = *it;
-    const device_id d = device[v];
-    const auto successors = g.successors(v);
-    const auto out = g.out_edges(v);
-    seconds after = 0;
-    for (std::size_t i = 0; i < successors.size(); ++i) {
-      const device_id to = device[successors[i]];
-      after = std::max(after, level[successors[i]] + (to == d ? 0 : model.transfer_time(out[i], d, to)));
-    }
-    level[v] = model.compute_time(v, d) + after;
-  }
-  order.assign(topo.begin(), topo.end());
-  std::stable_sort(order.begin(), order.end(), [&](vertex_id a, vertex_id b) { return level[a] > level[b]; });
-}
-
-}  // namespace detail
-
 // Improves `start` (a device for every vertex of `graph`). Throws invalid_input for a start of the
 // wrong size or naming a device out of range, and for group or cluster vectors of the wrong size;
 // not_a_dag for a cycle. A start that failed (its outcome says so) is returned as it is. When no
@@ -176,8 +149,11 @@ template <adapted_graph G, placement_model M, device_set D>
     }
     return run.schedule.makespan;
   };
+  // Each trial's order: decreasing placed bottom level, ties in topological order.
   const auto judge_placed = [&] {
-    detail::placed_bottom_level_order(g, model, topo, device, level, order);
+    detail::placed_bottom_level(g, topo, model, device, level);
+    order.assign(topo.begin(), topo.end());
+    std::stable_sort(order.begin(), order.end(), [&](vertex_id a, vertex_id b) { return level[a] > level[b]; });
     return judge(order);
   };
 
