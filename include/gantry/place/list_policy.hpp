@@ -62,8 +62,12 @@ struct list_choice {
 //   fits      O(1) while d has room for the most v can add; else O(k) (reserved memory) or
 //             O(k log k + k log h) (dynamic memory)
 //   free_memory  O(1) reserved, O(log h) dynamic (a device's first query builds its timeline)
-// Queries are const but not re-entrant: the engine keeps scratch (the inputs last collected, the
-// channels probed and restored) that a query overwrites, so one view serves one thread.
+//   (with a colocation group of g members bound or being bound, fits adds O(g + their edges): the
+//   room the group keeps for its members still to come)
+// Queries are const and keep no scratch: one may call another in any order (the engine lists a
+// vertex's inputs once, when it becomes ready, and probes channels without touching them). The
+// bottom levels and a device's memory timeline are caches built by the first query that needs
+// them, so one view serves one thread.
 // A policy written against this concept runs on any engine that models it (a test double included).
 template <class V>
 concept list_view = requires(const V& view, vertex_id v, device_id d, std::span<seconds> per_device) {
