@@ -118,7 +118,8 @@ int main() {
   for (const auto& path : paths) graphs.push_back(read_graph(path.string()));
   std::size_t big = graphs.size();
   for (std::size_t i = 0; i < graphs.size(); ++i)
-    if (graphs[i].vertex_count() >= 30'000 && (big == graphs.size() || graphs[i].vertex_count() > graphs[big].vertex_count()))
+    if (graphs[i].vertex_count() >= 30'000 &&
+        (big == graphs.size() || graphs[i].vertex_count() > graphs[big].vertex_count()))
       big = i;
   if (big == graphs.size()) {
     std::printf("no shipped graph has 30,000 vertices or more\n");
@@ -139,7 +140,8 @@ int main() {
   const double t_order = bench::median_seconds(5, [&] { order = cpd_topo_order(g, model, c); });
   kernighan_fusion fusion;
   const double t_fuse = bench::median_seconds(5, [&] {
-    fusion = fuse_kernighan(g, std::span<const vertex_id>(order), model, c, {.cluster_memory = quarter_device_memory(c)});
+    fusion =
+        fuse_kernighan(g, std::span<const vertex_id>(order), model, c, {.cluster_memory = quarter_device_memory(c)});
   });
   celeritas_result result;
   const double t_total = bench::median_seconds(5, [&] { result = celeritas(g, c); });
@@ -163,10 +165,12 @@ int main() {
     const double taken =
         bench::median_seconds(3, [&] { narrower = celeritas(g, c, {.window = window, .also_unfused = false}); });
     std::printf("  the paper's with R = %-3zu  %.4f s, %zu clusters, makespan %s\n", window, taken,
-                narrower.fusion.coarsening.coarse.vertex_count(), show(simulated(g, c, narrower.placement, taken)).c_str());
+                narrower.fusion.coarsening.coarse.vertex_count(),
+                show(simulated(g, c, narrower.placement, taken)).c_str());
   }
 
-  std::printf("\nother placers on %s (one run each; placement time, simulated makespan):\n", paths[big].filename().c_str());
+  std::printf("\nother placers on %s (one run each; placement time, simulated makespan):\n",
+              paths[big].filename().c_str());
   for (const char* name : {"m-etf", "m-sct", "m-heft", "order-place"}) {
     const placer_entry* entry = find_placer(name);
     if (entry == nullptr) {
@@ -199,18 +203,21 @@ int main() {
                       order_row = by_name("order-place", true);
     const auto ratio = [](const outcome_row& a, const outcome_row& b) {
       char text[32];
-      if (a.makespan && b.makespan) std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * (*a.makespan / *b.makespan - 1));
+      if (a.makespan && b.makespan)
+        std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * (*a.makespan / *b.makespan - 1));
       else std::snprintf(text, sizeof text, "-");
       return std::string(text);
     };
     std::printf("%-22s %7zu %9.3f s %24s %24s %24s %24s %24s %10s %10s\n", paths[i].filename().c_str(),
-                h.vertex_count(), bound, show(cel_row).c_str(), show(paper_row).c_str(), show(etf_row).c_str(), show(sct_row).c_str(),
-                show(order_row).c_str(),
-                ratio(cel_row, etf_row).c_str(), ratio(cel_row, order_row).c_str());
+                h.vertex_count(), bound, show(cel_row).c_str(), show(paper_row).c_str(), show(etf_row).c_str(),
+                show(sct_row).c_str(), show(order_row).c_str(), ratio(cel_row, etf_row).c_str(),
+                ratio(cel_row, order_row).c_str());
   }
-  std::printf("(paper alone: celeritas_options::also_unfused = false;\n"
-              " cel/m-etf, cel/o-p: celeritas's makespan over m-ETF's and over Order-Place's on the fused graph;\n"
-              " lower bnd: max(longest compute path on the fastest device with free communication, total compute / total speed))\n");
+  std::printf(
+      "(paper alone: celeritas_options::also_unfused = false;\n"
+      " cel/m-etf, cel/o-p: celeritas's makespan over m-ETF's and over Order-Place's on the fused graph;\n"
+      " lower bnd: max(longest compute path on the fastest device with free communication, total compute / total "
+      "speed))\n");
 
   bench::print_target("celeritas_30k_4dev_seconds", t_total, 0.2);
   return 0;

@@ -53,18 +53,20 @@ struct prepared {
 }  // namespace
 
 int main(int argc, char**) {
-  const bool details = argc > 1;  // any argument: one line per placement
+  const bool details = argc > 1;         // any argument: one line per placement
   constexpr seconds target_work = 0.06;  // total compute per run, in seconds, before dividing by 2 devices
   constexpr std::size_t placements = 20;
   constexpr std::size_t runs = 3;
   const auto calibration = calibrate_cpu({.devices = 2});
-  std::printf("calibration: busy loop %.4g it/s, launch round trip %.1f us per vertex, copies %.2f us + bytes / %.2f GB/s, "
-              "%u hardware threads\n",
-              calibration.loop_rate, calibration.launch_overhead * 1e6, calibration.link.link.latency * 1e6,
-              calibration.link.link.bandwidth / 1e9, calibration.hardware_threads);
-  std::printf("note: devices are threads; on %u hardware threads at most %u devices truly run in parallel, and the "
-              "executor's thread shares them\n",
-              calibration.hardware_threads, std::min(2u, calibration.hardware_threads));
+  std::printf(
+      "calibration: busy loop %.4g it/s, launch round trip %.1f us per vertex, copies %.2f us + bytes / %.2f GB/s, "
+      "%u hardware threads\n",
+      calibration.loop_rate, calibration.launch_overhead * 1e6, calibration.link.link.latency * 1e6,
+      calibration.link.link.bandwidth / 1e9, calibration.hardware_threads);
+  std::printf(
+      "note: devices are threads; on %u hardware threads at most %u devices truly run in parallel, and the "
+      "executor's thread shares them\n",
+      calibration.hardware_threads, std::min(2u, calibration.hardware_threads));
 
   std::vector<workload> workloads;
   workloads.push_back({"chainmm", chain_mm({.dimension = 2048})});
@@ -111,12 +113,15 @@ int main(int argc, char**) {
         errors_without.push_back(std::abs(relative_error(plain.schedule.makespan, r.measured)));
         all_errors_without_overhead.push_back(errors_without.back());
       }
-      std::printf("%-13s %4zu vertices, %2zu placements: simulated %.1f..%.1f ms, median |error| %.1f%% (%.1f%% without "
-                  "the launch overhead), Spearman %.3f, Pearson %.3f\n",
-                  w.name.c_str(), run_graph.vertex_count(), study.compared,
-                  1e3 * *std::min_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
-                  1e3 * *std::max_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
-                  100 * study.median_abs_error, 100 * median_of(errors_without), study.spearman, study.pearson);
+      std::printf(
+          "%-13s %4zu vertices, %2zu placements: simulated %.1f..%.1f ms, median |error| %.1f%% (%.1f%% without "
+          "the launch overhead), Spearman %.3f, Pearson %.3f\n",
+          w.name.c_str(), run_graph.vertex_count(), study.compared,
+          1e3 *
+              *std::min_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
+          1e3 *
+              *std::max_element(all_simulated.end() - static_cast<std::ptrdiff_t>(study.compared), all_simulated.end()),
+          100 * study.median_abs_error, 100 * median_of(errors_without), study.spearman, study.pearson);
       workload_errors.push_back(study.median_abs_error);
       workload_rhos.push_back(study.spearman);
       for (const auto& row : study.rows)
@@ -125,15 +130,15 @@ int main(int argc, char**) {
           std::printf("    %-22s simulated %8.3f ms  measured %8.3f ms  (%+.1f%%)  start error mean %.3f ms\n",
                       row.name.c_str(), 1e3 * row.result.simulated, 1e3 * row.result.measured, 100 * row.result.error,
                       1e3 * row.result.starts.mean);
-        else
-          std::printf("    %-22s %s\n", row.name.c_str(), row.result.outcome.message.c_str());
+        else std::printf("    %-22s %s\n", row.name.c_str(), row.result.outcome.message.c_str());
     }
     const double median_error = median_of(all_errors);
     const double rho = spearman(all_simulated, all_measured);
-    std::printf("pooled: %zu placements, median |error| %.2f%% (%.2f%% without the launch overhead), Spearman %.3f, "
-                "Pearson %.3f, every measured schedule valid: %s\n",
-                all_errors.size(), 100 * median_error, 100 * median_of(all_errors_without_overhead), rho,
-                pearson(all_simulated, all_measured), all_valid ? "yes" : "NO");
+    std::printf(
+        "pooled: %zu placements, median |error| %.2f%% (%.2f%% without the launch overhead), Spearman %.3f, "
+        "Pearson %.3f, every measured schedule valid: %s\n",
+        all_errors.size(), 100 * median_error, 100 * median_of(all_errors_without_overhead), rho,
+        pearson(all_simulated, all_measured), all_valid ? "yes" : "NO");
     const double host_us = host_vertices > 0 ? 1e6 * host_seconds / static_cast<double>(host_vertices) : 0;
     const double host_cpu_us = host_vertices > 0 ? 1e6 * host_cpu_seconds / static_cast<double>(host_vertices) : 0;
     std::printf("executor: %.2f us of host time per vertex (%.2f us of its thread's CPU time)\n", host_us, host_cpu_us);
@@ -159,7 +164,8 @@ int main(int argc, char**) {
       // each way at a time, as two cores can carry.
       const link_model link{.latency = std::max(10e-6 * scale, calibration.link.link.latency),
                             .bandwidth = std::min(12e9 / scale, calibration.link.link.bandwidth)};
-      ready.push_back({w.name, with_compute_times(w.g, scale, 0), with_compute_times(w.g, scale, calibration.launch_overhead),
+      ready.push_back({w.name, with_compute_times(w.g, scale, 0),
+                       with_compute_times(w.g, scale, calibration.launch_overhead),
                        cluster::uniform(2, unlimited_memory, link, comm_mode::duplex), &backend});
     }
     return study_all(to_string(kernel), ready);
@@ -186,28 +192,31 @@ int main(int argc, char**) {
   {
     constexpr std::uint64_t probe_elements = std::uint64_t{1} << 24;  // 64 MiB per tensor: past the caches
     eigen_operations probe_ops(operations_of(bandwidth_probe(2, probe_elements)), 2);
-    cpu_backend probe_backend({.kernel = cpu_kernel::work, .work = [&probe_ops](const vertex_launch& v) { probe_ops(v); }});
+    cpu_backend probe_backend(
+        {.kernel = cpu_kernel::work, .work = [&probe_ops](const vertex_launch& v) { probe_ops(v); }});
     const auto domain = measure_domain(probe_backend, 2, probe_elements);
     // Device threads and copy threads also share the machine's hardware threads.
     add_measured_domain(shared_memory, domain, "host", calibration.hardware_threads);
-    std::printf("memory bandwidth (a sum of 64 MiB tensors): one device alone %.2f GB/s, both at once %.2f GB/s in all "
-                "(each sum x%.2f)\n",
-                domain.alone_bandwidth() / 1e9, domain.together_bandwidth() / 1e9, domain.slowdown());
+    std::printf(
+        "memory bandwidth (a sum of 64 MiB tensors): one device alone %.2f GB/s, both at once %.2f GB/s in all "
+        "(each sum x%.2f)\n",
+        domain.alone_bandwidth() / 1e9, domain.together_bandwidth() / 1e9, domain.slowdown());
   }
   for (const auto& w : real) {
     auto& ops = *operations.emplace_back(std::make_unique<eigen_operations>(operations_of(w.g), 2));
     const graph profiled = with_profiled_times(w.g, profile_operations(ops, w.g));
     seconds work = 0;
     for (const auto& v : profiled.vertices()) work += v.compute;
-    std::printf("profiled %-12s %4zu vertices, %.1f ms of compute in all, %.1f GFLOP/s over its FLOPs\n", w.name.c_str(),
-                profiled.vertex_count(), 1e3 * work, [&] {
+    std::printf("profiled %-12s %4zu vertices, %.1f ms of compute in all, %.1f GFLOP/s over its FLOPs\n",
+                w.name.c_str(), profiled.vertex_count(), 1e3 * work, [&] {
                   double flops = 0;
                   for (const auto& v : w.g.vertices()) flops += v.flops;
                   return flops / work / 1e9;
                 }());
     auto& backend = *backends.emplace_back(std::make_unique<cpu_backend>(
         cpu_backend_options{.kernel = cpu_kernel::work, .work = [&ops](const vertex_launch& v) { ops(v); }}));
-    ready.push_back({w.name, profiled, with_compute_times(profiled, 1, calibration.launch_overhead), memcpy_link, &backend});
+    ready.push_back(
+        {w.name, profiled, with_compute_times(profiled, 1, calibration.launch_overhead), memcpy_link, &backend});
     // The same, profiled while the other device runs the workload's operations in a loop: what
     // sharing the caches and the memory bandwidth with a busy device costs each vertex.
     const graph contended = with_profiled_times(w.g, profile_operations(ops, w.g, {.co_runners = 1}));
@@ -225,7 +234,8 @@ int main(int argc, char**) {
   // profile is right for every placement (one device alone, or both busy).
   const pooled working_contended = study_all("work (Eigen), profiled beside a busy device", ready_contended);
   // Profiled alone, simulated with the devices sharing the measured memory bandwidth.
-  const pooled working_shared = study_all("work (Eigen), profiled alone, simulated sharing the memory bandwidth", ready_shared);
+  const pooled working_shared =
+      study_all("work (Eigen), profiled alone, simulated sharing the memory bandwidth", ready_shared);
 #endif
   std::printf("\nlaunch round trip (wake a device thread, run nothing, wake the executor): %.1f us\n",
               1e6 * calibration.launch_overhead);
@@ -252,7 +262,8 @@ int main(int argc, char**) {
   bench::print_target_at_least("cpu_work_shared_spearman_at_least", working_shared.spearman, 0.95);
   for (std::size_t w = 0; w < working_shared.workload_errors.size(); ++w) {
     const std::string name = "cpu_work_shared_" + real[w].name;
-    if (real[w].name == "ffnn") bench::print_target((name + "_median_abs_error").c_str(), working_shared.workload_errors[w], 0.05);
+    if (real[w].name == "ffnn")
+      bench::print_target((name + "_median_abs_error").c_str(), working_shared.workload_errors[w], 0.05);
     bench::print_target_at_least((name + "_spearman_at_least").c_str(), working_shared.workload_rhos[w], 0.95);
   }
 #endif

@@ -108,12 +108,14 @@ int main(int argc, char** argv) {
   backend_calibration calibration;
   {
     cuda_backend plain;  // no operations: a vertex of no work is an empty spin kernel
-    calibration = calibrate_backend(plain, {.devices = devices, .copy_sizes = {std::uint64_t{4} << 10, std::uint64_t{1} << 20,
-                                                                             std::uint64_t{16} << 20, std::uint64_t{128} << 20}});
+    calibration = calibrate_backend(plain, {.devices = devices,
+                                            .copy_sizes = {std::uint64_t{4} << 10, std::uint64_t{1} << 20,
+                                                           std::uint64_t{16} << 20, std::uint64_t{128} << 20}});
     std::printf("devices: %s\n", plain.description().c_str());
   }
   std::printf("calibration: round trip %.2f us per vertex, copies between partitions %.2f us + bytes / %.1f GB/s\n",
-              1e6 * calibration.launch_overhead, 1e6 * calibration.link.link.latency, calibration.link.link.bandwidth / 1e9);
+              1e6 * calibration.launch_overhead, 1e6 * calibration.link.link.latency,
+              calibration.link.link.bandwidth / 1e9);
   const cluster independent = cluster::uniform(devices, unlimited_memory, calibration.link.link, comm_mode::parallel);
   // The partitions share the GPU's memory bandwidth: measured with a bandwidth-bound sum on one
   // partition alone and on every partition at once, it becomes the shared domain the real
@@ -124,9 +126,10 @@ int main(int argc, char** argv) {
     cuda_backend probe({.operations = operations_of(bandwidth_probe(devices, probe_elements))});
     const auto domain = measure_domain(probe, devices, probe_elements);
     add_measured_domain(shared, domain, "gpu0");
-    std::printf("memory bandwidth (a sum of 256 MiB tensors): one partition alone %.0f GB/s, all %zu at once %.0f GB/s "
-                "in all (each sum x%.2f)\n",
-                domain.alone_bandwidth() / 1e9, devices, domain.together_bandwidth() / 1e9, domain.slowdown());
+    std::printf(
+        "memory bandwidth (a sum of 256 MiB tensors): one partition alone %.0f GB/s, all %zu at once %.0f GB/s "
+        "in all (each sum x%.2f)\n",
+        domain.alone_bandwidth() / 1e9, devices, domain.together_bandwidth() / 1e9, domain.slowdown());
   }
 
   struct workload {
@@ -151,7 +154,8 @@ int main(int argc, char** argv) {
     std::size_t largest = std::size_t{1} << 20;
     for (edge_id e = 0; e < w.g.edge_count(); ++e) largest = std::max<std::size_t>(largest, w.g.bytes(e));
     if (w.real) {
-      backend = std::make_unique<cuda_backend>(cuda_backend_options{.max_copy_bytes = largest, .operations = operations_of(w.g)});
+      backend = std::make_unique<cuda_backend>(
+          cuda_backend_options{.max_copy_bytes = largest, .operations = operations_of(w.g)});
       run_graph = with_profiled_times(w.g, backend->profile(w.g, devices));
     } else {
       backend = std::make_unique<cuda_backend>(cuda_backend_options{.max_copy_bytes = largest});
@@ -178,8 +182,8 @@ int main(int argc, char** argv) {
     for (const auto& row : study.rows) {
       const auto& r = row.result;
       if (details)
-        std::printf("    %-22s simulated %9.3f ms  measured %9.3f ms  (%+.1f%%)%s\n", row.name.c_str(), 1e3 * r.simulated,
-                    1e3 * r.measured, 100 * r.error, r.valid ? "" : "  INVALID");
+        std::printf("    %-22s simulated %9.3f ms  measured %9.3f ms  (%+.1f%%)%s\n", row.name.c_str(),
+                    1e3 * r.simulated, 1e3 * r.measured, 100 * r.error, r.valid ? "" : "  INVALID");
       if (!r.ok()) {
         std::printf("    %s: %s\n", row.name.c_str(), r.outcome.message.c_str());
         continue;
@@ -190,7 +194,8 @@ int main(int argc, char** argv) {
         all.invalid += r.invalid_runs;
       }
       ++compared;
-      const auto alone = simulate(sim_graph, alone_model, independent, std::span<const device_id>(candidates[&row - study.rows.data()].device),
+      const auto alone = simulate(sim_graph, alone_model, independent,
+                                  std::span<const device_id>(candidates[&row - study.rows.data()].device),
                                   {.priority = candidates[&row - study.rows.data()].order});
       if (alone.ok()) {
         errors_independent.push_back(std::abs(relative_error(alone.schedule.makespan, r.measured)));
@@ -208,17 +213,20 @@ int main(int argc, char** argv) {
     }
     workload_errors.push_back(compared > 0 ? study.median_abs_error : nan);
     workload_rhos.push_back(compared > 1 ? study.spearman : nan);
-    std::printf("%-13s %5zu vertices, %2zu placements: median |error| %.1f%% (%.1f%% as independent partitions), "
-                "Spearman %.3f, Pearson %.3f", w.name.c_str(), run_graph.vertex_count(), compared,
-                100 * study.median_abs_error, 100 * median_of(errors_independent), study.spearman, study.pearson);
+    std::printf(
+        "%-13s %5zu vertices, %2zu placements: median |error| %.1f%% (%.1f%% as independent partitions), "
+        "Spearman %.3f, Pearson %.3f",
+        w.name.c_str(), run_graph.vertex_count(), compared, 100 * study.median_abs_error,
+        100 * median_of(errors_independent), study.spearman, study.pearson);
     if (worst != nullptr)
-      std::printf("; worst %s %+.1f%% (%.3f ms simulated, %.3f measured)", worst->name.c_str(), 100 * worst->result.error,
-                  1e3 * worst->result.simulated, 1e3 * worst->result.measured);
+      std::printf("; worst %s %+.1f%% (%.3f ms simulated, %.3f measured)", worst->name.c_str(),
+                  100 * worst->result.error, 1e3 * worst->result.simulated, 1e3 * worst->result.measured);
     std::printf("\n");
     if (w.real)
-      std::printf("  choosing by simulation: as independent partitions %.3f ms measured, sharing the bandwidth %.3f ms "
-                  "measured; best measured %.3f ms\n",
-                  1e3 * pick_independent_measured, 1e3 * pick_shared_measured, 1e3 * best_measured);
+      std::printf(
+          "  choosing by simulation: as independent partitions %.3f ms measured, sharing the bandwidth %.3f ms "
+          "measured; best measured %.3f ms\n",
+          1e3 * pick_independent_measured, 1e3 * pick_shared_measured, 1e3 * best_measured);
 
     // Strict replay, enqueued ahead, of the first placements: no host round trip per vertex, so the
     // simulation is the run graph's (no launch overhead added).
@@ -240,8 +248,8 @@ int main(int argc, char** argv) {
           try {
             r = replay_ahead(run_graph, run_model, c, sim.schedule, *backend);
           } catch (const std::exception& e) {
-            std::printf("    ahead (%s) %s: %s\n", mode == cuda_replay::streams ? "streams" : "graph", cand.name.c_str(),
-                        e.what());
+            std::printf("    ahead (%s) %s: %s\n", mode == cuda_replay::streams ? "streams" : "graph",
+                        cand.name.c_str(), e.what());
             ++graph_failures;
             break;
           }
@@ -283,14 +291,16 @@ int main(int argc, char** argv) {
   const auto per_vertex = [&](const totals& t) {
     return t.host_vertices > 0 ? 1e6 * t.host_seconds / static_cast<double>(t.host_vertices) : nan;
   };
-  std::printf("pooled: %zu placements, median |error| %.2f%%, Spearman %.3f, Pearson %.3f, invalid measured schedules: %zu\n",
-              all.errors.size(), 100 * error, rho, pearson(all.simulated, all.measured), all.invalid);
+  std::printf(
+      "pooled: %zu placements, median |error| %.2f%%, Spearman %.3f, Pearson %.3f, invalid measured schedules: %zu\n",
+      all.errors.size(), 100 * error, rho, pearson(all.simulated, all.measured), all.invalid);
   std::printf("executor: %.2f us of host time per vertex; ahead: %.2f on streams, %.2f as a graph\n", per_vertex(all),
               per_vertex(ahead_streams), per_vertex(ahead_graph));
   std::vector<double> ahead_errors = ahead_streams.errors;
   ahead_errors.insert(ahead_errors.end(), ahead_graph.errors.begin(), ahead_graph.errors.end());
   print_targets(workload_errors, workload_rhos, error, rho, per_vertex(all), static_cast<double>(all.invalid),
-                per_vertex(ahead_streams), per_vertex(ahead_graph), ahead_errors.empty() ? nan : median_of(ahead_errors),
+                per_vertex(ahead_streams), per_vertex(ahead_graph),
+                ahead_errors.empty() ? nan : median_of(ahead_errors),
                 static_cast<double>(ahead_streams.invalid + ahead_graph.invalid + graph_failures));
   return all.invalid == 0 ? 0 : 1;
 }

@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
   const std::string suffix = comm_factor == 1 ? std::string() : std::string("_comm") + factor_text;
   const gantry::workload_device p100{.flops_per_second = 9.3e12, .op_overhead = 1e-5, .element_bytes = 4};
   // A transfer of b bytes takes latency + comm_factor * b / 12 GB/s.
-  const auto gpus = gantry::cluster::uniform(4, gantry::byte_count{16} << 30,
-                                             {.latency = 10e-6, .bandwidth = 12e9 / comm_factor});
+  const auto gpus =
+      gantry::cluster::uniform(4, gantry::byte_count{16} << 30, {.latency = 10e-6, .bandwidth = 12e9 / comm_factor});
   struct named_graph {
     const char* name;
     gantry::graph g;
@@ -103,10 +103,11 @@ int main(int argc, char** argv) {
   graphs.push_back({"llama_block", gantry::llama_block({.device = p100})});
   graphs.push_back({"llama_layer", gantry::llama_layer({.block = {.device = p100}})});
 
-  std::printf("DOPPLER dual policy vs every gantry placer, 4 P100-like GPUs (9.3 TFLOP/s, 16 GiB, 12 GB/s links, "
-              "communication factor %g), mean simulated makespan over the same %zu held-out draws with cv %.1f; "
-              "training budget %.0f s per graph; imitation teacher: %s; load average %.2f\n\n",
-              comm_factor, evaluation_draws, cv, budget, teacher.c_str(), load_average());
+  std::printf(
+      "DOPPLER dual policy vs every gantry placer, 4 P100-like GPUs (9.3 TFLOP/s, 16 GiB, 12 GB/s links, "
+      "communication factor %g), mean simulated makespan over the same %zu held-out draws with cv %.1f; "
+      "training budget %.0f s per graph; imitation teacher: %s; load average %.2f\n\n",
+      comm_factor, evaluation_draws, cv, budget, teacher.c_str(), load_average());
   std::vector<outcome_row> rows;
   for (auto& [name, g] : graphs) {
     const gantry::graph_model model(g, gpus);
@@ -156,10 +157,11 @@ int main(int argc, char** argv) {
     row.seconds = learned.training_seconds;
     row.episodes_per_second = static_cast<double>(learned.episodes) / learned.training_seconds;
     const double best_judged = learned.curve.empty() ? 0.0 : learned.curve.back().best;
-    std::printf("  %-22s %9.3f ms  (%zu episodes in %.1f s, %.1f episodes/s; imitation agreement %.3f; "
-                "best judged in training %.3f ms, rechecked %.3f ms)\n",
-                "doppler", row.learned * 1e3, learned.episodes, learned.training_seconds, row.episodes_per_second,
-                learned.agreement, best_judged * 1e3, learned.makespan * 1e3);
+    std::printf(
+        "  %-22s %9.3f ms  (%zu episodes in %.1f s, %.1f episodes/s; imitation agreement %.3f; "
+        "best judged in training %.3f ms, rechecked %.3f ms)\n",
+        "doppler", row.learned * 1e3, learned.episodes, learned.training_seconds, row.episodes_per_second,
+        learned.agreement, best_judged * 1e3, learned.makespan * 1e3);
     std::printf("  doppler / best other (%s) = %.4f, doppler / critical-path = %.4f; load average %.2f\n\n",
                 row.best_other_name.c_str(), row.learned / row.best_other, row.learned / row.critical_path,
                 load_average());

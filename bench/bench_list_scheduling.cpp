@@ -65,8 +65,8 @@ int main() {
     const double seconds_taken = bench::median_seconds(5, [&] { result = r.place(); });
     measured.push_back(seconds_taken);
     std::printf("%-34s %.4f s  (%.1fx topological sort)  makespan %.4f s  %s  peak RSS %.1f MiB\n", r.name,
-                seconds_taken, seconds_taken / baseline, result.schedule.makespan, to_string(result.placement.outcome.code),
-                static_cast<double>(bench::peak_rss_kib()) / 1024.0);
+                seconds_taken, seconds_taken / baseline, result.schedule.makespan,
+                to_string(result.placement.outcome.code), static_cast<double>(bench::peak_rss_kib()) / 1024.0);
   }
   for (std::size_t i = 0; i < measured.size(); ++i)
     if (runs[i].limit > 0) bench::print_target(runs[i].name, measured[i], runs[i].limit);

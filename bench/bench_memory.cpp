@@ -4,10 +4,10 @@
 // 1. Baechi's own GNMT graph (tests/data/baechi/gnmt.json.gz, 569 co-placement groups) on 4
 //    devices with Baechi's link model (134 us + bytes / 5.70 GB/s), parallel, sequential and duplex
 //    links: per memory-aware placer, the smallest capacity per device (bisected to 1 MB, or the peak
-//    itself when it fits and the bisection ends within the MB above it) at which it returns a placement, divided by the peak of the whole step on one device in Kahn order (the
-//    reference: what one device needs to run it as it comes). Also whether every capacity above the
-//    minimum, in 25 MB steps up to twice the peak, fits as well (feasibility is monotone). A result
-//    at the minimum that memory_fallback() (place/list_scheduler.hpp) found, within less memory or
+//    itself when it fits and the bisection ends within the MB above it) at which it returns a placement, divided by the
+//    peak of the whole step on one device in Kahn order (the reference: what one device needs to run it as it comes).
+//    Also whether every capacity above the minimum, in 25 MB steps up to twice the peak, fits as well (feasibility is
+//    monotone). A result at the minimum that memory_fallback() (place/list_scheduler.hpp) found, within less memory or
 //    on one device, counts as a fit, and is said. Targets per placer: the worst ratio over the three
 //    link modes (<= 1), and the number of capacities above a minimum that fail (0).
 // 2. gnmt_80, gnmt, inception_v3, resnet50 and gpt2 on 4 devices of 60% of the one-device peak,
@@ -50,7 +50,8 @@ struct attempt {
   bool fallback = false;
 };
 
-attempt place_at(const placer_entry& entry, const graph& g, byte_count capacity, const link_model& link, comm_mode comm) {
+attempt place_at(const placer_entry& entry, const graph& g, byte_count capacity, const link_model& link,
+                 comm_mode comm) {
   const cluster c = cluster::uniform(4, capacity, link, comm);
   const graph_model model(g, c);
   const placer_result r = entry.place({g, model, c});
@@ -61,7 +62,8 @@ std::optional<seconds> makespan(const placer_entry& entry, const graph& g, const
   const graph_model model(g, c);
   const placer_result r = entry.place({g, model, c});
   if (!r.placement.ok()) return std::nullopt;
-  const auto run = simulate(g, model, c, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
+  const auto run =
+      simulate(g, model, c, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
   if (!run.ok()) return std::nullopt;
   return run.schedule.makespan;
 }
@@ -172,8 +174,9 @@ int main() {
   //    gives that placement 118.32 ms; it is Python and not part of this bench.)
   //    Then local_search (place/local_search.hpp) improves that best placement for the same judge,
   //    moving colocation groups (and, for a fused placement, the fused clusters) whole.
-  std::printf("\nGNMT at 803 MB per device (one device cannot hold it), best of the memory-aware placers,\n"
-              "then improved by local_search for the same judge:\n");
+  std::printf(
+      "\nGNMT at 803 MB per device (one device cannot hold it), best of the memory-aware placers,\n"
+      "then improved by local_search for the same judge:\n");
   std::printf("%-11s %-16s %-28s %10s %8s %14s %8s %12s %8s\n", "links", "judge", "best placement", "gantry", "ratio",
               "local search", "ratio", "Baechi best", "search");
   const graph gnmt_paired = colocate_forward_backward(gnmt);
@@ -187,7 +190,7 @@ int main() {
     const cluster tight = cluster::uniform(4, 803 * mb, baechi_link, comm);
     const graph_model model(gnmt, tight);
     for (const ready_policy policy : {ready_policy::placement_order, ready_policy::fifo}) {
-      const seconds baechi = comm == comm_mode::sequential ? 115.51e-3
+      const seconds baechi = comm == comm_mode::sequential  ? 115.51e-3
                              : policy == ready_policy::fifo ? 95.80e-3
                                                             : 95.31e-3;
       std::optional<seconds> best;
@@ -232,8 +235,8 @@ int main() {
       std::printf("%-11s %-16s %-28s %7.1f ms %8.3f %11.1f ms %8.3f %9.1f ms %6.1f s\n", to_string(comm), judge,
                   best_name.c_str(), best ? *best * 1e3 : 0.0, best ? *best / baechi : 1e9,
                   searched ? *searched * 1e3 : 0.0, ratio, baechi * 1e3, search_time);
-      at_803.push_back({std::string(to_string(comm)) + "_" + (policy == ready_policy::fifo ? "fifo" : "placement_order"),
-                        ratio});
+      at_803.push_back(
+          {std::string(to_string(comm)) + "_" + (policy == ready_policy::fifo ? "fifo" : "placement_order"), ratio});
     }
   }
 
@@ -243,5 +246,6 @@ int main() {
   }
   for (const auto& v : celeritas_verdicts)
     bench::print_target(("celeritas_over_best_m_etf_m_sct_" + v.graph).c_str(), v.ratio, 1.05);
-  for (const auto& v : at_803) bench::print_target(("gnmt_803MB_best_over_baechi_best_" + v.name).c_str(), v.ratio, 0.90);
+  for (const auto& v : at_803)
+    bench::print_target(("gnmt_803MB_best_over_baechi_best_" + v.name).c_str(), v.ratio, 0.90);
 }

@@ -105,8 +105,8 @@ struct ideal_plan {
   chain layers;
   plan_choice choice;
 };
-ideal_plan pipedream_rule_over_ideals(const graph& g, const ideal_lattice& lattice, std::size_t workers, double bandwidth,
-                                      bool straight, bool count_transfers) {
+ideal_plan pipedream_rule_over_ideals(const graph& g, const ideal_lattice& lattice, std::size_t workers,
+                                      double bandwidth, bool straight, bool count_transfers) {
   const std::size_t N = lattice.size(), n = lattice.vertices().size(), P = workers, full = N - 1;
   const chain base = chain_from_graph(g, {.order = lattice.vertices()});
   std::vector<std::uint32_t> dense(g.vertex_count(), std::numeric_limits<std::uint32_t>::max());
@@ -204,13 +204,13 @@ int main() {
       return detail::largest_load(pipeline_stages(c, p, r, comm));
     };
     if (links)
-      std::printf("cost formula: period = max(max_s (C_s + 2(r_s-1)/r_s W_s/beta)/r_s, max_cut 2 a_cut/beta / min(r, r')), "
-                  "beta = 1 GB/s, no memory limit\n");
-    else
-      std::printf("\nwithout communication: period = max_s C_s/r_s, no memory limit\n");
-    std::printf("%-9s %2s | %-12s %-12s %-12s %-12s %7s | %-12s %-12s %-12s %7s | %6s %5s | %9s\n", "model", "P", "blind*",
-                "PipeDream", "orders", "gantry", "ratio", "PipeDream-R", "orders-R", "gantry-R", "ratio", "ideals", "exact",
-                "plan ms");
+      std::printf(
+          "cost formula: period = max(max_s (C_s + 2(r_s-1)/r_s W_s/beta)/r_s, max_cut 2 a_cut/beta / min(r, r')), "
+          "beta = 1 GB/s, no memory limit\n");
+    else std::printf("\nwithout communication: period = max_s C_s/r_s, no memory limit\n");
+    std::printf("%-9s %2s | %-12s %-12s %-12s %-12s %7s | %-12s %-12s %-12s %7s | %6s %5s | %9s\n", "model", "P",
+                "blind*", "PipeDream", "orders", "gantry", "ratio", "PipeDream-R", "orders-R", "gantry-R", "ratio",
+                "ideals", "exact", "plan ms");
     for (const char* model : {"alexnet", "vgg16", "resnet50"}) {
       const auto g = read_graph_pipedream(std::string(GANTRY_BENCH_DATA_DIR) + "/pipedream/" + model + ".txt.gz",
                                           {.zero_input_time = true});
@@ -222,7 +222,8 @@ int main() {
       for (const std::size_t workers : {std::size_t{4}, std::size_t{8}}) {
         // PipeDream's rule over every ideal and over the orders, each plan judged by the formula.
         const auto reference = [&](bool straight, bool count_transfers) {
-          const auto over_ideals = pipedream_rule_over_ideals(g, lattice, workers, bandwidth, straight, count_transfers);
+          const auto over_ideals =
+              pipedream_rule_over_ideals(g, lattice, workers, bandwidth, straight, count_transfers);
           double fastest = std::numeric_limits<double>::infinity();
           if (over_ideals.choice.objective < fastest)
             fastest = judged(over_ideals.layers, over_ideals.choice.partition, over_ideals.choice.replicas);
@@ -244,7 +245,10 @@ int main() {
           order_search_options options;
           if (search_cuts) options.cuts = cut_target{.workers = workers, .comm = comm, .max_replicas = max_replicas};
           return best_over_orders(
-              g, [&](const chain& c) { return comm_aware_partition(c, workers, unlimited_memory, {.comm = comm, .max_replicas = max_replicas}); },
+              g,
+              [&](const chain& c) {
+                return comm_aware_partition(c, workers, unlimited_memory, {.comm = comm, .max_replicas = max_replicas});
+              },
               [](chain&) {}, options);
         };
         const auto orders_straight = plan(1, false), orders_replicated = plan(workers, false);
@@ -264,17 +268,20 @@ int main() {
           replicated = judged(r.first.layers, r.second.partition, r.second.replicas);
           exact = s.first.exact && r.first.exact;
           ideals = s.first.cuts ? s.first.cuts->ideals : 0;
-          if (std::abs(straight - s.second.period) > 1e-9 * straight || std::abs(replicated - r.second.period) > 1e-9 * replicated) {
+          if (std::abs(straight - s.second.period) > 1e-9 * straight ||
+              std::abs(replicated - r.second.period) > 1e-9 * replicated) {
             std::printf("defect: the planner's period differs from the judged one\n");
             return 1;
           }
         }
-        const double before_straight = orders_straight.second.period, before_replicated = orders_replicated.second.period;
+        const double before_straight = orders_straight.second.period,
+                     before_replicated = orders_replicated.second.period;
         const double ms = median(times) * 1e3;
-        std::printf("%-9s %2zu | %-12.6f %-12.6f %-12.6f %-12.6f %7.3f | %-12.6f %-12.6f %-12.6f %7.3f | %6zu %5s | %9.2f\n",
-                    model, workers, blind, reference_straight, before_straight, straight, straight / reference_straight,
-                    reference_replicated, before_replicated, replicated, replicated / reference_replicated, ideals,
-                    exact ? "yes" : "no", ms);
+        std::printf(
+            "%-9s %2zu | %-12.6f %-12.6f %-12.6f %-12.6f %7.3f | %-12.6f %-12.6f %-12.6f %7.3f | %6zu %5s | %9.2f\n",
+            model, workers, blind, reference_straight, before_straight, straight, straight / reference_straight,
+            reference_replicated, before_replicated, replicated, replicated / reference_replicated, ideals,
+            exact ? "yes" : "no", ms);
         const std::string name = section + model + "_" + std::to_string(workers);
         target("straight_period_vs_pipedream_" + name, straight / reference_straight, 1);
         target("replicated_period_vs_pipedream_" + name, replicated / reference_replicated, 1);
@@ -282,9 +289,10 @@ int main() {
       }
     }
   }
-  std::printf("(seconds per batch; blind* = gantry's compute-only exact partition of Kahn's order, judged with transfers; "
-              "orders = gantry over its fixed and random orders only; ratio = gantry / PipeDream; ideals = cuts searched; "
-              "plan ms = median of 5, the slower of straight and replicated, cut search and orders)\n");
+  std::printf(
+      "(seconds per batch; blind* = gantry's compute-only exact partition of Kahn's order, judged with transfers; "
+      "orders = gantry over its fixed and random orders only; ratio = gantry / PipeDream; ideals = cuts searched; "
+      "plan ms = median of 5, the slower of straight and replicated, cut search and orders)\n");
   for (const auto& line : targets) std::printf("%s\n", line.c_str());
   return 0;
 }

@@ -61,30 +61,34 @@ int main() {
     };
     std::vector<backend_run> runs = {
         {"m-SCT glpk dual simplex", [&] { return m_sct(g, model, devices, {}, glpk_backend{}); }},
-        {"m-SCT glpk dual, no warm start", [&] { return m_sct(g, model, devices, {}, glpk_backend{.warm_start = false}); }},
+        {"m-SCT glpk dual, no warm start",
+         [&] { return m_sct(g, model, devices, {}, glpk_backend{.warm_start = false}); }},
         {"m-SCT glpk primal simplex",
          [&] { return m_sct(g, model, devices, {}, glpk_backend{.method = glpk_method::primal_simplex}); }},
     };
     if (n >= 10000) runs.erase(runs.begin() + 1);  // the cold start takes tens of seconds here
     if (n <= 1000)
-      runs.push_back({"m-SCT glpk interior point",
-                      [&] { return m_sct(g, model, devices, {}, glpk_backend{.method = glpk_method::interior_point}); }});
+      runs.push_back({"m-SCT glpk interior point", [&] {
+                        return m_sct(g, model, devices, {}, glpk_backend{.method = glpk_method::interior_point});
+                      }});
 #ifdef GANTRY_HAS_CLP
     runs.push_back({"m-SCT clp dual simplex", [&] { return m_sct(g, model, devices, {}, clp_backend{}); }});
     runs.push_back({"m-SCT clp primal simplex",
                     [&] { return m_sct(g, model, devices, {}, clp_backend{.method = clp_method::primal_simplex}); }});
     if (n <= 3000)
-      runs.push_back(
-          {"m-SCT clp barrier", [&] { return m_sct(g, model, devices, {}, clp_backend{.method = clp_method::barrier}); }});
+      runs.push_back({"m-SCT clp barrier",
+                      [&] { return m_sct(g, model, devices, {}, clp_backend{.method = clp_method::barrier}); }});
 #endif
     for (const auto& r : runs) {
       sct_result result;
       const double seconds_taken = bench::median_seconds(n >= 10000 ? 3 : 5, [&] { result = r.run(); });
-      std::printf("  %-32s %8.4f s (%5.1fx m-ETF)  LP %7.4f s (%zu rows, %zu columns)  makespan %.4f s (%+.1f%% vs m-ETF)  %s\n",
-                  r.label.c_str(), seconds_taken, seconds_taken / etf_seconds, result.favorites.solve_seconds,
-                  result.favorites.rows, result.favorites.columns, result.scheduled.schedule.makespan,
-                  100.0 * (result.scheduled.schedule.makespan / etf_result.schedule.makespan - 1),
-                  result.ok() ? "ok" : result.outcome.message.c_str());
+      std::printf(
+          "  %-32s %8.4f s (%5.1fx m-ETF)  LP %7.4f s (%zu rows, %zu columns)  makespan %.4f s (%+.1f%% vs m-ETF)  "
+          "%s\n",
+          r.label.c_str(), seconds_taken, seconds_taken / etf_seconds, result.favorites.solve_seconds,
+          result.favorites.rows, result.favorites.columns, result.scheduled.schedule.makespan,
+          100.0 * (result.scheduled.schedule.makespan / etf_result.schedule.makespan - 1),
+          result.ok() ? "ok" : result.outcome.message.c_str());
       if (n == 3000 && r.label == "m-SCT glpk dual simplex") msct_3000 = seconds_taken;
       if (n == 3000 && r.label == "m-SCT clp dual simplex") msct_3000_clp = seconds_taken;
     }
@@ -134,7 +138,8 @@ int main() {
         const list_schedule_result e = m_etf(g, model, devices);
         const sct_result s = m_sct(g, model, devices);
         const auto replay = [&](const placement& p) {
-          return simulate(g, model, devices, std::span<const device_id>(p.device), {.priority = p.order}).schedule.makespan;
+          return simulate(g, model, devices, std::span<const device_id>(p.device), {.priority = p.order})
+              .schedule.makespan;
         };
         seconds work = 0;
         for (vertex_id v = 0; v < n; ++v) work += model.compute_time(v, 0);

@@ -59,8 +59,11 @@ struct measurement {
 };
 
 measurement measure(std::size_t n, int repeats) {
-  const auto g = gantry::random_layered_dag(
-      {.vertices = n, .layers = std::max<std::size_t>(10, n / 100), .mean_out_degree = 2.0, .names = false, .seed = 42});
+  const auto g = gantry::random_layered_dag({.vertices = n,
+                                             .layers = std::max<std::size_t>(10, n / 100),
+                                             .mean_out_degree = 2.0,
+                                             .names = false,
+                                             .seed = 42});
   const auto devices = gantry::cluster::uniform(4, gantry::unlimited_memory, {1e-5, 12e9});
   const gantry::graph_model model(g, devices);
   const auto placed = gantry::m_topo(g, model, devices);
@@ -94,17 +97,21 @@ measurement measure(std::size_t n, int repeats) {
   const double elements = static_cast<double>(g.vertex_count() + g.edge_count());
   out.bytes_per_element = static_cast<double>(peak_bytes.load() - before + graph_bytes) / elements;
 
-  std::printf("%8zu vertices %8zu edges: snapshot+simulate %9.3f ms, boost::topological_sort %8.3f ms, "
-              "ratio %6.2fx, peak heap %7.1f B/(vertex+edge), makespan %.3f s, peak RSS %ld MiB\n",
-              g.vertex_count(), g.edge_count(), out.simulate_seconds * 1e3, out.topo_seconds * 1e3,
-              out.simulate_seconds / out.topo_seconds, out.bytes_per_element, makespan, bench::peak_rss_kib() / 1024);
+  std::printf(
+      "%8zu vertices %8zu edges: snapshot+simulate %9.3f ms, boost::topological_sort %8.3f ms, "
+      "ratio %6.2fx, peak heap %7.1f B/(vertex+edge), makespan %.3f s, peak RSS %ld MiB\n",
+      g.vertex_count(), g.edge_count(), out.simulate_seconds * 1e3, out.topo_seconds * 1e3,
+      out.simulate_seconds / out.topo_seconds, out.bytes_per_element, makespan, bench::peak_rss_kib() / 1024);
   return out;
 }
 
 // Simulate with and without one shared domain over the 4 devices; returns the time ratio.
 double measure_shared(std::size_t n, int repeats) {
-  const auto g = gantry::random_layered_dag(
-      {.vertices = n, .layers = std::max<std::size_t>(10, n / 100), .mean_out_degree = 2.0, .names = false, .seed = 42});
+  const auto g = gantry::random_layered_dag({.vertices = n,
+                                             .layers = std::max<std::size_t>(10, n / 100),
+                                             .mean_out_degree = 2.0,
+                                             .names = false,
+                                             .seed = 42});
   const auto independent = gantry::cluster::uniform(4, gantry::unlimited_memory, {1e-5, 12e9});
   const gantry::graph_model model(g, independent);
   const auto placed = gantry::m_topo(g, model, independent);
@@ -112,7 +119,8 @@ double measure_shared(std::size_t n, int repeats) {
   const auto snapshot = gantry::snapshot(g);
   std::vector<double> demand;
   for (gantry::vertex_id v = 0; v < g.vertex_count(); ++v)
-    if (g[v].compute > 0) demand.push_back(static_cast<double>(gantry::detail::traffic_bytes(model, snapshot, v)) / g[v].compute);
+    if (g[v].compute > 0)
+      demand.push_back(static_cast<double>(gantry::detail::traffic_bytes(model, snapshot, v)) / g[v].compute);
   std::nth_element(demand.begin(), demand.begin() + static_cast<std::ptrdiff_t>(demand.size() / 2), demand.end());
   auto shared = independent;
   shared.add_domain({.name = "memory", .devices = {0, 1, 2, 3}, .bandwidth = demand[demand.size() / 2]});
@@ -129,10 +137,11 @@ double measure_shared(std::size_t n, int repeats) {
   std::size_t stretched = 0;
   for (gantry::vertex_id v = 0; v < g.vertex_count(); ++v)
     stretched += together.finish[v] - together.start[v] > g[v].compute * (1 + 1e-9) ? 1 : 0;
-  std::printf("%8zu vertices, 4 devices sharing %.3g GB/s: simulate %9.3f ms vs %9.3f ms independent (%.2fx); "
-              "%zu vertices slowed, makespan %.3f s vs %.3f s\n",
-              g.vertex_count(), shared.domains()[0].bandwidth / 1e9, shared_seconds * 1e3, independent_seconds * 1e3,
-              shared_seconds / independent_seconds, stretched, together.makespan, alone.makespan);
+  std::printf(
+      "%8zu vertices, 4 devices sharing %.3g GB/s: simulate %9.3f ms vs %9.3f ms independent (%.2fx); "
+      "%zu vertices slowed, makespan %.3f s vs %.3f s\n",
+      g.vertex_count(), shared.domains()[0].bandwidth / 1e9, shared_seconds * 1e3, independent_seconds * 1e3,
+      shared_seconds / independent_seconds, stretched, together.makespan, alone.makespan);
   return shared_seconds / independent_seconds;
 }
 

@@ -47,7 +47,8 @@ net build_net() {
   };
   const auto wire = [&](auto from, auto to) { boost::add_edge(from, to, tensor{g[from].output}, g); };
   const auto tokens = add("tokens", 0.1, 0, 8), embed = add("embed", 2.0, 400, 64);
-  const auto concat_op = add("concat", 0.5, 0, 256), mlp = add("mlp", 8.0, 1200, 64), logits = add("logits", 3.0, 600, 16);
+  const auto concat_op = add("concat", 0.5, 0, 256), mlp = add("mlp", 8.0, 1200, 64),
+             logits = add("logits", 3.0, 600, 16);
   wire(tokens, embed);
   for (int h = 0; h < 4; ++h) {
     const auto head = add(("head" + std::to_string(h)).c_str(), 6.0, 300, 64);
@@ -63,13 +64,12 @@ net build_net() {
 
 int main() {
   const net g = build_net();
-  const auto devices = gantry::cluster::uniform(4, 2048 * mb, {.latency = 20e-6, .bandwidth = 12e9},
-                                                gantry::comm_mode::sequential);
+  const auto devices =
+      gantry::cluster::uniform(4, 2048 * mb, {.latency = 20e-6, .bandwidth = 12e9}, gantry::comm_mode::sequential);
   // Property maps -> dense vectors indexed the way gantry numbers Boost's vertices and edges.
-  const gantry::array_model model(devices, gantry::vertex_values(g, get(&op::seconds, g)),
-                                  gantry::edge_values(g, get(&tensor::bytes, g)),
-                                  gantry::vertex_values(g, get(&op::weights, g)),
-                                  gantry::vertex_values(g, get(&op::output, g)));
+  const gantry::array_model model(
+      devices, gantry::vertex_values(g, get(&op::seconds, g)), gantry::edge_values(g, get(&tensor::bytes, g)),
+      gantry::vertex_values(g, get(&op::weights, g)), gantry::vertex_values(g, get(&op::output, g)));
 
   const auto placed = gantry::m_topo(g, model, devices);
   if (!placed) {

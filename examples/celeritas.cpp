@@ -32,11 +32,14 @@ int main() {
               g.vertex_count(), c.fusion.coarsening.coarse.vertex_count(), c.fusion.segments.cost, took * 1e3,
               to_string(c.outcome.code));
   if (!c.ok()) std::printf("  %s\n", c.outcome.message.c_str());
-  const auto run = simulate(g, model, devices, std::span<const device_id>(c.placement.device), {.priority = c.placement.order});
+  const auto run =
+      simulate(g, model, devices, std::span<const device_id>(c.placement.device), {.priority = c.placement.order});
   if (run.ok()) std::printf("celeritas: simulated step %.3f s\n", run.schedule.makespan);
   else std::printf("celeritas: the placement does not run: %s\n", run.outcome.message.c_str());
 
   const auto etf_run = m_etf(g, model, devices);
-  if (etf_run.ok()) std::printf("m-ETF:     step %.3f s (its own schedule, which the simulator reproduces)\n", etf_run.schedule.makespan);
+  if (etf_run.ok())
+    std::printf("m-ETF:     step %.3f s (its own schedule, which the simulator reproduces)\n",
+                etf_run.schedule.makespan);
   else std::printf("m-ETF: %s\n", etf_run.placement.outcome.message.c_str());
 }

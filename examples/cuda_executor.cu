@@ -51,8 +51,8 @@ int main() {
               1e3 * simulated.schedule.makespan, 1e3 * median, 100 * (median / simulated.schedule.makespan - 1));
 
   // The same placement replayed strictly, every device's order enqueued at once.
-  const auto strict = gantry::simulate(g, model, devices, p.device, {.policy = gantry::ready_policy::strict_order,
-                                                                      .priority = p.order});
+  const auto strict = gantry::simulate(g, model, devices, p.device,
+                                       {.policy = gantry::ready_policy::strict_order, .priority = p.order});
   (void)gantry::replay_ahead(g, model, devices, strict.schedule, backend);  // warm-up
   const auto ahead = gantry::replay_ahead(g, model, devices, strict.schedule, backend);
   if (!gantry::validate(ahead.schedule, g, model, devices, {.exact_durations = false}).ok()) {

@@ -52,9 +52,9 @@ constexpr double mb = 1 << 20;
 
 my_net build_net() {
   my_net net;
-  net.layers = {{"tokens", 0.1, 0, 8},     {"embed", 2.0, 400, 64},  {"head0", 6.0, 300, 64},
-                {"head1", 6.0, 300, 64},   {"head2", 6.0, 300, 64},  {"head3", 6.0, 300, 64},
-                {"concat", 0.5, 0, 256},   {"mlp", 8.0, 1200, 64},   {"logits", 3.0, 600, 16}};
+  net.layers = {{"tokens", 0.1, 0, 8},   {"embed", 2.0, 400, 64}, {"head0", 6.0, 300, 64},
+                {"head1", 6.0, 300, 64}, {"head2", 6.0, 300, 64}, {"head3", 6.0, 300, 64},
+                {"concat", 0.5, 0, 256}, {"mlp", 8.0, 1200, 64},  {"logits", 3.0, 600, 16}};
   net.wires = {{0, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {2, 6}, {3, 6}, {4, 6}, {5, 6}, {6, 7}, {7, 8}};
   return net;
 }
@@ -69,7 +69,8 @@ gantry::array_model model_of(const my_net& net, const gantry::cluster& devices) 
     outputs.push_back(static_cast<gantry::byte_count>(l.output_mb * mb));
   }
   for (const auto& [from, to] : net.wires) edge_bytes.push_back(outputs[static_cast<std::size_t>(from)]);
-  return gantry::array_model(devices, std::move(compute), std::move(edge_bytes), std::move(weights), std::move(outputs));
+  return gantry::array_model(devices, std::move(compute), std::move(edge_bytes), std::move(weights),
+                             std::move(outputs));
 }
 
 void report(const char* title, const my_net& net, const gantry::placement& p, const gantry::simulation_result& run) {

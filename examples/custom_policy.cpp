@@ -17,7 +17,9 @@ struct least_loaded {
 
   std::string_view name() const { return "least loaded"; }
   template <class View>
-  void start(const View& view) { work.assign(view.device_count(), 0.0); }
+  void start(const View& view) {
+    work.assign(view.device_count(), 0.0);
+  }
   template <class View>
   void on_placed(const View& view, gantry::vertex_id v, gantry::device_id d) {
     work[d] += view.model().compute_time(v, d);

@@ -43,11 +43,12 @@ void report(const char* name, const gantry::graph& g, const gantry::cluster& gpu
     return;
   }
   const auto spread = gantry::simulate(g, model, gpus, placed.device, {.priority = placed.order});
-  std::printf("%-12s %4zu vertices %4zu edges  %8.2f TFLOP  %7.1f GB on edges  work %7.1f ms  "
-              "critical path %6.1f ms  1 GPU %7.1f ms  m-TOPO on %zu GPUs %7.1f ms (%.2fx)\n",
-              name, g.vertex_count(), g.edge_count(), flops / 1e12, static_cast<double>(bytes) / 1e9, work * 1e3,
-              critical_path * 1e3, alone.schedule.makespan * 1e3, gpus.device_count(),
-              spread.schedule.makespan * 1e3, alone.schedule.makespan / spread.schedule.makespan);
+  std::printf(
+      "%-12s %4zu vertices %4zu edges  %8.2f TFLOP  %7.1f GB on edges  work %7.1f ms  "
+      "critical path %6.1f ms  1 GPU %7.1f ms  m-TOPO on %zu GPUs %7.1f ms (%.2fx)\n",
+      name, g.vertex_count(), g.edge_count(), flops / 1e12, static_cast<double>(bytes) / 1e9, work * 1e3,
+      critical_path * 1e3, alone.schedule.makespan * 1e3, gpus.device_count(), spread.schedule.makespan * 1e3,
+      alone.schedule.makespan / spread.schedule.makespan);
 }
 
 }  // namespace

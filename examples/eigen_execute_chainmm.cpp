@@ -27,7 +27,8 @@ int main() {
   const auto& p = placed.placement;
   const auto simulated = gantry::simulate(g, model, devices, p.device, {.priority = p.order});
 
-  gantry::cpu_backend backend({.kernel = gantry::cpu_kernel::work, .work = [&ops](const gantry::vertex_launch& v) { ops(v); }});
+  gantry::cpu_backend backend(
+      {.kernel = gantry::cpu_kernel::work, .work = [&ops](const gantry::vertex_launch& v) { ops(v); }});
   (void)gantry::execute(g, model, devices, p.device, backend, {.priority = p.order});  // warm-up
   const auto measured = gantry::execute(g, model, devices, p.device, backend, {.priority = p.order});
   if (!simulated.ok() || !measured.ok()) return 1;
@@ -35,8 +36,8 @@ int main() {
 
   gantry::seconds work = 0;
   for (const auto& v : g.vertices()) work += v.compute;
-  std::printf("ChainMM 512: %zu vertices, %.2f ms of profiled compute; %u hardware threads\n", g.vertex_count(), 1e3 * work,
-              calibration.hardware_threads);
+  std::printf("ChainMM 512: %zu vertices, %.2f ms of profiled compute; %u hardware threads\n", g.vertex_count(),
+              1e3 * work, calibration.hardware_threads);
   std::printf("makespan: simulated %.2f ms, measured %.2f ms (%+.1f%%); measured schedule %s\n",
               1e3 * simulated.schedule.makespan, 1e3 * measured.schedule.makespan,
               100 * (measured.schedule.makespan / simulated.schedule.makespan - 1), report.ok() ? "valid" : "INVALID");

@@ -21,7 +21,8 @@ int main() {
   chain gpt;
   gpt.layers.push_back({"embed", 0.004, 0.008, 50304 * 2048 * 16, 8 * 1024 * 2048 * 2});
   for (int b = 0; b < 24; ++b)
-    gpt.layers.push_back({"block" + std::to_string(b), 0.012, 0.024, 12ull * 2048 * 2048 * 16, 34ull * 8 * 1024 * 2048});
+    gpt.layers.push_back(
+        {"block" + std::to_string(b), 0.012, 0.024, 12ull * 2048 * 2048 * 16, 34ull * 8 * 1024 * 2048});
   gpt.layers.push_back({"head", 0.010, 0.020, 2048 * 16 * MiB / 1024, 8 * 1024 * 50304 * 2});
 
   const std::size_t gpus = 4;

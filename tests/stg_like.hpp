@@ -25,10 +25,10 @@ enum class stg_method {
 };
 
 struct stg_options {
-  std::size_t tasks = 20;            // without the entry and the exit
+  std::size_t tasks = 20;  // without the entry and the exit
   stg_method method = stg_method::samepred;
-  double mean_predecessors = 2.0;    // on average over the tasks (the probability follows from it)
-  std::size_t layers = 5;            // layrprob, layrpred
+  double mean_predecessors = 2.0;  // on average over the tasks (the probability follows from it)
+  std::size_t layers = 5;          // layrprob, layrpred
   std::uint64_t min_time = 1, max_time = 10;
   std::uint64_t seed = 1;
 };
@@ -87,9 +87,9 @@ struct stg_options {
 // longest path through the unplaced tasks and the remaining work spread over the processors.
 // Exponential in the worst case: for graphs of a few dozen tasks.
 struct stg_search {
-  std::size_t nodes = 0;       // search nodes visited
-  std::size_t max_nodes = 0;   // 0: no limit; else give up (exact = false) past it
-  bool exact = true;           // the answer is proven
+  std::size_t nodes = 0;      // search nodes visited
+  std::size_t max_nodes = 0;  // 0: no limit; else give up (exact = false) past it
+  bool exact = true;          // the answer is proven
 };
 [[nodiscard]] inline std::int64_t stg_optimum(const graph& g, std::size_t processors, std::int64_t upper,
                                               stg_search* stats = nullptr) {
@@ -104,7 +104,8 @@ struct stg_search {
   for (vertex_id v = 0; v < n; ++v) {
     time[v] = std::llround(g[v].compute);
     if (std::abs(static_cast<double>(time[v]) - g[v].compute) > 1e-9 || time[v] < 0)
-      throw std::invalid_argument("stg_optimum: vertex " + g[v].name + " has a compute time that is not a whole number");
+      throw std::invalid_argument("stg_optimum: vertex " + g[v].name +
+                                  " has a compute time that is not a whole number");
   }
   std::vector<vertex_id> topo;  // Kahn order
   {
@@ -124,7 +125,8 @@ struct stg_search {
     work += time[*it];
   }
   std::int64_t best = upper;
-  std::vector<int> used(static_cast<std::size_t>(std::max<std::int64_t>(upper, 0)) + 1, 0);  // busy processors per unit slot
+  std::vector<int> used(static_cast<std::size_t>(std::max<std::int64_t>(upper, 0)) + 1,
+                        0);  // busy processors per unit slot
   stg_search local;
   stg_search& s = stats ? *stats : local;
   // The earliest start of ready v at or after `ready` with a processor free for its whole run.

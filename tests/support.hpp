@@ -34,11 +34,11 @@ struct random_case {
   cluster devices;
 };
 struct random_case_options {
-  std::uint64_t seed_factor = 1;     // the case draws from mt19937_64(seed * seed_factor)
+  std::uint64_t seed_factor = 1;  // the case draws from mt19937_64(seed * seed_factor)
   std::uint64_t max_vertices = 36;
-  bool zero_compute = true;          // every fifth seed: every third vertex takes no time (ties)
-  bool groups = false;               // vertices 5k and 5k+1 share a colocation group
-  byte_count largest_factor = 1;     // capacity: largest_factor x the largest vertex + a share of the rest
+  bool zero_compute = true;       // every fifth seed: every third vertex takes no time (ties)
+  bool groups = false;            // vertices 5k and 5k+1 share a colocation group
+  byte_count largest_factor = 1;  // capacity: largest_factor x the largest vertex + a share of the rest
 };
 inline random_case make_random_case(std::uint64_t seed, comm_mode comm, bool limited, random_case_options o = {}) {
   std::mt19937_64 rng(seed * o.seed_factor);

@@ -100,7 +100,8 @@ static_assert(adapted_graph<vec_graph>);
 static_assert(adapted_graph<user_net>);
 static_assert(adapted_graph_with_edge_ids<numbered_net>);
 static_assert(!adapted_graph_with_edge_ids<user_net>);
-using list_indexed = decltype(indexed(std::declval<const list_graph&>(), get(&node::index, std::declval<list_graph&>())));
+using list_indexed =
+    decltype(indexed(std::declval<const list_graph&>(), get(&node::index, std::declval<list_graph&>())));
 static_assert(adapted_graph<list_indexed>);
 
 // The same DAG in every representation, with edges grouped by source so that every

@@ -43,7 +43,8 @@ TEST_CASE("the executor runs the CPU backend through any_backend") {
   const std::vector<device_id> placement{0, 1, 0};
   for (const cpu_kernel kernel : {cpu_kernel::sleep, cpu_kernel::spin}) {
     CAPTURE(to_string(kernel));
-    std::unique_ptr<any_backend> backend = std::make_unique<backend_adaptor<cpu_backend>>(cpu_backend_options{.kernel = kernel});
+    std::unique_ptr<any_backend> backend =
+        std::make_unique<backend_adaptor<cpu_backend>>(cpu_backend_options{.kernel = kernel});
     const auto r = execute(g, model, devices, std::span<const device_id>(placement), *backend);
     REQUIRE(r.ok());
     const auto report = validate(r.schedule, g, model, devices, {.exact_durations = false});
@@ -80,8 +81,8 @@ TEST_CASE("around a virtual clock, any_backend gives simulate()'s schedule") {
       REQUIRE(simulated.ok());
       backend_adaptor<virtual_clock> clock;
       any_backend& backend = clock;
-      const auto executed = execute(c.g, model, c.devices, std::span<const device_id>(p), backend,
-                                    execute_options_from(options));
+      const auto executed =
+          execute(c.g, model, c.devices, std::span<const device_id>(p), backend, execute_options_from(options));
       REQUIRE(executed.ok());
       const auto& x = executed.schedule;
       const auto& s = simulated.schedule;

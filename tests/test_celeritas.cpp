@@ -240,8 +240,8 @@ TEST_CASE("celeritas on unlimited memory spreads a graph with parallelism over t
   const cluster devices = cluster::uniform(3, unlimited_memory, {.latency = 1e-5, .bandwidth = 12e9});
   const graph_model model(g, devices);
   const auto makespan = [&](const celeritas_result& r) {
-    const auto run = simulate(g, model, devices, std::span<const device_id>(r.placement.device),
-                              {.priority = r.placement.order});
+    const auto run =
+        simulate(g, model, devices, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
     REQUIRE(run.ok());
     return run.schedule.makespan;
   };
@@ -259,8 +259,10 @@ TEST_CASE("celeritas on unlimited memory spreads a graph with parallelism over t
 TEST_CASE("celeritas on DOPPLER's workloads with unlimited memory places within 5% of m-ETF on every device") {
   // The paper's pipeline alone put FFNN on one device (3.8x m-ETF) and the others at 1.9-2.6x.
   const cluster devices = cluster::uniform(4, unlimited_memory, {.latency = 1e-5, .bandwidth = 12e9});
-  for (const auto& [name, g] : {std::pair<std::string, graph>("chain_mm", chain_mm()), {"ffnn", ffnn()},
-                                {"llama_block", llama_block()}, {"llama_layer", llama_layer()}}) {
+  for (const auto& [name, g] : {std::pair<std::string, graph>("chain_mm", chain_mm()),
+                                {"ffnn", ffnn()},
+                                {"llama_block", llama_block()},
+                                {"llama_layer", llama_layer()}}) {
     CAPTURE(name);
     const graph_model model(g, devices);
     const auto r = celeritas(g, devices);
@@ -268,8 +270,8 @@ TEST_CASE("celeritas on DOPPLER's workloads with unlimited memory places within 
     std::vector<std::size_t> count(4, 0);
     for (const device_id d : r.placement.device) ++count[d];
     CHECK(std::count(count.begin(), count.end(), 0) == 0);
-    const auto run = simulate(g, model, devices, std::span<const device_id>(r.placement.device),
-                              {.priority = r.placement.order});
+    const auto run =
+        simulate(g, model, devices, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
     REQUIRE(run.ok());
     CHECK(run.schedule.makespan <= 1.05 * m_etf(g, model, devices).schedule.makespan);
   }
@@ -351,7 +353,8 @@ TEST_CASE("celeritas fits Baechi's GNMT at the one-device peak: its fusion keeps
   const auto groups = colocation_groups(g);
   for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
     CAPTURE(to_string(comm));
-    const auto c = cluster::uniform(4, 918'000'000, link_model{.latency = 134e-6, .bandwidth = 5701254275.940706}, comm);
+    const auto c =
+        cluster::uniform(4, 918'000'000, link_model{.latency = 134e-6, .bandwidth = 5701254275.940706}, comm);
     const auto r = celeritas(g, c);
     INFO(r.outcome.message);
     REQUIRE(r.ok());

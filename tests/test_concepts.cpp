@@ -118,19 +118,27 @@ concept levels_accept = requires(const G& g, const M& m, const D& d) {
   compute_levels(g, m, d);
 };
 template <class G, class M, class D>
-concept m_topo_accepts = requires(const G& g, const M& m, const D& d) { m_topo(g, m, d); };
+concept m_topo_accepts = requires(const G& g, const M& m, const D& d) {
+  m_topo(g, m, d);
+};
 template <class G, class D>
-concept single_device_accepts = requires(const G& g, const D& d) { single_device(g, d); };
+concept single_device_accepts = requires(const G& g, const D& d) {
+  single_device(g, d);
+};
 template <class G, class M, class D>
 concept simulate_accepts = requires(const G& g, const M& m, const D& d, std::span<const device_id> p) {
   simulate(g, m, d, p);
   simulate_runs(g, m, d, p, std::size_t{1});
 };
 template <class G, class M, class D>
-concept validate_accepts = requires(const schedule& s, const G& g, const M& m, const D& d) { validate(s, g, m, d); };
+concept validate_accepts = requires(const schedule& s, const G& g, const M& m, const D& d) {
+  validate(s, g, m, d);
+};
 // The makespan lower bound needs only a cost model.
 template <class G, class M, class D>
-concept bound_accepts = requires(const G& g, const M& m, const D& d) { makespan_lower_bound(g, m, d); };
+concept bound_accepts = requires(const G& g, const M& m, const D& d) {
+  makespan_lower_bound(g, m, d);
+};
 
 // Every list scheduler: the policies on one engine.
 template <class G, class M, class D>
@@ -220,10 +228,11 @@ TEST_CASE("algorithms run on the archetypes") {
   CHECK(r.schedule.makespan == doctest::Approx(3.5));
   CHECK(validate(r.schedule, g, archetype::both{}, d).ok());
   // Every list scheduler, memory-aware, on the archetypes; each schedule is valid.
-  for (const auto& l : {m_etf(g, archetype::both{}, d), critical_path_schedule(g, archetype::both{}, d, {.respect_memory = true}),
-                        heft(g, archetype::both{}, d, {.respect_memory = true}),
-                        cpop(g, archetype::both{}, d, {.respect_memory = true}),
-                        peft(g, archetype::both{}, d, {.respect_memory = true})}) {
+  for (const auto& l :
+       {m_etf(g, archetype::both{}, d), critical_path_schedule(g, archetype::both{}, d, {.respect_memory = true}),
+        heft(g, archetype::both{}, d, {.respect_memory = true}),
+        cpop(g, archetype::both{}, d, {.respect_memory = true}),
+        peft(g, archetype::both{}, d, {.respect_memory = true})}) {
     REQUIRE(l.ok());
     CHECK(validate(l.schedule, g, archetype::both{}, d).ok());
   }

@@ -68,7 +68,8 @@ TEST_CASE("Critical Path on random DAGs with heterogeneous speeds: valid and det
   for (std::uint64_t seed = 1; seed <= 50; ++seed) {
     const auto g = random_layered_dag({.vertices = 60, .layers = 6, .seed = seed});
     const cluster devices({{.name = "slow", .speed = 0.5}, {.name = "fast", .speed = 2}, {.name = "mid"}},
-                          link_model{.latency = 1e-3, .bandwidth = 1e9}, seed % 2 ? comm_mode::parallel : comm_mode::duplex);
+                          link_model{.latency = 1e-3, .bandwidth = 1e9},
+                          seed % 2 ? comm_mode::parallel : comm_mode::duplex);
     const graph_model model(g, devices);
     const auto r = critical_path_schedule(g, model, devices);
     REQUIRE(r.ok());

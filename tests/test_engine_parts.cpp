@@ -34,7 +34,8 @@ struct parts_fixture {
   detail::placed_vertices placed;
   detail::group_table groups;
 
-  parts_fixture(graph graph_in, cluster cluster_in) : g(std::move(graph_in)), c(std::move(cluster_in)), csr(snapshot(g)) {
+  parts_fixture(graph graph_in, cluster cluster_in)
+      : g(std::move(graph_in)), c(std::move(cluster_in)), csr(snapshot(g)) {
     kahn = detail::kahn_on(csr);
     placed.reset(g.vertex_count());
   }
@@ -105,7 +106,8 @@ TEST_CASE("group_table: members in Kahn order, their bytes, fixed and bound devi
 
   // Two members fixed to different devices: an error naming the vertex.
   f.options.fixed_device = {no_device, 0, 1, no_device};
-  CHECK_THROWS_WITH_AS(f.make_groups(), doctest::Contains("test: vertex v2 is fixed to device 1 but its group is fixed to device 0"),
+  CHECK_THROWS_WITH_AS(f.make_groups(),
+                       doctest::Contains("test: vertex v2 is fixed to device 1 but its group is fixed to device 0"),
                        invalid_input);
   f.options.fixed_device = {no_device, no_device, 1, no_device};
   f.make_groups();
@@ -182,7 +184,8 @@ TEST_CASE("readiness: inputs placed, a group's source released with its consumer
   CHECK_FALSE(held.any_parked());
 }
 
-TEST_CASE("transfer_book: inputs once per tensor, probes that leave no trace, queues on shared channels, cached copies") {
+TEST_CASE(
+    "transfer_book: inputs once per tensor, probes that leave no trace, queues on shared channels, cached copies") {
   // p1 and p2 on device 0 feed c and e; with sequential channels their transfers to device 1 queue.
   graph g;
   const auto p1 = g.add_vertex({.name = "p1", .compute = 1.0, .output = 4});
@@ -215,7 +218,7 @@ TEST_CASE("transfer_book: inputs once per tensor, probes that leave no trace, qu
     // Sequential: p1's 4 bytes take [1, 5), p2's 3 bytes wait for the channel: [5, 8).
     CHECK(there == doctest::Approx(mode == comm_mode::sequential ? 8.0 : 5.0));
     CHECK(book.arrival(inputs, 1, f.placed, model) == doctest::Approx(there));  // nothing left behind
-    CHECK(book.arrival(inputs, 0, f.placed, model) == doctest::Approx(2.0));   // no transfer on device 0
+    CHECK(book.arrival(inputs, 0, f.placed, model) == doctest::Approx(2.0));    // no transfer on device 0
     REQUIRE(plan.size() == 2);
     CHECK(book.received_bytes(inputs, 1, f.placed, model) == 7);
     CHECK(book.received_bytes(inputs, 0, f.placed, model) == 0);

@@ -98,15 +98,35 @@ TEST_CASE("enumerative is never worse than the fastest single device: Topcuoglu 
   std::vector<device> d(3);
   for (int i = 0; i < 3; ++i) d[i] = {.name = "p" + std::to_string(i + 1), .kind = "p" + std::to_string(i + 1)};
   const cluster devices(std::move(d), link_model{.latency = 0, .bandwidth = 1});
-  const std::array<std::array<double, 3>, 10> cost{{{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17}, {12, 13, 10},
-                                                    {13, 16, 9}, {7, 15, 11}, {5, 11, 14}, {18, 12, 20}, {21, 7, 16}}};
+  const std::array<std::array<double, 3>, 10> cost{{{14, 16, 9},
+                                                    {13, 19, 18},
+                                                    {11, 13, 19},
+                                                    {13, 8, 17},
+                                                    {12, 13, 10},
+                                                    {13, 16, 9},
+                                                    {7, 15, 11},
+                                                    {5, 11, 14},
+                                                    {18, 12, 20},
+                                                    {21, 7, 16}}};
   for (int v = 0; v < 10; ++v) {
     const auto id = g.add_vertex("n" + std::to_string(v + 1), cost[v][0]);
     for (int p = 0; p < 3; ++p) g.set_compute(id, "p" + std::to_string(p + 1), cost[v][p]);
   }
-  const std::array<std::array<int, 3>, 15> edges{{{1, 2, 18}, {1, 3, 12}, {1, 4, 9}, {1, 5, 11}, {1, 6, 14},
-                                                  {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
-                                                  {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}}};
+  const std::array<std::array<int, 3>, 15> edges{{{1, 2, 18},
+                                                  {1, 3, 12},
+                                                  {1, 4, 9},
+                                                  {1, 5, 11},
+                                                  {1, 6, 14},
+                                                  {2, 8, 19},
+                                                  {2, 9, 16},
+                                                  {3, 7, 23},
+                                                  {4, 8, 27},
+                                                  {4, 9, 23},
+                                                  {5, 9, 13},
+                                                  {6, 8, 15},
+                                                  {7, 10, 17},
+                                                  {8, 10, 11},
+                                                  {9, 10, 13}}};
   for (const auto& [u, v, bytes] : edges)
     g.add_edge(static_cast<vertex_id>(u - 1), static_cast<vertex_id>(v - 1), static_cast<byte_count>(bytes));
   const graph_model model(g, devices);

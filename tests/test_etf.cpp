@@ -167,8 +167,16 @@ struct training_graph {
     b1 = g.add_vertex(vertex_properties{.name = "b1", .compute = 2, .persistent = 10});
     c2 = g.add_vertex(vertex_properties{.name = "c2", .compute = 2, .persistent = 10});
     c1 = g.add_vertex(vertex_properties{.name = "c1", .compute = 2, .persistent = 10});
-    for (const auto& [u, v] : {std::pair{f1, f2}, {f2, loss}, {g1, g2}, {g2, loss}, {loss, b2}, {b2, b1},
-                               {loss, c2}, {c2, c1}, {f1, b1}, {g1, c1}})
+    for (const auto& [u, v] : {std::pair{f1, f2},
+                               {f2, loss},
+                               {g1, g2},
+                               {g2, loss},
+                               {loss, b2},
+                               {b2, b1},
+                               {loss, c2},
+                               {c2, c1},
+                               {f1, b1},
+                               {g1, c1}})
       g.add_edge(u, v);
     g.set_forward(b2, f2);
     g.set_forward(b1, f1);
@@ -230,8 +238,8 @@ TEST_CASE("sequential communication: transfers queue per device and the wait del
   g.add_edge(x, z);
   g.add_edge(y, z);
   const std::vector<device_id> fixed{0, 1, 2};
-  for (const auto& [comm, expected] : {std::pair{comm_mode::parallel, 2.0}, {comm_mode::sequential, 3.0},
-                                      {comm_mode::duplex, 3.0}}) {
+  for (const auto& [comm, expected] :
+       {std::pair{comm_mode::parallel, 2.0}, {comm_mode::sequential, 3.0}, {comm_mode::duplex, 3.0}}) {
     const auto c = cluster::uniform(3, unlimited_memory, link_model{.latency = 1}, comm);
     const graph_model model(g, c);
     const auto r = etf(g, model, c, {.fixed_device = fixed});

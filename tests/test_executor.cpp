@@ -178,7 +178,8 @@ TEST_CASE("bad input throws and names what was wrong") {
                        doctest::Contains("device 2"), invalid_input);
   const placement_t p{0, 1};
   const std::vector<vertex_id> twice{a, a};
-  CHECK_THROWS_AS(execute(g, model, devices, std::span<const device_id>(p), backend, {.priority = twice}), invalid_input);
+  CHECK_THROWS_AS(execute(g, model, devices, std::span<const device_id>(p), backend, {.priority = twice}),
+                  invalid_input);
   const std::vector<vertex_id> backwards{b, a};
   const placement_t same{0, 0};
   CHECK_THROWS_WITH_AS(execute(g, model, devices, std::span<const device_id>(same), backend,
@@ -192,8 +193,8 @@ TEST_CASE("bad input throws and names what was wrong") {
   const graph_model cyclic_model(cyclic, devices);
   CHECK_THROWS_AS(execute(cyclic, cyclic_model, devices, std::span<const device_id>(p), backend), not_a_dag);
   // A transfer time found to be NaN mid-run: refused once a is done, after the launched work ends.
-  const auto broken = model_from([](vertex_id, device_id) { return 1e-3; },
-                                 [](edge_id, device_id, device_id) { return std::nan(""); });
+  const auto broken =
+      model_from([](vertex_id, device_id) { return 1e-3; }, [](edge_id, device_id, device_id) { return std::nan(""); });
   CHECK_THROWS_WITH_AS(execute(g, broken, devices, std::span<const device_id>(p), backend),
                        doctest::Contains("a run needs a finite time"), invalid_input);
   // The backend is still usable after a refused run.
@@ -227,36 +228,36 @@ TEST_CASE("seeded random DAGs with memory limits run and validate in every commu
   // default where every thread has a core): the same runs, valid either way.
   std::size_t ran = 0, out_of_memory = 0;
   for (const bool polling : {false, true})
-  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    cpu_backend backend({.spin_wait = polling ? 50e-6 : 0.0});
-    CAPTURE(polling);
-    for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
-      CAPTURE(seed);
-      CAPTURE(to_string(comm));
-      auto test_case = test::make_random_case(seed, comm, seed % 2 == 0, {.max_vertices = 16});
-      // Scale times down so the whole suite stays short under sanitizers.
-      for (vertex_id v = 0; v < test_case.g.vertex_count(); ++v) test_case.g[v].compute *= 0.1;
-      const graph& g = test_case.g;
-      const cluster& c = test_case.devices;
-      const graph_model model(g, c);
-      placement_t p(g.vertex_count());
-      for (vertex_id v = 0; v < p.size(); ++v) p[v] = static_cast<device_id>((v * 7 + seed) % c.device_count());
-      const auto simulated = simulate(g, model, c, std::span<const device_id>(p));
-      const auto r = execute(g, model, c, std::span<const device_id>(p), backend);
-      if (!r.ok()) {
-        CHECK(r.outcome.code == status::out_of_memory);
-        CHECK(r.outcome.device < c.device_count());
-        CHECK(r.outcome.vertex < g.vertex_count());
-        ++out_of_memory;
-        continue;
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+      cpu_backend backend({.spin_wait = polling ? 50e-6 : 0.0});
+      CAPTURE(polling);
+      for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
+        CAPTURE(seed);
+        CAPTURE(to_string(comm));
+        auto test_case = test::make_random_case(seed, comm, seed % 2 == 0, {.max_vertices = 16});
+        // Scale times down so the whole suite stays short under sanitizers.
+        for (vertex_id v = 0; v < test_case.g.vertex_count(); ++v) test_case.g[v].compute *= 0.1;
+        const graph& g = test_case.g;
+        const cluster& c = test_case.devices;
+        const graph_model model(g, c);
+        placement_t p(g.vertex_count());
+        for (vertex_id v = 0; v < p.size(); ++v) p[v] = static_cast<device_id>((v * 7 + seed) % c.device_count());
+        const auto simulated = simulate(g, model, c, std::span<const device_id>(p));
+        const auto r = execute(g, model, c, std::span<const device_id>(p), backend);
+        if (!r.ok()) {
+          CHECK(r.outcome.code == status::out_of_memory);
+          CHECK(r.outcome.device < c.device_count());
+          CHECK(r.outcome.vertex < g.vertex_count());
+          ++out_of_memory;
+          continue;
+        }
+        require_valid(r, g, model, c);
+        ++ran;
+        for (device_id d = 0; d < c.device_count(); ++d)
+          CHECK(r.schedule.order[d].size() == static_cast<std::size_t>(std::count(p.begin(), p.end(), d)));
+        if (simulated.ok()) CHECK(r.schedule.transfers.size() == simulated.schedule.transfers.size());
       }
-      require_valid(r, g, model, c);
-      ++ran;
-      for (device_id d = 0; d < c.device_count(); ++d)
-        CHECK(r.schedule.order[d].size() == static_cast<std::size_t>(std::count(p.begin(), p.end(), d)));
-      if (simulated.ok()) CHECK(r.schedule.transfers.size() == simulated.schedule.transfers.size());
     }
-  }
   CHECK(ran >= 48);
   MESSAGE(ran << " runs, " << out_of_memory << " out of memory");
 }
@@ -274,12 +275,12 @@ TEST_CASE("over a virtual clock the executor is the simulator, field for field")
       placement_t p(c.g.vertex_count());
       for (vertex_id v = 0; v < p.size(); ++v) p[v] = static_cast<device_id>((v * 7 + seed) % c.devices.device_count());
       CAPTURE(seed);
-      const simulate_options options{.policy = policies[seed % 4], .cache_transfers = seed % 3 != 0,
-                                     .wait_for_memory = seed % 5 != 1};
+      const simulate_options options{
+          .policy = policies[seed % 4], .cache_transfers = seed % 3 != 0, .wait_for_memory = seed % 5 != 1};
       const auto simulated = simulate(c.g, model, c.devices, p, options);
       virtual_clock clock;
-      const auto executed = execute(c.g, model, c.devices, std::span<const device_id>(p), clock,
-                                    execute_options_from(options));
+      const auto executed =
+          execute(c.g, model, c.devices, std::span<const device_id>(p), clock, execute_options_from(options));
       ++compared;
       if (!simulated.ok()) ++failed;
       CHECK(executed.outcome.code == simulated.outcome.code);

@@ -99,8 +99,8 @@ TEST_CASE("candidates and a comparison on a fork-join graph") {
 }
 
 TEST_CASE("calibration measures a rate, an overhead and a link, and refuses too few devices") {
-  const auto c = calibrate_cpu({.devices = 2, .loop_time = 0.005, .overhead_vertices = 50,
-                                .copy_sizes = {4096, 65536}, .repeats = 1});
+  const auto c = calibrate_cpu(
+      {.devices = 2, .loop_time = 0.005, .overhead_vertices = 50, .copy_sizes = {4096, 65536}, .repeats = 1});
   CHECK(c.loop_rate > 0);
   CHECK(c.launch_overhead > 0);
   CHECK(c.link.link.bandwidth > 0);
@@ -116,7 +116,8 @@ TEST_CASE("calibration measures a rate, an overhead and a link, and refuses too 
   CHECK_THROWS_AS((void)calibrate_cpu({.devices = 1}), invalid_input);
   // The same measurement on any backend: here a CPU backend of 3 devices, copies paced to nothing.
   cpu_backend backend({.kernel = cpu_kernel::spin, .pace_copies = false});
-  const auto b = calibrate_backend(backend, {.devices = 3, .overhead_vertices = 20, .copy_sizes = {1024, 1 << 20}, .repeats = 3});
+  const auto b =
+      calibrate_backend(backend, {.devices = 3, .overhead_vertices = 20, .copy_sizes = {1024, 1 << 20}, .repeats = 3});
   CHECK(b.launch_overhead > 0);
   REQUIRE(b.samples.size() == 2);
   CHECK(b.samples[0].bytes == 1024);

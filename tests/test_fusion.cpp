@@ -45,17 +45,18 @@ TEST_CASE("co-placement: a vertex whose outputs all go to one consumer joins it,
 }
 
 TEST_CASE("Baechi's rule follows Baechi's queue: a refused edge is not tried again; the exact rule's passes retry it") {
-  // One group {a, b, x}; y outside feeds b (co-placement off, or y would join b). Baechi's queue holds a->b, a->x, x->b (members by id).
-  // a->b is refused (outdeg(a) = 2, indeg(b) = 3); a->x fuses (indeg(x) = 1), which turns x->b
-  // into a->b, an edge that was there already, so nothing rejoins the queue: b stays alone. The
-  // exact rule's passes fuse all three.
+  // One group {a, b, x}; y outside feeds b (co-placement off, or y would join b). Baechi's queue holds a->b, a->x, x->b
+  // (members by id). a->b is refused (outdeg(a) = 2, indeg(b) = 3); a->x fuses (indeg(x) = 1), which turns x->b into
+  // a->b, an edge that was there already, so nothing rejoins the queue: b stays alone. The exact rule's passes fuse all
+  // three.
   graph g = vertices({"a", "b", "x", "y"});
   g[0].group = g[1].group = g[2].group = "g";
   g.add_edge(0, 1);
   g.add_edge(0, 2);
   g.add_edge(2, 1);
   g.add_edge(3, 1);
-  CHECK(fusion_clusters(g, {.rule = fusion_rule::baechi_degree, .co_place = false}) == std::vector<vertex_id>{0, 1, 0, 2});
+  CHECK(fusion_clusters(g, {.rule = fusion_rule::baechi_degree, .co_place = false}) ==
+        std::vector<vertex_id>{0, 1, 0, 2});
   CHECK(fusion_clusters(g, {.rule = fusion_rule::exact, .co_place = false}) == std::vector<vertex_id>{0, 0, 0, 1});
   CHECK(fuse(g, {.rule = fusion_rule::baechi_degree, .co_place = false}).coarse.vertex_count() == 3);
 

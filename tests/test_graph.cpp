@@ -30,8 +30,14 @@ graph three_cycle_with_tail() {
 
 TEST_CASE("graph stores vertices, edges, per-kind times and forward links") {
   graph g;
-  const auto x = g.add_vertex({.name = "x", .compute = 2.0, .persistent = 10, .output = 20, .temporary = 5,
-                               .group = "g", .op = "MatMul", .flops = 1e6});
+  const auto x = g.add_vertex({.name = "x",
+                               .compute = 2.0,
+                               .persistent = 10,
+                               .output = 20,
+                               .temporary = 5,
+                               .group = "g",
+                               .op = "MatMul",
+                               .flops = 1e6});
   const auto y = g.add_vertex("y", 1.5);
   const auto e0 = g.add_edge(x, y, 64);
   const auto e1 = g.add_edge(x, y, 32);  // a second tensor between the same pair

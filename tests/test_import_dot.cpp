@@ -24,7 +24,6 @@ namespace {
 
 const std::string data_dir = std::string(GANTRY_TEST_DATA_DIR) + "/import/";
 
-
 std::string error_of(std::string_view text) {
   try {
     (void)parse_graph_dot(text, "test.dot");
@@ -79,14 +78,17 @@ TEST_CASE("a hand-written DOT file: attributes, units, defaults, chains, subgrap
 
 TEST_CASE("write_graph_dot then read_graph_dot gives back the same graph") {
   SUBCASE("a DOPPLER workload: bracketed names, ops, FLOPs and per-kind times") {
-    const graph g = chain_mm({.dimension = 12, .blocks_per_side = 2, .inner_split = 2,
-                              .device = {.flops_per_second = 3e9, .kinds = {{.kind = "gpu 2", .flops_per_second = 7e11}}}});
+    const graph g =
+        chain_mm({.dimension = 12,
+                  .blocks_per_side = 2,
+                  .inner_split = 2,
+                  .device = {.flops_per_second = 3e9, .kinds = {{.kind = "gpu 2", .flops_per_second = 7e11}}}});
     test::require_same_graph(g, parse_graph_dot(write_graph_dot(g), "chain_mm.dot"));
   }
   SUBCASE("random graphs with memory fields") {
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-      const graph g = random_layered_dag({.vertices = 60, .layers = 8, .max_persistent = 1 << 20,
-                                          .max_temporary = 1 << 12, .seed = seed});
+      const graph g = random_layered_dag(
+          {.vertices = 60, .layers = 8, .max_persistent = 1 << 20, .max_temporary = 1 << 12, .seed = seed});
       test::require_same_graph(g, parse_graph_dot(write_graph_dot(g)));
     }
   }
@@ -118,13 +120,16 @@ TEST_CASE("write_graph_dot then read_graph_dot gives back the same graph") {
 
 TEST_CASE("an imported DOT graph places, simulates and validates") {
   const graph g = read_graph_dot(data_dir + "annotated.dot");
-  (void)test::require_places_and_validates(g, cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9}));
+  (void)test::require_places_and_validates(g,
+                                           cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9}));
 }
 
 TEST_CASE("malformed DOT is rejected with file, line and reason") {
-  CHECK(error_of("graph { a -- b }") == "test.dot:1: undirected graphs are not dataflow graphs: write 'digraph' and '->' edges");
+  CHECK(error_of("graph { a -- b }") ==
+        "test.dot:1: undirected graphs are not dataflow graphs: write 'digraph' and '->' edges");
   CHECK(error_of("digraph {\n a -- b\n}") == "test.dot:2: '--' is an undirected edge; a digraph uses '->'");
-  CHECK(error_of("digraph {\n a -> b\n") == "test.dot:3: missing '}' at the end of the file (the '{' at line 1 is never closed)");
+  CHECK(error_of("digraph {\n a -> b\n") ==
+        "test.dot:3: missing '}' at the end of the file (the '{' at line 1 is never closed)");
   CHECK(error_of("digraph {\n a [label=\"open\n\n]\n}") == "test.dot:2: unterminated quoted string");
   CHECK(error_of("digraph { /* never closed") == "test.dot:1: unterminated /* comment");
   CHECK(error_of("digraph { a -> }") == "test.dot:1: expected a vertex or subgraph after '->', found '}'");
@@ -132,21 +137,27 @@ TEST_CASE("malformed DOT is rejected with file, line and reason") {
   CHECK(error_of("digraph {\n a [op=aten.relu]\n}") ==
         "test.dot:2: 'aten....' is not a DOT ID: quote IDs that contain '.' (\"aten.relu\", say)");
   CHECK(error_of("digraph { a @ b }") == "test.dot:1: unexpected character '@'");
-  CHECK(error_of("digraph { a } digraph { b }") == "test.dot:1: unexpected 'digraph' after the closing '}' (one digraph per file)");
+  CHECK(error_of("digraph { a } digraph { b }") ==
+        "test.dot:1: unexpected 'digraph' after the closing '}' (one digraph per file)");
   CHECK(error_of("{ a }") == "test.dot:1: expected 'digraph' at the start of the file, found '{'");
   CHECK(error_of("digraph {\n a -> a\n}") == "test.dot:2: edge \"a\" -> itself: a dataflow graph has no self-loops");
-  CHECK(error_of("digraph {\n\n a [compute=-2]\n}").starts_with("test.dot:3: attribute 'compute' of vertex \"a\": invalid duration '-2'"));
-  CHECK(error_of("digraph {\n a -> b [bytes=1.5]\n}").starts_with("test.dot:2: attribute 'bytes' of edge \"a\" -> \"b\": invalid byte count '1.5'"));
-  CHECK(error_of("digraph {\n a [flops=lots]\n}") == "test.dot:2: attribute 'flops' of vertex \"a\": expected a finite number >= 0, got 'lots'");
+  CHECK(error_of("digraph {\n\n a [compute=-2]\n}")
+            .starts_with("test.dot:3: attribute 'compute' of vertex \"a\": invalid duration '-2'"));
+  CHECK(error_of("digraph {\n a -> b [bytes=1.5]\n}")
+            .starts_with("test.dot:2: attribute 'bytes' of edge \"a\" -> \"b\": invalid byte count '1.5'"));
+  CHECK(error_of("digraph {\n a [flops=lots]\n}") ==
+        "test.dot:2: attribute 'flops' of vertex \"a\": expected a finite number >= 0, got 'lots'");
   CHECK(error_of("digraph {\n b [forward=zz]\n}") ==
         "test.dot:2: attribute 'forward' of vertex \"b\" names \"zz\", which is not a vertex of the graph");
 
   const std::string bad_value = data_dir + "bad_value.dot";
-  CHECK_THROWS_WITH_AS((void)read_graph_dot(bad_value),
-                       doctest::Contains((bad_value + ":4: attribute 'output' of vertex \"b\": invalid byte count '12 parsecs'").c_str()),
-                       parse_error);
-  CHECK_THROWS_WITH_AS((void)read_graph_dot(data_dir + "cycle.dot"), doctest::Contains("the graph has a cycle: b -> c -> a -> b"),
-                       parse_error);
+  CHECK_THROWS_WITH_AS(
+      (void)read_graph_dot(bad_value),
+      doctest::Contains(
+          (bad_value + ":4: attribute 'output' of vertex \"b\": invalid byte count '12 parsecs'").c_str()),
+      parse_error);
+  CHECK_THROWS_WITH_AS((void)read_graph_dot(data_dir + "cycle.dot"),
+                       doctest::Contains("the graph has a cycle: b -> c -> a -> b"), parse_error);
   CHECK_THROWS_AS((void)read_graph_dot(data_dir + "no_such_file.dot"), io_error);
 }
 
@@ -178,7 +189,8 @@ TEST_CASE("subgraphs nested 100,000 deep, closed or not, are refused with the li
   const std::string closed = "digraph g {\n" + std::string(100'000, '{') + " a " + std::string(100'000, '}') + "\n}\n";
   CHECK(error_of(closed) == "test.dot:2: subgraphs nest deeper than 256 levels (the limit, read_limits::max_nesting)");
   CHECK(error_of("digraph g {\n" + std::string(100'000, '{')).find("test.dot:2: subgraphs nest deeper than 256") == 0);
-  CHECK(error_of("digraph g {\n{ a -> b\n") == "test.dot:3: missing '}' at the end of the file (the '{' at line 2 is never closed)");
+  CHECK(error_of("digraph g {\n{ a -> b\n") ==
+        "test.dot:3: missing '}' at the end of the file (the '{' at line 2 is never closed)");
   const std::string ten = "digraph g { " + std::string(10, '{') + " a -> b " + std::string(10, '}') + " }";
   CHECK(parse_graph_dot(ten).edge_count() == 1);
   CHECK(error_of("digraph g { " + std::string(300, '{') + " a " + std::string(300, '}') + " }").find("nest deeper") !=
@@ -191,9 +203,12 @@ TEST_CASE("subgraphs nested 100,000 deep, closed or not, are refused with the li
 TEST_CASE("names and strings that are not UTF-8 are refused at import with the line") {
   CHECK(error_of("digraph g {\n  a -> \"b\xFF\"\n}") ==
         "test.dot:2: the name of a vertex: byte 0xFF at offset 1 is not valid UTF-8");
-  CHECK(error_of("digraph g {\n  a;\n  a [op=\"x\xC0\xAF\"]\n}").find("test.dot:3: attribute 'op' of vertex \"a\": byte 0xC0") == 0);
-  CHECK(error_of("digraph g {\n  a [\"compute_\xED\xA0\x80\"=1]\n}").find("test.dot:2: an attribute name of vertex \"a\"") == 0);
-  CHECK(parse_graph_dot("digraph g { \"\xC3\xBC\xE2\x9C\x93\xF0\x9F\x98\x80\" }")[0].name == "\xC3\xBC\xE2\x9C\x93\xF0\x9F\x98\x80");
+  CHECK(error_of("digraph g {\n  a;\n  a [op=\"x\xC0\xAF\"]\n}")
+            .find("test.dot:3: attribute 'op' of vertex \"a\": byte 0xC0") == 0);
+  CHECK(error_of("digraph g {\n  a [\"compute_\xED\xA0\x80\"=1]\n}")
+            .find("test.dot:2: an attribute name of vertex \"a\"") == 0);
+  CHECK(parse_graph_dot("digraph g { \"\xC3\xBC\xE2\x9C\x93\xF0\x9F\x98\x80\" }")[0].name ==
+        "\xC3\xBC\xE2\x9C\x93\xF0\x9F\x98\x80");
 }
 
 TEST_CASE("DOT byte counts that add up to 2^63 or more are refused at the vertex or edge") {

@@ -94,45 +94,56 @@ TEST_CASE("PipeDream options: forward only, colocated pairs, another suffix") {
   CHECK(forward_only.vertex_count() == 6);
   CHECK(forward_only.edge_count() == 6);
 
-  const graph grouped = read_graph_pipedream(data_dir + "graph.txt", {.colocate_pairs = true, .backward_suffix = "_bwd"});
+  const graph grouped =
+      read_graph_pipedream(data_dir + "graph.txt", {.colocate_pairs = true, .backward_suffix = "_bwd"});
   const auto b = *find(grouped, "node4_bwd");
   CHECK(grouped[b].group == "node4");
   CHECK(grouped[grouped.forward_of(b)].group == "node4");
 
-  CHECK_THROWS_WITH_AS((void)parse_graph_pipedream(std::string(two_nodes) + "\ta -- b\n", "g.txt", {.backward_suffix = ""}),
-                       doctest::Contains("g.txt:1: the backward vertex of node 'a' would be named 'a'"), parse_error);
+  CHECK_THROWS_WITH_AS(
+      (void)parse_graph_pipedream(std::string(two_nodes) + "\ta -- b\n", "g.txt", {.backward_suffix = ""}),
+      doctest::Contains("g.txt:1: the backward vertex of node 'a' would be named 'a'"), parse_error);
 }
 
 TEST_CASE("an imported PipeDream graph places, simulates and validates") {
   const graph g = read_graph_pipedream(data_dir + "graph.txt");
-  (void)test::require_places_and_validates(g, cluster::uniform(2, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e10}));
+  (void)test::require_places_and_validates(g,
+                                           cluster::uniform(2, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e10}));
 }
 
 TEST_CASE("malformed PipeDream files are rejected with file, line and reason") {
-  CHECK(error_of("") == "graph.txt: the file is empty (expected PipeDream node lines 'node1 -- description -- "
-                        "forward_compute_time=...')");
+  CHECK(error_of("") ==
+        "graph.txt: the file is empty (expected PipeDream node lines 'node1 -- description -- "
+        "forward_compute_time=...')");
   CHECK(error_of(" \n\r\n").starts_with("graph.txt: the file is empty"));
-  CHECK(error_of("\ta -- b\n") == "graph.txt:2: no node lines (expected 'node1 -- description -- forward_compute_time=...')");
+  CHECK(error_of("\ta -- b\n") ==
+        "graph.txt:2: no node lines (expected 'node1 -- description -- forward_compute_time=...')");
   CHECK(error_of("a -- Linear\n").starts_with("graph.txt:1: expected 'id -- description -- forward_compute_time=..."));
   CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1\n") ==
         "graph.txt:1: missing key 'parameter_size'");
-  CHECK(error_of("a -- L -- forward_compute_time=fast, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
-        "graph.txt:1: forward_compute_time is not a number: 'fast'");
+  CHECK(
+      error_of("a -- L -- forward_compute_time=fast, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
+      "graph.txt:1: forward_compute_time is not a number: 'fast'");
   CHECK(error_of("a -- L -- forward_compute_time=-1, backward_compute_time=1, activation_size=1, parameter_size=0\n") ==
         "graph.txt:1: forward_compute_time must be finite and >= 0, got '-1'");
-  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=[1; 2, parameter_size=0\n") ==
+  CHECK(error_of(
+            "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=[1; 2, parameter_size=0\n") ==
         "graph.txt:1: activation_size list is missing its closing ']'");
-  CHECK(error_of("a -- L -- forward_compute_time=1, speed=2, backward_compute_time=1, activation_size=1, parameter_size=0\n")
+  CHECK(error_of(
+            "a -- L -- forward_compute_time=1, speed=2, backward_compute_time=1, activation_size=1, parameter_size=0\n")
             .starts_with("graph.txt:1: unknown key 'speed'"));
   CHECK(error_of(std::string(two_nodes) + std::string(two_nodes.substr(0, two_nodes.find('\n') + 1))) ==
         "graph.txt:3: node 'a' is defined twice (first at line 1)");
-  CHECK(error_of(std::string(two_nodes) + "\ta -> b\n") == "graph.txt:3: expected an edge line '<TAB>from -- to', found 'a -> b'");
+  CHECK(error_of(std::string(two_nodes) + "\ta -> b\n") ==
+        "graph.txt:3: expected an edge line '<TAB>from -- to', found 'a -> b'");
   CHECK(error_of(std::string(two_nodes) + "\ta -- a\n") == "graph.txt:3: edge from node 'a' to itself");
   CHECK(error_of(std::string(two_nodes) + "\ta -- b\n\tb -- a\n").starts_with("graph.txt: the graph has a cycle: "));
-  CHECK(error_of(std::string(two_nodes) + "a -- L -- x=1 -- stage_id=0 -- more\n").starts_with("graph.txt:3: expected 'id -- "));
+  CHECK(error_of(std::string(two_nodes) + "a -- L -- x=1 -- stage_id=0 -- more\n")
+            .starts_with("graph.txt:3: expected 'id -- "));
 
   const std::string bad = data_dir + "bad_graph.txt";
-  CHECK_THROWS_WITH_AS((void)read_graph_pipedream(bad), doctest::Contains((bad + ":4: edge to unknown node 'node9'").c_str()), parse_error);
+  CHECK_THROWS_WITH_AS((void)read_graph_pipedream(bad),
+                       doctest::Contains((bad + ":4: edge to unknown node 'node9'").c_str()), parse_error);
   CHECK_THROWS_AS((void)read_graph_pipedream(data_dir + "missing.txt"), io_error);
 }
 
@@ -158,13 +169,16 @@ TEST_CASE("every prefix and seeded byte mutations of a graph.txt parse or throw 
 
 TEST_CASE("PipeDream sizes of 2^63 bytes or more are refused with the line, not rounded") {
   // llround() of 1e19 is out of range: the size silently became 2^63.
-  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1e19, parameter_size=0\n") ==
-        "graph.txt:1: activation_size '1e19' is 2^63 bytes (8 EiB) or more");
-  CHECK(error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=9.3e18\n")
-            .find("graph.txt:1: parameter_size") == 0);
-  const std::string big = "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=4e18, parameter_size=0\n"
-                          "b -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n"
-                          "\ta -- b\n";
+  CHECK(
+      error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1e19, parameter_size=0\n") ==
+      "graph.txt:1: activation_size '1e19' is 2^63 bytes (8 EiB) or more");
+  CHECK(
+      error_of("a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=9.3e18\n")
+          .find("graph.txt:1: parameter_size") == 0);
+  const std::string big =
+      "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=4e18, parameter_size=0\n"
+      "b -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n"
+      "\ta -- b\n";
   CHECK(error_of(big).find("graph.txt:1: the graph's byte counts") == 0);
   const graph g = parse_graph_pipedream(
       "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1e18, parameter_size=7\n");
@@ -175,12 +189,15 @@ TEST_CASE("PipeDream node ids and descriptions must be UTF-8, named with the lin
   CHECK(error_of(std::string(two_nodes) + "c\xFF -- L -- forward_compute_time=1, backward_compute_time=1, "
                                           "activation_size=1, parameter_size=0\n") ==
         "graph.txt:3: node id: byte 0xFF at offset 1 is not valid UTF-8");
-  CHECK(error_of("x -- Conv\xE2\x82 -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n")
-            .find("graph.txt:1: description of node 'x': byte 0xE2 at offset 4") == 0);
+  CHECK(
+      error_of(
+          "x -- Conv\xE2\x82 -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n")
+          .find("graph.txt:1: description of node 'x': byte 0xE2 at offset 4") == 0);
 }
 
 TEST_CASE("A weight factor whose product reaches 2^63 bytes is refused with the line") {
-  const std::string text = "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=500\n";
+  const std::string text =
+      "a -- L -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=500\n";
   CHECK_THROWS_WITH_AS((void)parse_graph_pipedream(text, "g.txt", {.weight_factor = 1e300}),
                        "g.txt:1: parameter_size 500 x weight_factor 1e+300 is 2^63 bytes (8 EiB) or more", parse_error);
   CHECK(parse_graph_pipedream(text, "g.txt", {.weight_factor = 4})[0].persistent == 2000);

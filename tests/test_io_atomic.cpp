@@ -80,18 +80,18 @@ TEST_CASE("a failed write keeps the previous file as it was") {
 TEST_CASE("writing into a missing directory is an io_error naming the path") {
   scratch_directory dir("io_atomic_missing");
   const fs::path target = dir.path / "no" / "such" / "dir" / "g.json";
-  CHECK_THROWS_WITH_AS(write_text_file(target, "x"),
-                       ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() +
-                        "' does not exist")
-                           .c_str(),
-                       io_error);
+  CHECK_THROWS_WITH_AS(
+      write_text_file(target, "x"),
+      ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() + "' does not exist")
+          .c_str(),
+      io_error);
   graph g;
   g.add_vertex("a");
-  CHECK_THROWS_WITH_AS(write_graph(target, g),
-                       ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() +
-                        "' does not exist")
-                           .c_str(),
-                       io_error);
+  CHECK_THROWS_WITH_AS(
+      write_graph(target, g),
+      ("cannot write '" + target.string() + "': directory '" + target.parent_path().string() + "' does not exist")
+          .c_str(),
+      io_error);
   CHECK_THROWS_AS(write_cluster(target, cluster::uniform(1)), io_error);
   CHECK(dir.entries() == 0);
 }
@@ -134,8 +134,8 @@ TEST_CASE("gzip: the inflated-size limit is exact, and the size trailer is only 
     std::string lying = packed;
     lying[lying.size() - 4] = static_cast<char>(top == 0 ? 4 : 0xff);
     for (std::size_t i = lying.size() - 3; i < lying.size(); ++i) lying[i] = static_cast<char>(top);
-    CHECK_THROWS_WITH_AS((void)gzip_decompress(lying, "isize.gz"), "isize.gz: invalid gzip data: incorrect length check",
-                         parse_error);
+    CHECK_THROWS_WITH_AS((void)gzip_decompress(lying, "isize.gz"),
+                         "isize.gz: invalid gzip data: incorrect length check", parse_error);
   }
   // Members of very different sizes: the first member's output outgrows the last one's trailer.
   CHECK(gzip_decompress(gzip_compress(data) + gzip_compress("end")) == data + "end");
@@ -146,9 +146,15 @@ TEST_CASE("the fast inflater (libdeflate, where built with it) and zlib give the
   std::string noise(70000, '\0');
   for (auto& c : noise) c = static_cast<char>(rng() & 0xff);
   const std::string text(250000, 'q');
-  std::vector<std::string> inputs{gzip_compress(""), gzip_compress("x"), gzip_compress(text), gzip_compress(noise),
-                                  gzip_compress(text) + gzip_compress("end"), gzip_compress("a") + gzip_compress(text),
-                                  gzip_compress(text) + "trailing bytes that are not gzip", "", "plain"};
+  std::vector<std::string> inputs{gzip_compress(""),
+                                  gzip_compress("x"),
+                                  gzip_compress(text),
+                                  gzip_compress(noise),
+                                  gzip_compress(text) + gzip_compress("end"),
+                                  gzip_compress("a") + gzip_compress(text),
+                                  gzip_compress(text) + "trailing bytes that are not gzip",
+                                  "",
+                                  "plain"};
   std::string lying = gzip_compress(text);
   lying[lying.size() - 1] = '\x7f';  // the size trailer claims 2 GiB more
   inputs.push_back(lying);
@@ -193,15 +199,18 @@ TEST_CASE("the fast inflater (libdeflate, where built with it) and zlib give the
 
 TEST_CASE("corrupt gzip data is a parse_error naming its source") {
   CHECK_THROWS_WITH_AS((void)gzip_decompress("", "empty.gz"),
-                       "empty.gz: invalid gzip data: the data ends early (truncated after 0 compressed bytes)", parse_error);
-  CHECK_THROWS_WITH_AS((void)gzip_decompress("plain text", "text.gz"), "text.gz: invalid gzip data: incorrect header check",
+                       "empty.gz: invalid gzip data: the data ends early (truncated after 0 compressed bytes)",
                        parse_error);
+  CHECK_THROWS_WITH_AS((void)gzip_decompress("plain text", "text.gz"),
+                       "text.gz: invalid gzip data: incorrect header check", parse_error);
   std::string packed = gzip_compress(std::string(5000, 'a') + "tail");
   packed[packed.size() - 6] ^= 0x55;  // the CRC no longer matches
-  CHECK_THROWS_WITH_AS((void)gzip_decompress(packed, "crc.gz"), "crc.gz: invalid gzip data: incorrect data check", parse_error);
+  CHECK_THROWS_WITH_AS((void)gzip_decompress(packed, "crc.gz"), "crc.gz: invalid gzip data: incorrect data check",
+                       parse_error);
   // Every truncation of a gzip stream is reported, never read as a shorter file.
   const std::string whole = gzip_compress("{\"format\": \"gantry.graph\"}");
-  for (std::size_t cut = 0; cut < whole.size(); ++cut) CHECK_THROWS_AS((void)gzip_decompress(whole.substr(0, cut)), parse_error);
+  for (std::size_t cut = 0; cut < whole.size(); ++cut)
+    CHECK_THROWS_AS((void)gzip_decompress(whole.substr(0, cut)), parse_error);
 }
 
 TEST_CASE("read_text_file reads plain files as they are") {

@@ -99,36 +99,46 @@ TEST_CASE("defaults: kind default, unlimited memory, speed 1, free default link,
   CHECK(c[0].speed == 1.0);
   CHECK(c.transfer_time(1 << 30, 0, 1) == 0.0);
   // A pair link takes the default link's values for the fields it leaves out.
-  const cluster p = read_cluster_json(doc(R"([{"name": "a", "memory": 1024}, {"name": "b"}])",
-                                          R"(, "link": {"latency": 0.5, "bandwidth": 100}, "links": [{"from": "a", "to": "b", "bandwidth": "1 kB/s"}])"));
+  const cluster p = read_cluster_json(doc(
+      R"([{"name": "a", "memory": 1024}, {"name": "b"}])",
+      R"(, "link": {"latency": 0.5, "bandwidth": 100}, "links": [{"from": "a", "to": "b", "bandwidth": "1 kB/s"}])"));
   CHECK(p.capacity(0) == 1024);
   CHECK(p.link(0, 1) == link_model{.latency = 0.5, .bandwidth = 1000});
   CHECK(p.link(1, 0) == link_model{.latency = 0.5, .bandwidth = 100});
 }
 
 TEST_CASE("cluster documents: header, missing and mistyped fields") {
-  CHECK(cluster_error(R"({"format": "gantry.graph", "version": 1, "devices": []})") ==
-        "c.json: /format: expected \"gantry.cluster\", got string \"gantry.graph\" (this is not a gantry.cluster file)");
+  CHECK(
+      cluster_error(R"({"format": "gantry.graph", "version": 1, "devices": []})") ==
+      "c.json: /format: expected \"gantry.cluster\", got string \"gantry.graph\" (this is not a gantry.cluster file)");
   CHECK(cluster_error(R"({"format": "gantry.cluster", "version": 3, "devices": []})") ==
         "c.json: /version: unsupported version 3 (this reader reads version 1)");
-  CHECK(cluster_error(R"({"format": "gantry.cluster", "version": 1})") == "c.json: (document): missing field \"devices\"");
+  CHECK(cluster_error(R"({"format": "gantry.cluster", "version": 1})") ==
+        "c.json: (document): missing field \"devices\"");
   CHECK(cluster_error(doc("[]")) == "c.json: /devices: a cluster needs at least one device");
   CHECK(cluster_error(doc(R"([{"kind": "gpu"}])")) == "c.json: /devices/0: missing field \"name\"");
-  CHECK(cluster_error(doc(R"([{"name": "a", "kind": 1}])")) == "c.json: /devices/0/kind: expected a string, got number 1");
-  CHECK(cluster_error(doc(R"([{"name": "a", "speed": "fast"}])")) == "c.json: /devices/0/speed: expected a number, got string \"fast\"");
-  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": 5)")) == "c.json: /link: expected an object, got number 5");
-  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "links": {})")) == "c.json: /links: expected an array, got object {}");
+  CHECK(cluster_error(doc(R"([{"name": "a", "kind": 1}])")) ==
+        "c.json: /devices/0/kind: expected a string, got number 1");
+  CHECK(cluster_error(doc(R"([{"name": "a", "speed": "fast"}])")) ==
+        "c.json: /devices/0/speed: expected a number, got string \"fast\"");
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": 5)")) ==
+        "c.json: /link: expected an object, got number 5");
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "links": {})")) ==
+        "c.json: /links: expected an array, got object {}");
   CHECK(cluster_error("{\"format\": \"gantry.cluster\",\n \"version\": 1,\n \"devices\": [}") ==
-        "c.json: line 3, column 14 (byte offset 57): JSON syntax error: syntax error while parsing value - unexpected '}'; "
+        "c.json: line 3, column 14 (byte offset 57): JSON syntax error: syntax error while parsing value - unexpected "
+        "'}'; "
         "expected '[', '{', or a literal");
 }
 
 TEST_CASE("cluster values: memory, speed, latency, bandwidth and mode") {
   CHECK(cluster_error(doc(R"([{"name": "a", "memory": "16 GiBs"}])")) ==
-        "c.json: /devices/0/memory: invalid byte count '16 GiBs': unknown unit 'GiBs' (use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, ...)");
+        "c.json: /devices/0/memory: invalid byte count '16 GiBs': unknown unit 'GiBs' (use B, kB, MB, GB, TB, KiB, "
+        "MiB, GiB, TiB, ...)");
   CHECK(cluster_error(doc(R"([{"name": "a", "memory": -16}])")) ==
         "c.json: /devices/0/memory: a byte count must be a non-negative integer, got -16");
-  CHECK(cluster_error(doc(R"([{"name": "a", "speed": 0}])")) == "c.json: /devices/0/speed: speed must be a finite number > 0, got number 0");
+  CHECK(cluster_error(doc(R"([{"name": "a", "speed": 0}])")) ==
+        "c.json: /devices/0/speed: speed must be a finite number > 0, got number 0");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"latency": -1e-5})")) ==
         "c.json: /link/latency: latency must be a finite number of seconds >= 0, got number -1e-05");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"bandwidth": 0})")) ==
@@ -141,20 +151,28 @@ TEST_CASE("cluster values: memory, speed, latency, bandwidth and mode") {
 
 TEST_CASE("a cluster's unknown keys are refused, naming the key and the field it most likely meant") {
   CHECK(cluster_error(doc(R"([{"name": "a", "memmory": "16GiB"}])")) ==
-        "c.json: /devices/0/memmory: unknown field (did you mean \"memory\"?); a device has name, kind, memory, speed, node; "
+        "c.json: /devices/0/memmory: unknown field (did you mean \"memory\"?); a device has name, kind, memory, speed, "
+        "node; "
         "free-form data belongs under /metadata");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"latency": 0, "bandwith": "1 GB/s"})")) ==
-        "c.json: /link/bandwith: unknown field (did you mean \"bandwidth\"?); a link has latency, bandwidth; free-form data "
+        "c.json: /link/bandwith: unknown field (did you mean \"bandwidth\"?); a link has latency, bandwidth; free-form "
+        "data "
         "belongs under /metadata");
-  CHECK(cluster_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"(, "links": [{"from": "a", "to": "b", "speed": 2}])")) ==
-        "c.json: /links/0/speed: unknown field; a link has from, to, latency, bandwidth; free-form data belongs under /metadata");
+  CHECK(
+      cluster_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"(, "links": [{"from": "a", "to": "b", "speed": 2}])")) ==
+      "c.json: /links/0/speed: unknown field; a link has from, to, latency, bandwidth; free-form data belongs under "
+      "/metadata");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "domains": [{"name": "d", "devices": ["a"], "core": 2}])")) ==
-        "c.json: /domains/0/core: unknown field (did you mean \"cores\"?); a bandwidth domain has name, devices, bandwidth, "
+        "c.json: /domains/0/core: unknown field (did you mean \"cores\"?); a bandwidth domain has name, devices, "
+        "bandwidth, "
         "copies, cores; free-form data belongs under /metadata");
-  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "comunication": "sequential")")).starts_with(
-      "c.json: /comunication: unknown field (did you mean \"communication\"?); a cluster document has format, version, "));
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "comunication": "sequential")"))
+            .starts_with("c.json: /comunication: unknown field (did you mean \"communication\"?); a cluster document "
+                         "has format, version, "));
   // Free-form data under /metadata is read past.
-  CHECK(read_cluster_json(doc(R"([{"name": "a"}])", R"(, "metadata": {"machine": "h200", "links": 3})")).device_count() == 1);
+  CHECK(
+      read_cluster_json(doc(R"([{"name": "a"}])", R"(, "metadata": {"machine": "h200", "links": 3})")).device_count() ==
+      1);
 }
 
 TEST_CASE("device names must be unique and links must join two known, different devices once") {
@@ -166,20 +184,23 @@ TEST_CASE("device names must be unique and links must join two known, different 
         "c.json: /links/0: missing field \"from\"");
   CHECK(cluster_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"(, "links": [{"from": "a", "to": "a"}])")) ==
         "c.json: /links/0: a link joins two different devices, but both ends are \"a\"");
-  CHECK(cluster_error(doc(R"([{"name": "a"}, {"name": "b"}])",
-                          R"(, "links": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}, {"from": "a", "to": "b"}])")) ==
+  CHECK(cluster_error(
+            doc(R"([{"name": "a"}, {"name": "b"}])",
+                R"(, "links": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}, {"from": "a", "to": "b"}])")) ==
         "c.json: /links/2: a second link from \"a\" to \"b\" (the first is /links/0)");
 }
 
 TEST_CASE("the writer refuses clusters a file cannot describe") {
   CHECK_THROWS_WITH_AS((void)cluster_to_json(cluster({{.name = "x"}, {.name = "x"}})),
                        "cluster_to_json: devices 0 and 1 are both named 'x'", invalid_input);
-  CHECK_THROWS_WITH_AS((void)cluster_to_json(cluster({{.name = ""}})), "cluster_to_json: device 0 has no name", invalid_input);
+  CHECK_THROWS_WITH_AS((void)cluster_to_json(cluster({{.name = ""}})), "cluster_to_json: device 0 has no name",
+                       invalid_input);
 }
 
 TEST_CASE("a cluster nested 100,000 deep is refused with the depth") {
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  CHECK(cluster_error(deep).find("c.json: line 1, column 257 (byte offset 256): arrays and objects nest deeper than 256") == 0);
+  CHECK(cluster_error(deep).find(
+            "c.json: line 1, column 257 (byte offset 256): arrays and objects nest deeper than 256") == 0);
   CHECK(cluster_error(doc(R"([{"name": )" + deep + "}]")).find("nest deeper") != std::string::npos);
 }
 
@@ -187,7 +208,8 @@ TEST_CASE("20,000 devices with one explicit link read, write and read back with 
   std::string devices = "[";
   for (int d = 0; d < 20'000; ++d) devices += (d ? ",{\"name\":\"g" : "{\"name\":\"g") + std::to_string(d) + "\"}";
   devices += "]";
-  const cluster c = read_cluster_json(doc(devices, R"(, "links": [{"from": "g19999", "to": "g0", "bandwidth": 5}])"), "c.json");
+  const cluster c =
+      read_cluster_json(doc(devices, R"(, "links": [{"from": "g19999", "to": "g0", "bandwidth": 5}])"), "c.json");
   CHECK(c.device_count() == 20'000);
   CHECK(c.own_link_count() == 1);
   CHECK(c.link(19'999, 0).bandwidth == 5);

@@ -23,16 +23,24 @@ using test::scratch_directory;
 
 namespace {
 
-
 // A training-step shaped graph that uses every field, with names that need escaping.
 graph every_field_graph() {
   graph g;
-  const auto input = g.add_vertex(vertex_properties{.name = "input \"x\" <&> \\ \xC3\xBCnicode \xE2\x9C\x93", .compute = 1e-4, .output = 4096});
-  const auto conv = g.add_vertex(vertex_properties{.name = "conv1", .compute = 0.0012, .persistent = 1 << 20, .output = 8192,
-                                  .temporary = 512, .group = "block/1~a", .op = "aten.convolution", .flops = 1.2e9});
-  const auto relu = g.add_vertex(vertex_properties{.name = "relu1\nsecond line", .compute = 1.0 / 3.0, .output = 8192, .group = "block/1~a"});
+  const auto input = g.add_vertex(
+      vertex_properties{.name = "input \"x\" <&> \\ \xC3\xBCnicode \xE2\x9C\x93", .compute = 1e-4, .output = 4096});
+  const auto conv = g.add_vertex(vertex_properties{.name = "conv1",
+                                                   .compute = 0.0012,
+                                                   .persistent = 1 << 20,
+                                                   .output = 8192,
+                                                   .temporary = 512,
+                                                   .group = "block/1~a",
+                                                   .op = "aten.convolution",
+                                                   .flops = 1.2e9});
+  const auto relu = g.add_vertex(
+      vertex_properties{.name = "relu1\nsecond line", .compute = 1.0 / 3.0, .output = 8192, .group = "block/1~a"});
   const auto relu_grad = g.add_vertex(vertex_properties{.name = "relu1_grad", .compute = 2e-5, .output = 8192});
-  const auto conv_grad = g.add_vertex(vertex_properties{.name = "conv1_grad", .compute = 0.0024, .output = 1 << 20, .op = "aten.conv_bw"});
+  const auto conv_grad =
+      g.add_vertex(vertex_properties{.name = "conv1_grad", .compute = 0.0024, .output = 1 << 20, .op = "aten.conv_bw"});
   g.set_compute(conv, "gpu", 0.0004);
   g.set_compute(conv, "tpu/v4", 0.0001);
   g.set_compute(conv_grad, "gpu", 0.0008);
@@ -120,20 +128,23 @@ TEST_CASE("truncated or corrupt gzip data is a parse_error naming the file") {
   const std::string cut = (dir.path / "cut.json.gz").string();
   CHECK_THROWS_WITH_AS((void)read_graph(dir.path / "cut.json.gz"),
                        (cut + ": invalid gzip data: the data ends early (truncated after " +
-                        std::to_string(packed.size() / 2) + " compressed bytes)").c_str(),
+                        std::to_string(packed.size() / 2) + " compressed bytes)")
+                           .c_str(),
                        parse_error);
   std::string corrupt = packed;
   corrupt[3] = static_cast<char>(0xff);  // reserved flag bits
   write_text_file(dir.path / "corrupt.json.gz", corrupt);
   const std::string bad = (dir.path / "corrupt.json.gz").string();
-  CHECK_THROWS_WITH_AS((void)read_graph(dir.path / "corrupt.json.gz"), (bad + ": invalid gzip data: unknown header flags set").c_str(),
-                       parse_error);
+  CHECK_THROWS_WITH_AS((void)read_graph(dir.path / "corrupt.json.gz"),
+                       (bad + ": invalid gzip data: unknown header flags set").c_str(), parse_error);
 }
 
 TEST_CASE("a missing file is an io_error naming the path") {
-  CHECK_THROWS_WITH_AS((void)read_graph("/nonexistent/dir/g.json"), "cannot read '/nonexistent/dir/g.json': no such file", io_error);
+  CHECK_THROWS_WITH_AS((void)read_graph("/nonexistent/dir/g.json"),
+                       "cannot read '/nonexistent/dir/g.json': no such file", io_error);
   CHECK_THROWS_WITH_AS((void)read_graph(fs::temp_directory_path()),
-                       ("cannot read '" + fs::temp_directory_path().string() + "': it is a directory").c_str(), io_error);
+                       ("cannot read '" + fs::temp_directory_path().string() + "': it is a directory").c_str(),
+                       io_error);
 }
 
 TEST_CASE("the example training graph reads with its forward pairs, kinds and metadata") {
@@ -179,16 +190,20 @@ TEST_CASE("optional fields default, comments and size strings are accepted") {
   CHECK(g.bytes(0) == 0);
   CHECK(g.bytes(1) == 1 << 20);
   // No edges array at all is an edgeless graph; null counts as absent.
-  CHECK(parse_graph_file(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","group":null}]})").graph.edge_count() == 0);
+  CHECK(parse_graph_file(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","group":null}]})")
+            .graph.edge_count() == 0);
 }
 
 TEST_CASE("an unknown key is refused, naming it and the field it most likely meant") {
   // A misspelt field must not leave the value it meant to set at its default (0 bytes here).
-  CHECK(graph_error(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"},{"name":"b","outputs":"4KiB"}]})") ==
-        "g.json: /vertices/1/outputs: unknown field (did you mean \"output\"?); a vertex has name, compute, persistent, "
-        "output, temporary, group, forward, op, flops; free-form data belongs under /metadata");
-  CHECK(graph_error(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"a","weight":3}]})") ==
-        "g.json: /edges/0/weight: unknown field; an edge has from, to, bytes; free-form data belongs under /metadata");
+  CHECK(
+      graph_error(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"},{"name":"b","outputs":"4KiB"}]})") ==
+      "g.json: /vertices/1/outputs: unknown field (did you mean \"output\"?); a vertex has name, compute, persistent, "
+      "output, temporary, group, forward, op, flops; free-form data belongs under /metadata");
+  CHECK(
+      graph_error(
+          R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"a","weight":3}]})") ==
+      "g.json: /edges/0/weight: unknown field; an edge has from, to, bytes; free-form data belongs under /metadata");
   CHECK(graph_error(R"({"format":"gantry.graph","version":1,"vertice":[]})") ==
         "g.json: /vertice: unknown field (did you mean \"vertices\"?); a graph document has format, version, metadata, "
         "vertices, edges; free-form data belongs under /metadata");
@@ -200,7 +215,8 @@ TEST_CASE("an unknown key is refused, naming it and the field it most likely mea
 }
 
 TEST_CASE("a large random graph round-trips exactly through text and gzip") {
-  const graph g = random_layered_dag({.vertices = 3000, .layers = 60, .max_persistent = 1 << 20, .max_temporary = 1 << 16, .seed = 7});
+  const graph g = random_layered_dag(
+      {.vertices = 3000, .layers = 60, .max_persistent = 1 << 20, .max_temporary = 1 << 16, .seed = 7});
   require_same_graph(read_graph_json(graph_to_json_text(g), "random"), g);
   require_same_graph(read_graph_json(gzip_decompress(gzip_compress(graph_to_json_text(g)))), g);
 }
@@ -217,13 +233,15 @@ TEST_CASE("syntax errors name the line, column and byte offset") {
   CHECK(graph_error("{\"format\": \"gantry.graph\", \"version\": 1, \"vertices\": [") ==
         "g.json: line 1, column 55 (byte offset 54): JSON syntax error: syntax error while parsing value - "
         "unexpected end of input; expected '[', '{', or a literal");
-  CHECK(graph_error("{\"a\": \"\xff\"}").starts_with("g.json: line 1, column 8 (byte offset 7): JSON syntax error: "
-                                                      "syntax error while parsing value - invalid string: ill-formed UTF-8 byte"));
+  CHECK(graph_error("{\"a\": \"\xff\"}")
+            .starts_with("g.json: line 1, column 8 (byte offset 7): JSON syntax error: "
+                         "syntax error while parsing value - invalid string: ill-formed UTF-8 byte"));
 }
 
 TEST_CASE("a number too large for a double is reported at its position") {
   CHECK(graph_error(doc(R"([{"name": "a",
-   "compute": 1e999}])")) == "g.json: line 2, column 15 (byte offset 82): invalid JSON: number overflow parsing '1e999'");
+   "compute": 1e999}])")) ==
+        "g.json: line 2, column 15 (byte offset 82): invalid JSON: number overflow parsing '1e999'");
 }
 
 TEST_CASE("the document must be a gantry.graph object of version 1") {
@@ -231,7 +249,8 @@ TEST_CASE("the document must be a gantry.graph object of version 1") {
   CHECK(graph_error(R"({"version": 1, "vertices": []})") == "g.json: (document): missing field \"format\"");
   CHECK(graph_error(R"({"format": "gantry.cluster", "version": 1, "vertices": []})") ==
         "g.json: /format: expected \"gantry.graph\", got string \"gantry.cluster\" (this is not a gantry.graph file)");
-  CHECK(graph_error(R"({"format": "gantry.graph", "vertices": []})") == "g.json: (document): missing field \"version\"");
+  CHECK(graph_error(R"({"format": "gantry.graph", "vertices": []})") ==
+        "g.json: (document): missing field \"version\"");
   CHECK(graph_error(R"({"format": "gantry.graph", "version": 2, "vertices": []})") ==
         "g.json: /version: unsupported version 2 (this reader reads version 1)");
   CHECK(graph_error(R"({"format": "gantry.graph", "version": "1", "vertices": []})") ==
@@ -253,10 +272,12 @@ TEST_CASE("values of the wrong type are named with their pointer and what was fo
   CHECK(graph_error(doc(R"([{"name": "a", "compute": [1]}])")) ==
         "g.json: /vertices/0/compute: expected a compute time in seconds, got array [1]");
   CHECK(graph_error(doc(R"([{"name": "a", "compute": "fast"}])")) ==
-        "g.json: /vertices/0/compute: invalid duration 'fast': expected a number, optionally followed by a unit such as ms or us");
+        "g.json: /vertices/0/compute: invalid duration 'fast': expected a number, optionally followed by a unit such "
+        "as ms or us");
   CHECK(graph_error(doc(R"([{"name": "a", "output": true}])")) ==
         "g.json: /vertices/0/output: expected a byte count (an integer or a size such as \"16GiB\"), got boolean true");
-  CHECK(graph_error(doc(R"([{"name": "a", "group": 3}])")) == "g.json: /vertices/0/group: expected a string, got number 3");
+  CHECK(graph_error(doc(R"([{"name": "a", "group": 3}])")) ==
+        "g.json: /vertices/0/group: expected a string, got number 3");
   CHECK(graph_error(doc(R"([{"name": "a", "flops": "many"}])")) ==
         "g.json: /vertices/0/flops: expected a number, got string \"many\"");
   CHECK(graph_error(doc(R"([{"name": "a"}])", R"({"from": "a"})")) ==
@@ -287,18 +308,21 @@ TEST_CASE("NaN and infinite byte counts (possible in a document built in code) a
                        "built: /vertices/0/output: a byte count must be a non-negative integer, got NaN", parse_error);
   document["vertices"][0]["output"] = std::numeric_limits<double>::infinity();
   CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
-                       "built: /vertices/0/output: a byte count must be a non-negative integer, got infinity", parse_error);
+                       "built: /vertices/0/output: a byte count must be a non-negative integer, got infinity",
+                       parse_error);
 }
 
 TEST_CASE("compute times must be finite and non-negative, per kind too") {
   CHECK(graph_error(doc(R"([{"name": "a", "compute": -0.001}])")) ==
         "g.json: /vertices/0/compute: compute time must be a finite number of seconds >= 0, got number -0.001");
   CHECK(graph_error(doc(R"([{"name": "a", "compute": {"gpu": 1}}])")) ==
-        "g.json: /vertices/0/compute: missing field \"default\" (per-kind compute times need a default for other device kinds)");
+        "g.json: /vertices/0/compute: missing field \"default\" (per-kind compute times need a default for other "
+        "device kinds)");
   CHECK(graph_error(doc(R"([{"name": "a", "compute": {"default": 1, "gpu": -2}}])")) ==
         "g.json: /vertices/0/compute/gpu: compute time must be a finite number of seconds >= 0, got number -2");
   CHECK(graph_error(doc(R"([{"name": "a", "compute": {"default": 1, "tpu/v4": "x"}}])")) ==
-        "g.json: /vertices/0/compute/tpu~1v4: invalid duration 'x': expected a number, optionally followed by a unit such as ms or us");
+        "g.json: /vertices/0/compute/tpu~1v4: invalid duration 'x': expected a number, optionally followed by a unit "
+        "such as ms or us");
   nlohmann::json document = nlohmann::json::parse(doc(R"([{"name": "a"}])"));
   document["vertices"][0]["compute"] = std::numeric_limits<double>::infinity();
   CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
@@ -306,8 +330,10 @@ TEST_CASE("compute times must be finite and non-negative, per kind too") {
                        parse_error);
   document["vertices"][0]["compute"] = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_WITH_AS((void)graph_from_json(document, "built"),
-                       "built: /vertices/0/compute: compute time must be a finite number of seconds >= 0, got NaN", parse_error);
-  CHECK(graph_error(doc(R"([{"name": "a", "flops": -1}])")) == "g.json: /vertices/0/flops: flops must be a finite number >= 0, got number -1");
+                       "built: /vertices/0/compute: compute time must be a finite number of seconds >= 0, got NaN",
+                       parse_error);
+  CHECK(graph_error(doc(R"([{"name": "a", "flops": -1}])")) ==
+        "g.json: /vertices/0/flops: flops must be a finite number >= 0, got number -1");
 }
 
 TEST_CASE("a duplicate vertex name names both places") {
@@ -316,7 +342,8 @@ TEST_CASE("a duplicate vertex name names both places") {
 }
 
 TEST_CASE("an edge to or from an unknown vertex names the vertex") {
-  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"([{"from": "a", "to": "b"}, {"from": "b", "to": "c"}])")) ==
+  CHECK(graph_error(
+            doc(R"([{"name": "a"}, {"name": "b"}])", R"([{"from": "a", "to": "b"}, {"from": "b", "to": "c"}])")) ==
         "g.json: /edges/1/to: unknown vertex \"c\" (no vertex has this name)");
   CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"from": "z", "to": "a"}])")) ==
         "g.json: /edges/0/from: unknown vertex \"z\" (no vertex has this name)");
@@ -327,16 +354,19 @@ TEST_CASE("an unknown forward name, or a vertex that is its own forward, is reje
         "g.json: /vertices/1/forward: unknown vertex \"b\" (no vertex has this name)");
   CHECK(graph_error(doc(R"([{"name": "a", "forward": "a"}])")) ==
         "g.json: /vertices/0/forward: vertex \"a\" names itself as its forward vertex");
-  CHECK(graph_error(doc(R"([{"name": "a", "forward": 3}])")) == "g.json: /vertices/0/forward: expected a string, got number 3");
+  CHECK(graph_error(doc(R"([{"name": "a", "forward": 3}])")) ==
+        "g.json: /vertices/0/forward: expected a string, got number 3");
   // A forward vertex may come after its backward vertex in the file.
   const graph g = read_graph_json(doc(R"([{"name": "a_grad", "forward": "a"}, {"name": "a"}])"));
   CHECK(g.forward_of(0) == 1);
 }
 
 TEST_CASE("a cycle is rejected naming the vertices on it and the edge that closes it") {
-  CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}])",
-                        R"([{"from": "d", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "c"}, {"from": "c", "to": "a"}])")) ==
-        "g.json: /edges: the graph has a cycle: b -> c -> a -> b (the edge /edges/1 closes it)");
+  CHECK(
+      graph_error(doc(
+          R"([{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}])",
+          R"([{"from": "d", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "c"}, {"from": "c", "to": "a"}])")) ==
+      "g.json: /edges: the graph has a cycle: b -> c -> a -> b (the edge /edges/1 closes it)");
   CHECK(graph_error(doc(R"([{"name": "a"}])", R"([{"from": "a", "to": "a"}])")) ==
         "g.json: /edges: the graph has a cycle: a -> a (the edge /edges/0 closes it)");
 }
@@ -346,7 +376,8 @@ TEST_CASE("the writer refuses graphs a file cannot describe") {
   g.add_vertex("a");
   g.add_vertex("a");
   CHECK_THROWS_WITH_AS((void)graph_to_json(g),
-                       "graph_to_json: vertices 0 and 1 are both named 'a' (names in a graph file must be unique)", invalid_input);
+                       "graph_to_json: vertices 0 and 1 are both named 'a' (names in a graph file must be unique)",
+                       invalid_input);
   graph unnamed;
   unnamed.add_vertex("");
   CHECK_THROWS_WITH_AS((void)graph_to_json(unnamed),
@@ -371,10 +402,18 @@ TEST_CASE("mutated files either read or throw parse_error, never anything else")
     for (std::size_t k = 0; k < edits && !text.empty(); ++k) {
       const std::size_t at = below(text.size());
       switch (below(4)) {
-        case 0: text[at] = alphabet[below(alphabet.size())]; break;
-        case 1: text.erase(at, 1 + below(8)); break;
-        case 2: text.insert(at, 1, alphabet[below(alphabet.size())]); break;
-        default: text.resize(at); break;
+        case 0:
+          text[at] = alphabet[below(alphabet.size())];
+          break;
+        case 1:
+          text.erase(at, 1 + below(8));
+          break;
+        case 2:
+          text.insert(at, 1, alphabet[below(alphabet.size())]);
+          break;
+        default:
+          text.resize(at);
+          break;
       }
     }
     try {
@@ -394,14 +433,16 @@ TEST_CASE("input nested 100,000 deep is refused with the file, the position and 
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   // As the whole document, a vertex name and a compute value: each crashed the reader (or its
   // message helper) with a stack overflow.
-  for (const std::string& text : {deep, doc(R"([{"name": )" + deep + "}]"), doc(R"([{"name": "a", "compute": )" + deep + "}]")}) {
+  for (const std::string& text :
+       {deep, doc(R"([{"name": )" + deep + "}]"), doc(R"([{"name": "a", "compute": )" + deep + "}]")}) {
     const std::string message = graph_error(text);
     CHECK(message.find("g.json: line 1, column ") == 0);
     CHECK(message.find("nest deeper than 256 levels") != std::string::npos);
   }
   CHECK(graph_error(std::string(100'000, '{')).find("nest deeper than 256") != std::string::npos);  // never closed
   // Brackets inside strings and comments do not count; the limit can be raised.
-  const std::string in_string = doc(R"([{"name": ")" + std::string(1000, '[') + R"("}] /* )" + std::string(1000, '{') + " */");
+  const std::string in_string =
+      doc(R"([{"name": ")" + std::string(1000, '[') + R"("}] /* )" + std::string(1000, '{') + " */");
   CHECK(parse_graph_file(in_string).graph.vertex_count() == 1);
   const std::string nested_metadata = R"({"format": "gantry.graph", "version": 1, "vertices": [], "metadata": {"x": )" +
                                       std::string(300, '[') + std::string(300, ']') + "}}";
@@ -424,12 +465,15 @@ TEST_CASE("byte counts that add up to 2^63 or more are refused where the sum ove
   // 2^63 + 2^63 wrapped to 0 and passed m-TOPO's memory check.
   CHECK(graph_error(doc(R"([{"name": "a", "persistent": 9223372036854775808, "output": 9223372036854775808}])"))
             .find("g.json: /vertices/0: the graph's byte counts") == 0);
-  CHECK(graph_error(doc(R"([{"name": "a", "output": 18446744073709551615}])")).find("/vertices/0: ") != std::string::npos);
-  CHECK(graph_error(doc(R"([{"name": "a", "output": 4611686018427387904}, {"name": "b", "output": 4611686018427387904}])"))
+  CHECK(graph_error(doc(R"([{"name": "a", "output": 18446744073709551615}])")).find("/vertices/0: ") !=
+        std::string::npos);
+  CHECK(graph_error(
+            doc(R"([{"name": "a", "output": 4611686018427387904}, {"name": "b", "output": 4611686018427387904}])"))
             .find("/vertices/1: ") != std::string::npos);
   CHECK(graph_error(doc(R"([{"name": "a"}, {"name": "b"}])", R"([{"from": "a", "to": "b", "bytes": "8EiB"}])"))
             .find("/edges/0: ") != std::string::npos);
-  CHECK(parse_graph_file(doc(R"([{"name": "a", "output": 4611686018427387904}])")).graph[0].output == byte_count{1} << 62);
+  CHECK(parse_graph_file(doc(R"([{"name": "a", "output": 4611686018427387904}])")).graph[0].output == byte_count{1}
+                                                                                                          << 62);
 }
 
 TEST_CASE("a gzip bomb stops at the inflated-size limit with a message naming the file") {
@@ -437,7 +481,8 @@ TEST_CASE("a gzip bomb stops at the inflated-size limit with a message naming th
   const fs::path bomb = scratch.path / "bomb.json.gz";
   {
     // 64 MiB of spaces inside a valid document compress to about 64 KiB.
-    const std::string text = R"({"format": "gantry.graph", "version": 1, "vertices": [)" + std::string(64u << 20, ' ') + "]}";
+    const std::string text =
+        R"({"format": "gantry.graph", "version": 1, "vertices": [)" + std::string(64u << 20, ' ') + "]}";
     std::ofstream(bomb, std::ios::binary) << gzip_compress(text, 9);
   }
   CHECK(fs::file_size(bomb) < (1u << 20));
@@ -456,8 +501,8 @@ TEST_CASE("the writer names the vertex whose name is not UTF-8") {
   graph g;
   g.add_vertex("ok", 1.0);
   g.add_vertex("bad\xFFname", 1.0);
-  CHECK_THROWS_WITH_AS((void)graph_to_json(g), doctest::Contains("name of vertex 1 is not valid UTF-8 (byte 0xFF at offset 3"),
-                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)graph_to_json(g),
+                       doctest::Contains("name of vertex 1 is not valid UTF-8 (byte 0xFF at offset 3"), invalid_input);
 }
 
 // The fast reader and writer against the checked ones (graph_from_json on a parsed tree, and
@@ -488,12 +533,19 @@ TEST_CASE("fast graph writing gives the checked writer's document") {
   // Every notation nlohmann's writer uses: fixed with ".0", fixed, "0.000...", and exponents.
   for (const double x : {0.0, 1.0, 2.5, 100.0, 1e15, 1e16, 1.5e17, 1e-4, 1.2345e-5, 1e-300, 1.0 / 3.0, 123456.789,
                          4.9e-324, 1.7976931348623157e308, 0.1, 0.30000000000000004})
-    numbers.add_vertex(vertex_properties{.name = "v" + std::to_string(numbers.vertex_count()), .compute = x, .flops = x});
+    numbers.add_vertex(
+        vertex_properties{.name = "v" + std::to_string(numbers.vertex_count()), .compute = x, .flops = x});
   numbers.add_vertex(vertex_properties{.name = "negative zero flops", .flops = -0.0});
   CHECK(graph_to_json_text(numbers) == checked_write(numbers));
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    graph r = random_layered_dag({.vertices = 200, .layers = 8, .mean_out_degree = 2.0, .min_compute = 1e-6,
-                                  .max_compute = 1e-1, .min_bytes = 1, .max_bytes = 1 << 30, .seed = seed});
+    graph r = random_layered_dag({.vertices = 200,
+                                  .layers = 8,
+                                  .mean_out_degree = 2.0,
+                                  .min_compute = 1e-6,
+                                  .max_compute = 1e-1,
+                                  .min_bytes = 1,
+                                  .max_bytes = 1 << 30,
+                                  .seed = seed});
     r.set_compute(3, "gpu", 1e-7 * static_cast<double>(seed));
     CHECK(same_document(graph_to_json_text(r), checked_write(r)));
     require_same_graph(read_graph_json(graph_to_json_text(r)), r);
@@ -517,7 +569,8 @@ TEST_CASE("fast graph reading gives the checked reader's graph") {
     const graph_file read = parse_graph_file(text, "t");
     require_same_graph(read.graph, checked.graph);
     CHECK(read.metadata == checked.metadata);
-    for (vertex_id v = 0; v < read.graph.vertex_count(); ++v) CHECK(read.graph.kind_times(v) == checked.graph.kind_times(v));
+    for (vertex_id v = 0; v < read.graph.vertex_count(); ++v)
+      CHECK(read.graph.kind_times(v) == checked.graph.kind_times(v));
   };
   for (const char* name : {"inception_v3", "resnet50", "gpt2", "gnmt"}) {
     CAPTURE(name);
@@ -542,20 +595,21 @@ TEST_CASE("fast graph reading gives the checked reader's graph") {
      "edges": [{"from": "a", "to": "b", "bytes": null}, {"to": "c", "from": "b", "bytes": "1MiB"}]})",
        true);
   same(R"({"format":"gantry.graph","version":1,"metadata":null,"vertices":[],"edges":null})", true);
-  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","name":"b"}]})", false);       // a key twice
-  same(R"({"format":"gantry.graph","version":1,"edges":[],"vertices":[{"name":"a"}]})", false);      // edges first
+  same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","name":"b"}]})", false);        // a key twice
+  same(R"({"format":"gantry.graph","version":1,"edges":[],"vertices":[{"name":"a"}]})", false);        // edges first
   same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","op":"caf\u00e9"}]})", false);  // an escape
   same(R"({"format":"gantry.graph","version":1,"vertices":[{"name":"-0","persistent":-0}]})", false);
   // Errors are the checked reader's, whichever path met them.
-  for (const std::string bad : {R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","compute":-1}]})",
-                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"},{"name":"a"}]})",
-                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"z"}]})",
-                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}]} trailing)",
-                                R"({"format":"gantry.graph","version":2,"vertices":[]})",
-                                R"({"format":"gantry.graph","version":1,"extra":1,"vertices":[]})",
-                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","outputs":1}]})",
-                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"a","w":1}]})",
-                                R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","persistent":18446744073709551616}]})"}) {
+  for (const std::string bad :
+       {R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","compute":-1}]})",
+        R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"},{"name":"a"}]})",
+        R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"z"}]})",
+        R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}]} trailing)",
+        R"({"format":"gantry.graph","version":2,"vertices":[]})",
+        R"({"format":"gantry.graph","version":1,"extra":1,"vertices":[]})",
+        R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","outputs":1}]})",
+        R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a"}],"edges":[{"from":"a","to":"a","w":1}]})",
+        R"({"format":"gantry.graph","version":1,"vertices":[{"name":"a","persistent":18446744073709551616}]})"}) {
     CAPTURE(bad);
     CHECK(!detail::fast_graph_reader(bad, 256).read().has_value());
     std::string checked, read;

@@ -26,7 +26,8 @@ struct two_device_case {
   cluster devices = cluster::uniform(2, unlimited_memory, link_model{.latency = 0, .bandwidth = 100});
   schedule s;
   two_device_case() {
-    const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 1, .persistent = 10, .output = 100, .temporary = 5});
+    const auto a =
+        g.add_vertex(vertex_properties{.name = "a", .compute = 1, .persistent = 10, .output = 100, .temporary = 5});
     const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1, .persistent = 20, .temporary = 7});
     g.add_edge(a, b, 100);
     s.device = {0, 1};
@@ -74,8 +75,9 @@ TEST_CASE("the curve's highest step is the memory profile's peak, first reached 
       CAPTURE(d);
       REQUIRE_FALSE(curve[d].empty());
       CHECK(curve[d].front().time == 0);
-      const auto highest = std::max_element(curve[d].begin(), curve[d].end(),
-                                            [](const memory_step& x, const memory_step& y) { return x.bytes < y.bytes; });
+      const auto highest =
+          std::max_element(curve[d].begin(), curve[d].end(),
+                           [](const memory_step& x, const memory_step& y) { return x.bytes < y.bytes; });
       CHECK(highest->bytes == profile.peak[d]);
       CHECK(highest->time == profile.peak_time[d]);
       for (std::size_t i = 1; i < curve[d].size(); ++i) {

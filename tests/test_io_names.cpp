@@ -83,10 +83,10 @@ TEST_CASE("quoted input shows control characters, binary junk and broken UTF-8 a
   CHECK(detail::quoted("it's a\\b") == "'it\\'s a\\\\b'");
   CHECK(detail::quoted("a\nb\tc\r") == "'a\\nb\\tc\\r'");
   CHECK(detail::quoted(std::string("\x00\x01\x7f", 3)) == "'\\x00\\x01\\x7F'");
-  CHECK(detail::quoted("\xC3\xBC ok") == "'\xC3\xBC ok'");               // valid UTF-8 stays
-  CHECK(detail::quoted("\xC3 \xFF\xFE") == "'\\xC3 \\xFF\\xFE'");        // broken UTF-8 does not
-  CHECK(detail::quoted("\xE0\x80\x80") == "'\\xE0\\x80\\x80'");          // an overlong form
-  CHECK(detail::quoted("\xED\xA0\x80") == "'\\xED\\xA0\\x80'");          // a surrogate
+  CHECK(detail::quoted("\xC3\xBC ok") == "'\xC3\xBC ok'");         // valid UTF-8 stays
+  CHECK(detail::quoted("\xC3 \xFF\xFE") == "'\\xC3 \\xFF\\xFE'");  // broken UTF-8 does not
+  CHECK(detail::quoted("\xE0\x80\x80") == "'\\xE0\\x80\\x80'");    // an overlong form
+  CHECK(detail::quoted("\xED\xA0\x80") == "'\\xED\\xA0\\x80'");    // a surrogate
   CHECK(detail::quoted(std::string(100, 'x')) == "'" + std::string(80, 'x') + "...'");
   CHECK(detail::quoted("say \"hi\"\x01", '"') == "\"say \\\"hi\\\"\\x01\"");
 }
@@ -101,7 +101,8 @@ TEST_CASE("a cluster file with binary junk in a name field gets a printable mess
     FAIL("no error");
   } catch (const parse_error& e) {
     const std::string message = e.what();
-    CHECK(message == "c.json: /communication: unknown mode '\\x01\\x02\\x1B[31m' (expected parallel, sequential or duplex)");
+    CHECK(message ==
+          "c.json: /communication: unknown mode '\\x01\\x02\\x1B[31m' (expected parallel, sequential or duplex)");
     CHECK(printable(message));
   }
   try {

@@ -58,7 +58,8 @@ TEST_CASE("a placement with a schedule summary round-trips through a file") {
   const auto document = placement_to_json(t.g, t.devices, t.p, {.algorithm = "m-topo", .schedule = &t.s});
   CHECK(document["format"] == "gantry.placement");
   CHECK(document["devices"] == nlohmann::ordered_json{"gpu0", "gpu1"});
-  CHECK(document["placement"][2] == nlohmann::ordered_json{{"vertex", "c"}, {"device", "gpu1"}, {"start", 3.5}, {"finish", 4.5}});
+  CHECK(document["placement"][2] ==
+        nlohmann::ordered_json{{"vertex", "c"}, {"device", "gpu1"}, {"start", 3.5}, {"finish", 4.5}});
   CHECK(document["bytes_moved"] == 1000);
   CHECK(document["transfers"] == 1);
   CHECK(document["device_summary"][0]["busy"] == 3.0);
@@ -73,7 +74,8 @@ TEST_CASE("names map to the ids of the cluster it is read against, whatever thei
   const auto back = read_placement_json(text, t.g, reordered);
   CHECK(back.placement.device == std::vector<device_id>{1, 1, 0});
   CHECK(!back.makespan.has_value());
-  CHECK(placement_error(text, t.g, cluster::uniform(2)) == "p.json: /devices/0: unknown device \"gpu0\" (the cluster has no device of this name)");
+  CHECK(placement_error(text, t.g, cluster::uniform(2)) ==
+        "p.json: /devices/0: unknown device \"gpu0\" (the cluster has no device of this name)");
 }
 
 TEST_CASE("a failed placement keeps its status, message and unplaced vertices") {
@@ -83,45 +85,56 @@ TEST_CASE("a failed placement keeps its status, message and unplaced vertices") 
   failed.outcome.message = "vertex 'b' needs 1000 B but gpu0 has 512 B free";
   failed.device = {0, no_device, no_device};
   failed.order = {0};
-  const auto back = read_placement_json(placement_to_json_text(t.g, t.devices, failed, {.algorithm = "m-etf"}), t.g, t.devices);
+  const auto back =
+      read_placement_json(placement_to_json_text(t.g, t.devices, failed, {.algorithm = "m-etf"}), t.g, t.devices);
   CHECK(back.placement.outcome.code == status::out_of_memory);
   CHECK(back.placement.outcome.message == failed.outcome.message);
   CHECK(back.placement.device == failed.device);
   CHECK(back.placement.order == failed.order);
   // Entries may also be left out of a failed placement.
-  const auto partial = read_placement_json(doc(R"([{"vertex": "a", "device": "gpu1"}])", R"(, "status": "infeasible")"), t.g, t.devices);
+  const auto partial =
+      read_placement_json(doc(R"([{"vertex": "a", "device": "gpu1"}])", R"(, "status": "infeasible")"), t.g, t.devices);
   CHECK(partial.placement.outcome.code == status::infeasible);
   CHECK(partial.placement.device == std::vector<device_id>{1, no_device, no_device});
 }
 
 TEST_CASE("placement files: unknown names, missing and repeated vertices, bad status") {
   chain t;
-  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "x", "device": "gpu0"}])"), t.g, t.devices) ==
+  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "x", "device": "gpu0"}])"), t.g,
+                        t.devices) ==
         "p.json: /placement/1/vertex: unknown vertex \"x\" (the graph has no vertex of this name)");
   CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu7"}])"), t.g, t.devices) ==
         "p.json: /placement/0/device: unknown device \"gpu7\" (the cluster has no device of this name)");
   CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}])"), t.g, t.devices) ==
         "p.json: /placement: 2 of the graph's 3 vertices are not placed: \"b\", \"c\"");
-  CHECK(placement_error(doc(R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "b", "device": "gpu0"}, {"vertex": "a", "device": "gpu1"}])"),
-                        t.g, t.devices) == "p.json: /placement/2/vertex: vertex \"a\" is placed twice (also at /placement/0)");
-  CHECK(placement_error(doc(R"([{"vertex": "a"}])"), t.g, t.devices) == "p.json: /placement/0: vertex \"a\" has no device, but the status is ok");
-  CHECK(placement_error(doc(R"([{"device": "gpu0"}])"), t.g, t.devices) == "p.json: /placement/0: missing field \"vertex\"");
-  const std::string all = R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "b", "device": "gpu0"}, {"vertex": "c", "device": "gpu1"}])";
+  CHECK(
+      placement_error(
+          doc(R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "b", "device": "gpu0"}, {"vertex": "a", "device": "gpu1"}])"),
+          t.g, t.devices) == "p.json: /placement/2/vertex: vertex \"a\" is placed twice (also at /placement/0)");
+  CHECK(placement_error(doc(R"([{"vertex": "a"}])"), t.g, t.devices) ==
+        "p.json: /placement/0: vertex \"a\" has no device, but the status is ok");
+  CHECK(placement_error(doc(R"([{"device": "gpu0"}])"), t.g, t.devices) ==
+        "p.json: /placement/0: missing field \"vertex\"");
+  const std::string all =
+      R"([{"vertex": "a", "device": "gpu0"}, {"vertex": "b", "device": "gpu0"}, {"vertex": "c", "device": "gpu1"}])";
   CHECK(placement_error(doc(all, R"(, "order": ["a", "b", "a"])"), t.g, t.devices) ==
         "p.json: /order/2: vertex \"a\" appears twice in the order (also at /order/0)");
   CHECK(placement_error(doc(all, R"(, "order": ["a", "q"])"), t.g, t.devices) ==
         "p.json: /order/1: unknown vertex \"q\" (the graph has no vertex of this name)");
-  CHECK(placement_error(doc(all, R"(, "status": "done")"), t.g, t.devices) ==
-        "p.json: /status: unknown status 'done' (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
+  CHECK(
+      placement_error(doc(all, R"(, "status": "done")"), t.g, t.devices) ==
+      "p.json: /status: unknown status 'done' (expected ok, out_of_memory, over_capacity, infeasible or solver_error)");
   CHECK(placement_error(doc(all, R"(, "makespan": -1)"), t.g, t.devices) ==
         "p.json: /makespan: makespan must be a finite number of seconds >= 0, got number -1");
   CHECK(placement_error(doc(R"([{"vertex": "a", "devise": "gpu0"}])"), t.g, t.devices) ==
-        "p.json: /placement/0/devise: unknown field (did you mean \"device\"?); a placement entry has vertex, device, start, "
+        "p.json: /placement/0/devise: unknown field (did you mean \"device\"?); a placement entry has vertex, device, "
+        "start, "
         "finish; free-form data belongs under /metadata");
   CHECK(placement_error(doc(all, R"(, "oder": ["a", "b"])"), t.g, t.devices)
             .starts_with("p.json: /oder: unknown field (did you mean \"order\"?); a placement document has format, "));
   CHECK(placement_error(R"({"format": "gantry.graph", "version": 1, "placement": []})", t.g, t.devices) ==
-        "p.json: /format: expected \"gantry.placement\", got string \"gantry.graph\" (this is not a gantry.placement file)");
+        "p.json: /format: expected \"gantry.placement\", got string \"gantry.graph\" (this is not a gantry.placement "
+        "file)");
   CHECK(placement_error(R"({"format": "gantry.placement", "version": 1})", t.g, t.devices) ==
         "p.json: (document): missing field \"placement\"");
 }
@@ -160,9 +173,10 @@ TEST_CASE("the writer and reader refuse graphs and placements that names cannot 
   graph twins;
   twins.add_vertex("x");
   twins.add_vertex("x");
-  CHECK_THROWS_WITH_AS((void)read_placement_json(doc("[]"), twins, t.devices),
-                       "placement_from_json: vertices 0 and 1 are both named 'x' (a placement file refers to vertices by name)",
-                       invalid_input);
+  CHECK_THROWS_WITH_AS(
+      (void)read_placement_json(doc("[]"), twins, t.devices),
+      "placement_from_json: vertices 0 and 1 are both named 'x' (a placement file refers to vertices by name)",
+      invalid_input);
   placement short_placement;
   short_placement.device = {0};
   CHECK_THROWS_WITH_AS((void)placement_to_json(t.g, t.devices, short_placement),
@@ -177,7 +191,8 @@ TEST_CASE("placements nested deep, failed, or with a short order are refused nam
   const chain ch;
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   CHECK(placement_error(deep, ch.g, ch.devices).find("p.json: line 1, column 257") == 0);
-  CHECK(placement_error(doc(R"([{"vertex": )" + deep + "}])"), ch.g, ch.devices).find("nest deeper than 256") != std::string::npos);
+  CHECK(placement_error(doc(R"([{"vertex": )" + deep + "}])"), ch.g, ch.devices).find("nest deeper than 256") !=
+        std::string::npos);
 
   // A failed placement reads (its status and unplaced vertices are kept) but cannot be simulated.
   placement failed;
@@ -185,17 +200,20 @@ TEST_CASE("placements nested deep, failed, or with a short order are refused nam
   failed.outcome.message = "no room";
   failed.device.assign(ch.g.vertex_count(), no_device);
   failed.device[0] = 0;
-  const auto file = read_placement_json(placement_to_json_text(ch.g, ch.devices, failed), ch.g, ch.devices, "failed.json");
+  const auto file =
+      read_placement_json(placement_to_json_text(ch.g, ch.devices, failed), ch.g, ch.devices, "failed.json");
   CHECK(file.placement.device[1] == no_device);
   CHECK_THROWS_WITH_AS(require_complete_placement(file, "failed.json"),
-                       doctest::Contains("failed.json: /status: the placement failed (out_of_memory: no room)"), parse_error);
+                       doctest::Contains("failed.json: /status: the placement failed (out_of_memory: no room)"),
+                       parse_error);
 
   // With status ok, an order that lists some vertices only is refused where it is read.
   placement ok = ch.p;
   ok.order.resize(1);
   CHECK(placement_error(placement_to_json_text(ch.g, ch.devices, ok), ch.g, ch.devices)
             .find("p.json: /order: lists 1 of the graph's " + std::to_string(ch.g.vertex_count()) + " vertices") == 0);
-  CHECK_NOTHROW(require_complete_placement(read_placement_json(placement_to_json_text(ch.g, ch.devices, ch.p), ch.g, ch.devices), "p.json"));
+  CHECK_NOTHROW(require_complete_placement(
+      read_placement_json(placement_to_json_text(ch.g, ch.devices, ch.p), ch.g, ch.devices), "p.json"));
 }
 
 TEST_CASE("a schedule whose makespan overflowed is refused naming the file to be written") {
@@ -204,7 +222,7 @@ TEST_CASE("a schedule whose makespan overflowed is refused naming the file to be
   scratch_directory dir("io_placement_inf");
   const fs::path target = dir.path / "p.json";
   const std::string expected = "cannot write '" + target.string() + "': placement_to_json: makespan is not finite";
-  CHECK_THROWS_WITH_AS(write_placement(target, ch.g, ch.devices, ch.p, {.schedule = &ch.s}), doctest::Contains(expected.c_str()),
-                       invalid_input);
+  CHECK_THROWS_WITH_AS(write_placement(target, ch.g, ch.devices, ch.p, {.schedule = &ch.s}),
+                       doctest::Contains(expected.c_str()), invalid_input);
   CHECK(dir.entries() == 0);
 }

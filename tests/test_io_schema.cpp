@@ -26,12 +26,21 @@ graph every_field_set() {
   byte_count bytes = 1000;
   for (const vertex_field& f : vertex_fields) {
     switch (f.type) {
-      case field_type::name: break;
-      case field_type::text: g[full].*f.text = std::string(f.key) + " \"quoted\" \\ \xC3\xBC"; break;
+      case field_type::name:
+        break;
+      case field_type::text:
+        g[full].*f.text = std::string(f.key) + " \"quoted\" \\ \xC3\xBC";
+        break;
       case field_type::time:
-      case field_type::number: g[full].*f.real = (number *= 3) * 1e-4; break;
-      case field_type::bytes: g[full].*f.whole = (bytes += 24); break;
-      case field_type::vertex_reference: g.set_forward(full, plain); break;
+      case field_type::number:
+        g[full].*f.real = (number *= 3) * 1e-4;
+        break;
+      case field_type::bytes:
+        g[full].*f.whole = (bytes += 24);
+        break;
+      case field_type::vertex_reference:
+        g.set_forward(full, plain);
+        break;
     }
     if (f.per_kind) g.set_compute(full, "gpu", 2.5e-5);
   }

@@ -104,7 +104,8 @@ TEST_CASE("parse_duration reads seconds and the usual units") {
 
 TEST_CASE("parse_duration rejects bad text with a message naming it") {
   CHECK(duration_error("") == "invalid duration '': it is empty");
-  CHECK(duration_error("fast") == "invalid duration 'fast': expected a number, optionally followed by a unit such as ms or us");
+  CHECK(duration_error("fast") ==
+        "invalid duration 'fast': expected a number, optionally followed by a unit such as ms or us");
   CHECK(duration_error("5 days") == "invalid duration '5 days': unknown unit 'days' (use ns, us, ms, s, min or h)");
   CHECK(duration_error("-1ms") == "invalid duration '-1ms': a duration cannot be negative");
   CHECK(duration_error("1e999") == "invalid duration '1e999': it is not finite");
@@ -125,15 +126,20 @@ TEST_CASE("parse_bandwidth reads bytes per second with size units and an optiona
   CHECK(parse_bandwidth("12 GB/s") == doctest::Approx(12e9));
   CHECK(parse_bandwidth("10GiB/s") == doctest::Approx(10.0 * (1ull << 30)));
   CHECK(parse_bandwidth("800 MB") == doctest::Approx(800e6));
-  CHECK_THROWS_WITH_AS((void)parse_bandwidth("0 GB/s"), "invalid bandwidth '0 GB/s': a bandwidth must be > 0", invalid_input);
+  CHECK_THROWS_WITH_AS((void)parse_bandwidth("0 GB/s"), "invalid bandwidth '0 GB/s': a bandwidth must be > 0",
+                       invalid_input);
   // Too large for a double is refused like "inf", not read as an infinitely fast link.
-  CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e400GB/s"), "invalid bandwidth '1e400GB/s': it is not finite", invalid_input);
-  CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e300 GB/s"), "invalid bandwidth '1e300 GB/s': it is not finite", invalid_input);
+  CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e400GB/s"), "invalid bandwidth '1e400GB/s': it is not finite",
+                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e300 GB/s"), "invalid bandwidth '1e300 GB/s': it is not finite",
+                       invalid_input);
   CHECK_THROWS_AS((void)parse_bandwidth("inf"), invalid_input);
   CHECK_THROWS_WITH_AS((void)parse_bandwidth("fast"),
-                       "invalid bandwidth 'fast': expected a number of bytes per second, such as 12 GB/s", invalid_input);
+                       "invalid bandwidth 'fast': expected a number of bytes per second, such as 12 GB/s",
+                       invalid_input);
   CHECK_THROWS_WITH_AS((void)parse_bandwidth("5 Gbit/s"),
-                       "invalid bandwidth '5 Gbit/s': unknown unit 'Gbit' (use B/s, MB/s, GB/s, GiB/s, ...)", invalid_input);
+                       "invalid bandwidth '5 Gbit/s': unknown unit 'Gbit' (use B/s, MB/s, GB/s, GiB/s, ...)",
+                       invalid_input);
 }
 
 TEST_CASE("format_seconds and format_number print any finite number correctly") {
@@ -149,9 +155,9 @@ TEST_CASE("format_seconds and format_number print any finite number correctly") 
 TEST_CASE("UTF-8 validation rejects overlong forms, surrogates, truncated and out-of-range sequences") {
   CHECK(detail::invalid_utf8_offset("plain \xC3\xBC \xE2\x9C\x93 \xF0\x9F\x98\x80") == std::string_view::npos);
   CHECK(detail::invalid_utf8_offset("\xC0\xAF") == 0);          // overlong '/'
-  CHECK(detail::invalid_utf8_offset("ab\xED\xA0\x80") == 2);     // surrogate
-  CHECK(detail::invalid_utf8_offset("abc\xE2\x9C") == 3);        // truncated
-  CHECK(detail::invalid_utf8_offset("\xF4\x90\x80\x80") == 0);   // above U+10FFFF
-  CHECK(detail::invalid_utf8_offset("x\x80") == 1);              // lone continuation byte
+  CHECK(detail::invalid_utf8_offset("ab\xED\xA0\x80") == 2);    // surrogate
+  CHECK(detail::invalid_utf8_offset("abc\xE2\x9C") == 3);       // truncated
+  CHECK(detail::invalid_utf8_offset("\xF4\x90\x80\x80") == 0);  // above U+10FFFF
+  CHECK(detail::invalid_utf8_offset("x\x80") == 1);             // lone continuation byte
   CHECK(detail::utf8_problem("a\xFF") == "byte 0xFF at offset 1 is not valid UTF-8");
 }

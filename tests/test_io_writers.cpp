@@ -58,7 +58,12 @@ schedule round_robin_schedule(const graph& g, const cluster& c) {
         ready = std::max(ready, s.finish[u]);
       } else {
         const seconds arrive = s.finish[u] + model.transfer_time(e, s.device[u], d);
-        s.transfers.push_back({.tensor = u, .edge = e, .from = s.device[u], .to = d, .start = s.finish[u], .finish = arrive,
+        s.transfers.push_back({.tensor = u,
+                               .edge = e,
+                               .from = s.device[u],
+                               .to = d,
+                               .start = s.finish[u],
+                               .finish = arrive,
                                .bytes = g.bytes(e)});
         ready = std::max(ready, arrive);
       }
@@ -105,7 +110,8 @@ std::string xml_problem(const std::string& text, std::size_t& elements) {
     const bool closing = text.compare(i, 2, "</") == 0;
     std::size_t k = i + (closing ? 2 : 1);
     const std::size_t name_begin = k;
-    while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '-' || text[k] == ':')) ++k;
+    while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '-' || text[k] == ':'))
+      ++k;
     const std::string tag = text.substr(name_begin, k - name_begin);
     if (tag.empty()) return "empty tag name at " + std::to_string(i);
     bool self_closing = false;
@@ -120,7 +126,8 @@ std::string xml_problem(const std::string& text, std::size_t& elements) {
       }
       if (closing) return "attribute in closing tag " + tag;
       const std::size_t attribute_begin = k;
-      while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '-' || text[k] == ':')) ++k;
+      while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '-' || text[k] == ':'))
+        ++k;
       if (k == attribute_begin || k + 1 >= text.size() || text[k] != '=' || text[k + 1] != '"')
         return "unquoted attribute in " + tag + " at " + std::to_string(k);
       const auto end = text.find('"', k + 2);
@@ -132,7 +139,8 @@ std::string xml_problem(const std::string& text, std::size_t& elements) {
       k = end + 1;
     }
     if (closing) {
-      if (open.empty() || open.back() != tag) return "</" + tag + "> does not close <" + (open.empty() ? "" : open.back()) + ">";
+      if (open.empty() || open.back() != tag)
+        return "</" + tag + "> does not close <" + (open.empty() ? "" : open.back()) + ">";
       open.pop_back();
     } else {
       ++elements;
@@ -184,8 +192,11 @@ TEST_CASE("DOT: names escaped, times in labels, vertices coloured by device with
   CHECK(plain.find("v1 -> v2 [label=\"1000 B\"];") != std::string::npos);
   CHECK(plain.find("cluster_legend") == std::string::npos);
 
-  const std::string placed = to_dot(t.g, {.device = t.s.device, .devices = &t.devices, .forward_pairs = true,
-                                          .left_to_right = true, .graph_name = "my \"graph\""});
+  const std::string placed = to_dot(t.g, {.device = t.s.device,
+                                          .devices = &t.devices,
+                                          .forward_pairs = true,
+                                          .left_to_right = true,
+                                          .graph_name = "my \"graph\""});
   CHECK(dot_problem(placed).empty());
   CHECK(placed.starts_with("digraph \"my \\\"graph\\\"\" {\n  rankdir=LR;"));
   CHECK(count(placed, "fillcolor=\"" + detail::device_colour(0) + "\"") == 3);  // a, b and the legend entry
@@ -303,7 +314,8 @@ TEST_CASE("SVG Gantt: well-formed, names escaped in tooltips, rows per device an
   CHECK(svg.find(">gpu&amp;1</text>") != std::string::npos);
   CHECK(svg.find("chain &lt;&amp;&gt; &quot;test&quot;") != std::string::npos);
   CHECK(count(svg, "transfers (out / in)") == 2);
-  CHECK(count(svg, "b&#10;newline \xC3\xBCn\xC3\xAF \xE2\x9C\x93: gpu&lt;0&gt; \xE2\x86\x92 gpu&amp;1, 1000 B") == 2);  // send and receive
+  CHECK(count(svg, "b&#10;newline \xC3\xBCn\xC3\xAF \xE2\x9C\x93: gpu&lt;0&gt; \xE2\x86\x92 gpu&amp;1, 1000 B") ==
+        2);  // send and receive
   CHECK(svg.find("makespan 4.50 s") != std::string::npos);
   CHECK(count(svg, "class=\"tick\"") >= 5);
   // The same vertex has the same colour wherever it is drawn: b's compute bar and its transfers.
@@ -341,9 +353,10 @@ TEST_CASE("SVG Gantt: 100k vertices are drawn with bounded detail") {
   const std::string svg = svg_gantt(g, s, {.devices = &c, .title = "100k"});
   std::size_t elements = 0;
   CHECK(xml_problem(svg, elements) == "");
-  MESSAGE("100k vertices, " << s.transfers.size() << " transfers: " << elements << " SVG elements, " << svg.size() << " bytes");
+  MESSAGE("100k vertices, " << s.transfers.size() << " transfers: " << elements << " SVG elements, " << svg.size()
+                            << " bytes");
   // Each of the 12 tracks holds at most about one bar per pixel column of the 1200 px axis.
-  CHECK(elements > 1000);      // merged bars still show the shape of the run
+  CHECK(elements > 1000);  // merged bars still show the shape of the run
   CHECK(elements < 12 * 1300);
   CHECK(svg.size() < 8'000'000);
   CHECK(svg.find("class=\"merged\"") != std::string::npos);
@@ -355,11 +368,12 @@ TEST_CASE("writers reject schedules that do not cover the graph") {
   schedule short_schedule = t.s;
   short_schedule.start.pop_back();
   CHECK_THROWS_WITH_AS((void)chrome_trace(t.g, short_schedule),
-                       "chrome_trace: the schedule has 3 devices, 2 starts and 3 finishes for a graph of 3 vertices", invalid_input);
+                       "chrome_trace: the schedule has 3 devices, 2 starts and 3 finishes for a graph of 3 vertices",
+                       invalid_input);
   schedule unplaced = t.s;
   unplaced.device[1] = no_device;
-  CHECK_THROWS_WITH_AS((void)svg_gantt(t.g, unplaced),
-                       "svg_gantt: vertex 1 has no device (or device 4294967295)", invalid_input);
+  CHECK_THROWS_WITH_AS((void)svg_gantt(t.g, unplaced), "svg_gantt: vertex 1 has no device (or device 4294967295)",
+                       invalid_input);
   CHECK_THROWS_AS((void)svg_gantt(t.g, t.s, {.width = 0}), invalid_input);
 }
 

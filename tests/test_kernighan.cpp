@@ -123,8 +123,9 @@ TEST_CASE("the DP finds the least cost over every breakpoint set, on small rando
     // Odd seeds: groups 0..2 on about half the vertices; a segment may hold one group of several.
     std::vector<std::uint32_t> group;
     if (seed % 2 == 1)
-      for (vertex_id v = 0; v < n; ++v) group.push_back(rng() % 2 == 0 ? std::numeric_limits<std::uint32_t>::max()
-                                                                       : static_cast<std::uint32_t>(rng() % 3));
+      for (vertex_id v = 0; v < n; ++v)
+        group.push_back(rng() % 2 == 0 ? std::numeric_limits<std::uint32_t>::max()
+                                       : static_cast<std::uint32_t>(rng() % 3));
     std::vector<std::size_t> members(3, 0);
     for (const auto id : group)
       if (id < 3) ++members[id];
@@ -209,19 +210,17 @@ TEST_CASE("Kernighan fusion gives a DAG whose placements expand to valid schedul
 
 TEST_CASE("Kernighan refuses an order that is not topological, a repeated vertex and a zero window") {
   const graph g = path(3);
-  const auto bad = [&](std::vector<vertex_id> order, std::size_t window) {
-    return unit_costs(g, order, window);
-  };
+  const auto bad = [&](std::vector<vertex_id> order, std::size_t window) { return unit_costs(g, order, window); };
   CHECK_THROWS_WITH_AS(bad({0, 2, 1}, 2), doctest::Contains("goes backwards"), invalid_input);
   CHECK_THROWS_WITH_AS(bad({0, 1, 1}, 2), doctest::Contains("twice"), invalid_input);
   CHECK_THROWS_WITH_AS(bad({0, 1}, 2), doctest::Contains("2 entries for 3 vertices"), invalid_input);
   CHECK_THROWS_WITH_AS(bad({0, 1, 7}, 2), doctest::Contains("is not a vertex"), invalid_input);
   CHECK_THROWS_WITH_AS(bad({0, 1, 2}, 0), doctest::Contains("window"), invalid_input);
   const std::vector<vertex_id> order{0, 1, 2};
-  CHECK_THROWS_AS((void)kernighan(
-                      g, std::span<const vertex_id>(order), [](edge_id) { return -1.0; },
-                      [](vertex_id) { return byte_count{0}; }),
-                  invalid_input);
+  CHECK_THROWS_AS(
+      (void)kernighan(
+          g, std::span<const vertex_id>(order), [](edge_id) { return -1.0; }, [](vertex_id) { return byte_count{0}; }),
+      invalid_input);
   // An empty graph has one breakpoint and no cluster.
   const auto none = unit_costs(graph{}, {}, 3);
   CHECK(none.breakpoints == std::vector<std::size_t>{0});

@@ -135,7 +135,8 @@ TEST_CASE("REINFORCE repairs a policy that piles every vertex onto one device") 
   const auto inputs = static_cast<Eigen::Index>(bad.place.inputs());
   theta[0 * inputs + static_cast<Eigen::Index>(vertex_feature_count) + 4] = 1.0;
   theta[8 * inputs + 8] = 3.0;  // w2[0]
-  doppler_trainer trainer(g, model, two, {.reinforce_rate = 2e-2, .entropy_bonus = 1e-3, .greedy_every = 0, .seed = 11}, bad);
+  doppler_trainer trainer(g, model, two, {.reinforce_rate = 2e-2, .entropy_bonus = 1e-3, .greedy_every = 0, .seed = 11},
+                          bad);
   const auto before = trainer.decode_greedy();
   REQUIRE(before.ok());
   const auto before_makespan = *trainer.judge(before.placement);
@@ -158,15 +159,21 @@ TEST_CASE("the entropy bonus halves over the episodes, so a long run does not dr
   const graph_model model(g, two);
   const auto late_mean = [&](double half_life) {
     const auto r = doppler(g, model, two,
-                           {.hidden = 8, .imitation_episodes = 20, .reinforce_episodes = 300, .entropy_bonus = 0.5,
-                            .entropy_half_life = half_life, .greedy_every = 0, .seed = 3});
+                           {.hidden = 8,
+                            .imitation_episodes = 20,
+                            .reinforce_episodes = 300,
+                            .entropy_bonus = 0.5,
+                            .entropy_half_life = half_life,
+                            .greedy_every = 0,
+                            .seed = 3});
     REQUIRE(r.curve.size() >= 100);
     double sum = 0;
     for (std::size_t i = r.curve.size() - 100; i < r.curve.size(); ++i) sum += r.curve[i].makespan;
     return sum / 100;
   };
   const double constant = late_mean(0), halving = late_mean(20);
-  MESSAGE("mean makespan of the last 100 episodes: constant bonus " << constant << " s, halving every 20 " << halving << " s");
+  MESSAGE("mean makespan of the last 100 episodes: constant bonus " << constant << " s, halving every 20 " << halving
+                                                                    << " s");
   CHECK(halving < constant);
   CHECK_THROWS_AS((void)doppler(g, model, two, {.entropy_half_life = -1}), invalid_input);
 }
@@ -175,8 +182,12 @@ TEST_CASE("the same seed gives the same weights and placement") {
   const graph g = ffnn({.batch = 1024, .hidden = 2048, .batch_split = 2, .hidden_split = 2});
   const auto gpus = cluster::uniform(3, unlimited_memory, {.latency = 5e-6, .bandwidth = 10e9});
   const graph_model model(g, gpus);
-  const doppler_options options{.hidden = 8, .imitation_episodes = 3, .reinforce_episodes = 6, .measured_episodes = 2,
-                                .greedy_every = 3, .seed = 42};
+  const doppler_options options{.hidden = 8,
+                                .imitation_episodes = 3,
+                                .reinforce_episodes = 6,
+                                .measured_episodes = 2,
+                                .greedy_every = 3,
+                                .seed = 42};
   const auto a = doppler(g, model, gpus, options);
   const auto b = doppler(g, model, gpus, options);
   REQUIRE(a.ok());
@@ -189,7 +200,8 @@ TEST_CASE("the same seed gives the same weights and placement") {
   auto other = options;
   other.seed = 43;
   CHECK_FALSE(doppler(g, model, gpus, other).weights == a.weights);
-  const auto sim = simulate(g, model, gpus, std::span<const device_id>(a.placement.device), {.priority = a.placement.order});
+  const auto sim =
+      simulate(g, model, gpus, std::span<const device_id>(a.placement.device), {.priority = a.placement.order});
   REQUIRE(sim.ok());
   CHECK(sim.schedule.makespan == a.makespan);
   CHECK(validate(sim.schedule, g, model, gpus).ok());
@@ -200,8 +212,14 @@ TEST_CASE("finish() judges the best distinct placements again on fresh draws") {
   const auto gpus = cluster::uniform(3, unlimited_memory, {.latency = 5e-6, .bandwidth = 10e9});
   const graph_model model(g, gpus);
   doppler_trainer trainer(g, model, gpus,
-                          {.hidden = 8, .temperature = 3.0, .greedy_every = 0, .judge_cv = 0.3, .judge_draws = 2,
-                           .recheck_candidates = 3, .recheck_draws = 5, .seed = 9});
+                          {.hidden = 8,
+                           .temperature = 3.0,
+                           .greedy_every = 0,
+                           .judge_cv = 0.3,
+                           .judge_draws = 2,
+                           .recheck_candidates = 3,
+                           .recheck_draws = 5,
+                           .seed = 9});
   trainer.reinforce(12);
   const auto& kept = trainer.candidates();
   REQUIRE(kept.size() == 3);
@@ -233,8 +251,8 @@ TEST_CASE("finish() judges the best distinct placements again on fresh draws") {
   CHECK(r.placement.device == kept[pick].placement.device);
   CHECK(r.placement.order == kept[pick].placement.order);
   CHECK(kept[pick].rechecked == doctest::Approx(lowest).epsilon(1e-12));
-  const auto exact = simulate(g, model, gpus, std::span<const device_id>(r.placement.device),
-                              {.priority = r.placement.order});
+  const auto exact =
+      simulate(g, model, gpus, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
   REQUIRE(exact.ok());
   CHECK(validate(exact.schedule, g, model, gpus).ok());
 }
@@ -303,14 +321,15 @@ TEST_CASE("weights trained on one graph fine-tune on another; bad options are in
   const auto gpus = cluster::uniform(4, unlimited_memory, {.latency = 5e-6, .bandwidth = 12e9});
   const graph source = chain_mm({.dimension = 1000, .blocks_per_side = 2, .inner_split = 1});
   const graph_model source_model(source, gpus);
-  const auto trained = doppler(source, source_model, gpus, {.hidden = 8, .imitation_episodes = 10, .reinforce_episodes = 0});
+  const auto trained =
+      doppler(source, source_model, gpus, {.hidden = 8, .imitation_episodes = 10, .reinforce_episodes = 0});
   REQUIRE(trained.ok());
   const graph target = ffnn({.batch = 512, .hidden = 1024, .batch_split = 2, .hidden_split = 2});
   const graph_model target_model(target, gpus);
-  const auto tuned = doppler(target, target_model, gpus,
-                             {.imitation_episodes = 0, .reinforce_episodes = 3, .judge_cv = 0.1, .judge_draws = 2,
-                              .baseline_decay = 0.5},
-                             trained.weights);
+  const auto tuned = doppler(
+      target, target_model, gpus,
+      {.imitation_episodes = 0, .reinforce_episodes = 3, .judge_cv = 0.1, .judge_draws = 2, .baseline_decay = 0.5},
+      trained.weights);
   REQUIRE(tuned.ok());
   CHECK(tuned.weights.select.hidden() == 8);  // the given weights, not a fresh network
   CHECK_FALSE(tuned.weights == trained.weights);

@@ -32,7 +32,9 @@ cluster one_device(byte_count capacity) {
 }
 
 template <class Ledger>
-concept keeps_ends = requires(const Ledger& ledger) { ledger.end(0); };
+concept keeps_ends = requires(const Ledger& ledger) {
+  ledger.end(0);
+};
 
 void require_valid(const list_schedule_result& r, const graph& g, const graph_model& model, const cluster& c) {
   INFO(r.placement.outcome.message);
@@ -102,7 +104,8 @@ TEST_CASE("a vertex that fits nowhere waits for a placement that frees memory") 
   CHECK(r.schedule.start == std::vector<seconds>{0, 2, 1});
   CHECK(r.placement.order == std::vector<vertex_id>{p, y, x});
   CHECK(r.schedule.peak_memory[0] == 8);
-  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.outcome.code == status::out_of_memory);
+  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.outcome.code ==
+        status::out_of_memory);
   // Critical Path waits the same way: x has the larger priority but must let y go first.
   const auto cp = critical_path_schedule(g, model, c, {.respect_memory = true});
   require_valid(cp, g, model, c);
@@ -117,7 +120,9 @@ TEST_CASE("random DAGs with tight memory: dynamic schedules are valid, replayabl
   std::size_t replayed = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     std::mt19937_64 rng(seed * 7919);
-    const comm_mode comm = seed % 3 == 0 ? comm_mode::sequential : seed % 3 == 1 ? comm_mode::parallel : comm_mode::duplex;
+    const comm_mode comm = seed % 3 == 0   ? comm_mode::sequential
+                           : seed % 3 == 1 ? comm_mode::parallel
+                                           : comm_mode::duplex;
     const auto n = static_cast<std::size_t>(draw(rng, 4, 40));
     graph g = random_layered_dag({.vertices = n,
                                   .layers = static_cast<std::size_t>(draw(rng, 2, 8)),
@@ -173,12 +178,14 @@ TEST_CASE("random DAGs with tight memory: dynamic schedules are valid, replayabl
     run("Critical Path", cp_runs, [&](memory_accounting a) {
       return critical_path_schedule(g, model, c, {.respect_memory = true, .accounting = a});
     });
-    run("HEFT", heft_runs, [&](memory_accounting a) { return heft(g, model, c, {.respect_memory = true, .accounting = a}); });
+    run("HEFT", heft_runs,
+        [&](memory_accounting a) { return heft(g, model, c, {.respect_memory = true, .accounting = a}); });
   }
-  for (const auto& [name, t] : {std::pair{std::string("m-ETF"), etf_runs}, std::pair{std::string("Critical Path"), cp_runs},
-                                std::pair{std::string("HEFT"), heft_runs}}) {
-    MESSAGE(name << ": reserved fits " << t.reserved_ok << ", dynamic fits " << t.dynamic_ok << " of 300 (" << t.only_dynamic
-                 << " only dynamically)");
+  for (const auto& [name, t] :
+       {std::pair{std::string("m-ETF"), etf_runs}, std::pair{std::string("Critical Path"), cp_runs},
+        std::pair{std::string("HEFT"), heft_runs}}) {
+    MESSAGE(name << ": reserved fits " << t.reserved_ok << ", dynamic fits " << t.dynamic_ok << " of 300 ("
+                 << t.only_dynamic << " only dynamically)");
     CHECK(t.dynamic_ok >= t.reserved_ok);
     CHECK(t.only_dynamic > 0);
   }
@@ -195,7 +202,8 @@ TEST_CASE("Inception-V3 training on 4 devices of 3 GiB: m-ETF fits with dynamic 
   const auto c = cluster::uniform(4, byte_count{3} << 30);
   const graph_model model(g, c);
   // The static rule runs out of memory here although one device's peak is 4.13 GiB.
-  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.outcome.code == status::out_of_memory);
+  CHECK(m_etf(g, model, c, {.accounting = memory_accounting::reserved}).placement.outcome.code ==
+        status::out_of_memory);
   const auto r = m_etf(g, model, c);
   require_valid(r, g, model, c);
   for (device_id d = 0; d < 4; ++d) CHECK(r.schedule.peak_memory[d] <= c.capacity(d));
@@ -281,7 +289,9 @@ TEST_CASE("free_memory is exact and changes no decision, asked every step or nev
   std::size_t asked = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed * 104729);
-    const comm_mode comm = seed % 3 == 0 ? comm_mode::sequential : seed % 3 == 1 ? comm_mode::parallel : comm_mode::duplex;
+    const comm_mode comm = seed % 3 == 0   ? comm_mode::sequential
+                           : seed % 3 == 1 ? comm_mode::parallel
+                                           : comm_mode::duplex;
     const auto n = static_cast<std::size_t>(draw(rng, 4, 30));
     const graph g = random_layered_dag({.vertices = n,
                                         .layers = static_cast<std::size_t>(draw(rng, 2, 6)),
@@ -350,7 +360,8 @@ TEST_CASE("a colocation group keeps room for what its members hold at once, not 
   REQUIRE(failed.placement.outcome.code == status::out_of_memory);
   INFO(failed.placement.outcome.message);
   CHECK(failed.placement.outcome.vertex == 0);
-  CHECK(failed.placement.outcome.message.find("and 100 B kept for the rest of its group of 4 vertices") != std::string::npos);
+  CHECK(failed.placement.outcome.message.find("and 100 B kept for the rest of its group of 4 vertices") !=
+        std::string::npos);
 }
 
 TEST_CASE("a group's reserve counts the copies its members receive, so a bound member is not stranded") {

@@ -58,8 +58,8 @@ struct round_robin {
   std::optional<list_choice> choose(const View& view) {
     const auto ready = view.ready();
     if (ready.empty()) return std::nullopt;
-    const vertex_id v = *std::min_element(ready.begin(), ready.end(),
-                                          [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
+    const vertex_id v = *std::min_element(
+        ready.begin(), ready.end(), [&](vertex_id a, vertex_id b) { return view.kahn_rank(a) < view.kahn_rank(b); });
     return list_choice{v, static_cast<device_id>(v % view.device_count())};
   }
 };
@@ -107,8 +107,14 @@ TEST_CASE("ETF = a naive ETF that recomputes every start time, in every communic
   std::size_t cases = 0;
   for (std::uint64_t seed = 1; seed <= 150; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
-    auto g = random_layered_dag({.vertices = 12 + seed % 20, .layers = 4 + seed % 4, .mean_out_degree = 2.0,
-                                 .min_compute = 1, .max_compute = 4, .min_bytes = 1, .max_bytes = 4, .seed = seed});
+    auto g = random_layered_dag({.vertices = 12 + seed % 20,
+                                 .layers = 4 + seed % 4,
+                                 .mean_out_degree = 2.0,
+                                 .min_compute = 1,
+                                 .max_compute = 4,
+                                 .min_bytes = 1,
+                                 .max_bytes = 4,
+                                 .seed = seed});
     // Integer times keep ties real, so the tie-break is tested too.
     for (vertex_id v = 0; v < g.vertex_count(); ++v) g[v].compute = std::round(g[v].compute);
     const auto c = cluster::uniform(2 + seed % 3, unlimited_memory, link_model{.latency = 1, .bandwidth = 1}, comm);
@@ -137,9 +143,23 @@ TEST_CASE("duplex channels: ETF takes the truly earliest pair, not one behind a 
   graph g;
   const std::array<seconds, 9> compute{3, 4, 2, 2, 4, 1, 3, 2, 2};
   for (vertex_id v = 0; v < 9; ++v) g.add_vertex("v" + std::to_string(v), compute[v]);
-  const std::array<std::array<int, 3>, 17> edges{{{0, 4, 1}, {0, 7, 1}, {0, 6, 1}, {1, 4, 1}, {1, 7, 1}, {1, 8, 1},
-                                                  {2, 3, 1}, {2, 6, 1}, {3, 7, 3}, {3, 8, 3}, {4, 6, 1}, {4, 6, 1},
-                                                  {4, 7, 1}, {5, 7, 2}, {5, 7, 2}, {5, 7, 2}, {0, 5, 1}}};
+  const std::array<std::array<int, 3>, 17> edges{{{0, 4, 1},
+                                                  {0, 7, 1},
+                                                  {0, 6, 1},
+                                                  {1, 4, 1},
+                                                  {1, 7, 1},
+                                                  {1, 8, 1},
+                                                  {2, 3, 1},
+                                                  {2, 6, 1},
+                                                  {3, 7, 3},
+                                                  {3, 8, 3},
+                                                  {4, 6, 1},
+                                                  {4, 6, 1},
+                                                  {4, 7, 1},
+                                                  {5, 7, 2},
+                                                  {5, 7, 2},
+                                                  {5, 7, 2},
+                                                  {0, 5, 1}}};
   for (const auto& [u, v, bytes] : edges)
     g.add_edge(static_cast<vertex_id>(u), static_cast<vertex_id>(v), static_cast<byte_count>(bytes));
   const auto c = cluster::uniform(3, unlimited_memory, link_model{.latency = 1, .bandwidth = 1}, comm_mode::duplex);
@@ -191,23 +211,61 @@ struct paper_example {
 
 // Topcuoglu, Hariri & Wu (IEEE TPDS 2002, Fig. 2), as shipped in examples/graphs/topcuoglu.json.
 struct topcuoglu : paper_example {
-  static constexpr std::array<std::array<double, 3>, 10> cost{{{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},
-                                                               {12, 13, 10}, {13, 16, 9}, {7, 15, 11}, {5, 11, 14},
-                                                               {18, 12, 20}, {21, 7, 16}}};
-  static constexpr std::array<std::array<int, 3>, 15> edges{{{1, 2, 18}, {1, 3, 12}, {1, 4, 9}, {1, 5, 11}, {1, 6, 14},
-                                                             {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
-                                                             {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}}};
+  static constexpr std::array<std::array<double, 3>, 10> cost{{{14, 16, 9},
+                                                               {13, 19, 18},
+                                                               {11, 13, 19},
+                                                               {13, 8, 17},
+                                                               {12, 13, 10},
+                                                               {13, 16, 9},
+                                                               {7, 15, 11},
+                                                               {5, 11, 14},
+                                                               {18, 12, 20},
+                                                               {21, 7, 16}}};
+  static constexpr std::array<std::array<int, 3>, 15> edges{{{1, 2, 18},
+                                                             {1, 3, 12},
+                                                             {1, 4, 9},
+                                                             {1, 5, 11},
+                                                             {1, 6, 14},
+                                                             {2, 8, 19},
+                                                             {2, 9, 16},
+                                                             {3, 7, 23},
+                                                             {4, 8, 27},
+                                                             {4, 9, 23},
+                                                             {5, 9, 13},
+                                                             {6, 8, 15},
+                                                             {7, 10, 17},
+                                                             {8, 10, 11},
+                                                             {9, 10, 13}}};
   topcuoglu() : paper_example(cost, edges) {}
 };
 
 // Arabnejad & Barbosa (IEEE TPDS 2014, the example DAG of §4 with its computation costs).
 struct arabnejad : paper_example {
-  static constexpr std::array<std::array<double, 3>, 10> cost{{{22, 21, 36}, {22, 18, 18}, {32, 27, 43}, {7, 10, 4},
-                                                               {29, 27, 35}, {26, 17, 24}, {14, 25, 30}, {29, 23, 36},
-                                                               {15, 21, 8}, {13, 16, 33}}};
-  static constexpr std::array<std::array<int, 3>, 15> edges{{{1, 2, 17}, {1, 3, 31}, {1, 4, 29}, {1, 5, 13}, {1, 6, 7},
-                                                             {2, 8, 3}, {2, 9, 30}, {3, 7, 16}, {4, 8, 11}, {4, 9, 7},
-                                                             {5, 9, 57}, {6, 8, 5}, {7, 10, 9}, {8, 10, 42}, {9, 10, 7}}};
+  static constexpr std::array<std::array<double, 3>, 10> cost{{{22, 21, 36},
+                                                               {22, 18, 18},
+                                                               {32, 27, 43},
+                                                               {7, 10, 4},
+                                                               {29, 27, 35},
+                                                               {26, 17, 24},
+                                                               {14, 25, 30},
+                                                               {29, 23, 36},
+                                                               {15, 21, 8},
+                                                               {13, 16, 33}}};
+  static constexpr std::array<std::array<int, 3>, 15> edges{{{1, 2, 17},
+                                                             {1, 3, 31},
+                                                             {1, 4, 29},
+                                                             {1, 5, 13},
+                                                             {1, 6, 7},
+                                                             {2, 8, 3},
+                                                             {2, 9, 30},
+                                                             {3, 7, 16},
+                                                             {4, 8, 11},
+                                                             {4, 9, 7},
+                                                             {5, 9, 57},
+                                                             {6, 8, 5},
+                                                             {7, 10, 9},
+                                                             {8, 10, 42},
+                                                             {9, 10, 7}}};
   arabnejad() : paper_example(cost, edges) {}
 };
 }  // namespace
@@ -258,8 +316,8 @@ TEST_CASE("CPOP walks the critical path along edges of a longest path") {
   // take 11 s, so a, b, x and s all have the largest priority, and s comes before x in Kahn order;
   // but the edge a -> s lies on no longest path (s starts at 10, not 1): the path is a, x.
   graph g;
-  const auto a = g.add_vertex("a", 1), b = g.add_vertex("b", 10), z = g.add_vertex("z", 0),
-             x = g.add_vertex("x", 10), s = g.add_vertex("s", 1);
+  const auto a = g.add_vertex("a", 1), b = g.add_vertex("b", 10), z = g.add_vertex("z", 0), x = g.add_vertex("x", 10),
+             s = g.add_vertex("s", 1);
   g.add_edge(a, x);
   g.add_edge(z, x);
   g.add_edge(a, s);
@@ -319,9 +377,16 @@ TEST_CASE("PEFT on Arabnejad & Barbosa's example: their optimistic cost table an
   for (vertex_id v = 0; v < 10; ++v) order[v] = v;  // ids are a topological order
   const auto oct = optimistic_cost_table(snapshot(ex.g), order, model, 3);
   // The paper's OCT table, one row per task, one column per processor.
-  const std::array<std::array<double, 3>, 10> expected{{{64, 68, 86}, {42, 39, 42}, {27, 41, 43}, {42, 39, 50},
-                                                        {28, 37, 28}, {42, 39, 44}, {13, 16, 22}, {13, 16, 33},
-                                                        {13, 16, 20}, {0, 0, 0}}};
+  const std::array<std::array<double, 3>, 10> expected{{{64, 68, 86},
+                                                        {42, 39, 42},
+                                                        {27, 41, 43},
+                                                        {42, 39, 50},
+                                                        {28, 37, 28},
+                                                        {42, 39, 44},
+                                                        {13, 16, 22},
+                                                        {13, 16, 33},
+                                                        {13, 16, 20},
+                                                        {0, 0, 0}}};
   for (vertex_id v = 0; v < 10; ++v)
     for (device_id d = 0; d < 3; ++d) {
       CAPTURE(v);
@@ -357,14 +422,15 @@ TEST_CASE("a policy written outside the library runs on the engine") {
 TEST_CASE("excluded devices take no new vertices; best effort places what fits nowhere and says so") {
   // a -> b -> c, 10 persistent bytes each, on two devices of 15 bytes.
   graph g;
-  for (const char* name : {"a", "b", "c"}) g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = 10});
+  for (const char* name : {"a", "b", "c"})
+    g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = 10});
   g.add_edge(0, 1, 1);
   g.add_edge(1, 2, 1);
   const auto c = cluster::uniform(2, 15);
   const graph_model model(g, c);
   const auto failed = m_etf(g, model, c);
   CHECK(failed.placement.outcome.code == status::out_of_memory);
-  CHECK(failed.placement.outcome.vertex == 2);  // c: 10 bytes, 5 free on either device
+  CHECK(failed.placement.outcome.vertex == 2);   // c: 10 bytes, 5 free on either device
   CHECK(failed.placement.outcome.needed == 11);  // with b's 1-byte tensor when it crosses
   CHECK(failed.placement.outcome.available == 5);
 
@@ -399,10 +465,10 @@ TEST_CASE("a colocation group is placed as a unit: a layer's weight does not dra
   graph g;
   for (int i = 1; i <= 4; ++i) {
     const std::string layer = "L" + std::to_string(i);
-    g.add_vertex(vertex_properties{.name = "w" + std::to_string(i), .compute = 0, .persistent = 4096, .output = 4096,
-                                   .group = layer});
-    g.add_vertex(vertex_properties{.name = "x" + std::to_string(i), .compute = 0.010, .output = 100'000'000,
-                                   .group = layer});
+    g.add_vertex(vertex_properties{
+        .name = "w" + std::to_string(i), .compute = 0, .persistent = 4096, .output = 4096, .group = layer});
+    g.add_vertex(
+        vertex_properties{.name = "x" + std::to_string(i), .compute = 0.010, .output = 100'000'000, .group = layer});
     const auto x = static_cast<vertex_id>(2 * i - 1);
     g.add_edge(x - 1, x, 4096);
     if (i > 1) g.add_edge(x - 2, x, 100'000'000);
@@ -461,7 +527,8 @@ TEST_CASE("a zero-length vertex holds nothing for itself: engine, simulator and 
   const auto r = m_etf(g, model, c);
   require_valid(r, g, model, c);
   CHECK(r.schedule.peak_memory[0] == 8);
-  const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
+  const auto sim =
+      simulate(g, model, c, std::span<const device_id>(r.placement.device), {.priority = r.placement.order});
   REQUIRE_MESSAGE(sim.ok(), sim.outcome.message);
   CHECK(sim.schedule.peak_memory[0] == 8);
   CHECK(sim.schedule.start == r.schedule.start);
@@ -520,7 +587,9 @@ struct counting : spelt_right {
 };
 using engine = list_scheduler<graph, graph_model, cluster, spelt_right>;
 template <class P>
-concept on_placed_callable = requires(P& p, const engine& view, vertex_id v, device_id d) { p.on_placed(view, v, d); };
+concept on_placed_callable = requires(P& p, const engine& view, vertex_id v, device_id d) {
+  p.on_placed(view, v, d);
+};
 }  // namespace hook_names
 
 TEST_CASE("optional hooks are checked by name: a misspelt or miscalled hook is found at compile time") {

@@ -19,14 +19,15 @@
 
 #include "support.hpp"
 
-
 using namespace gantry;
 
 namespace {
 using test::make_random_case;
 using test::random_case;
 
-random_case make_case(std::uint64_t seed, comm_mode comm, bool limited) { return make_random_case(seed, comm, limited); }
+random_case make_case(std::uint64_t seed, comm_mode comm, bool limited) {
+  return make_random_case(seed, comm, limited);
+}
 
 void check_valid(const list_schedule_result& r, const random_case& c, const graph_model& model, const char* what) {
   INFO(what);
@@ -38,8 +39,7 @@ void check_valid(const list_schedule_result& r, const random_case& c, const grap
 }
 
 // Runs the placement in the simulator in placement order and compares every start and finish.
-void check_reproduced(const list_schedule_result& r, const random_case& c, const graph_model& model,
-                      const char* what) {
+void check_reproduced(const list_schedule_result& r, const random_case& c, const graph_model& model, const char* what) {
   INFO(what);
   const auto sim = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
                             {.policy = ready_policy::strict_order, .priority = r.placement.order});
@@ -60,7 +60,9 @@ bool same_schedule(const list_schedule_result& a, const list_schedule_result& b)
 TEST_CASE("1000 random DAGs: valid schedules, memory within capacity, m-ETF = ETF with unlimited memory") {
   std::size_t memory_failures = 0, memory_runs = 0, sequential_reproduced = 0, sequential_runs = 0;
   for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
-    const comm_mode comm = seed % 3 == 0 ? comm_mode::sequential : seed % 3 == 1 ? comm_mode::parallel : comm_mode::duplex;
+    const comm_mode comm = seed % 3 == 0   ? comm_mode::sequential
+                           : seed % 3 == 1 ? comm_mode::parallel
+                                           : comm_mode::duplex;
     const bool limited = seed % 2 == 0;
     const auto c = make_case(seed, comm, limited);
     const graph_model model(c.g, c.devices);
@@ -98,7 +100,8 @@ TEST_CASE("1000 random DAGs: valid schedules, memory within capacity, m-ETF = ET
         CHECK(m.schedule.start.empty());
       } else {
         check_valid(m, c, model, "m-ETF");
-        for (device_id d = 0; d < c.devices.device_count(); ++d) CHECK(m.schedule.peak_memory[d] <= c.devices.capacity(d));
+        for (device_id d = 0; d < c.devices.device_count(); ++d)
+          CHECK(m.schedule.peak_memory[d] <= c.devices.capacity(d));
         const auto cpm = critical_path_schedule(c.g, model, c.devices, {.respect_memory = true});
         if (cpm.ok()) check_valid(cpm, c, model, "Critical Path, memory-aware");
         const auto hm = heft(c.g, model, c.devices, {.respect_memory = true});
@@ -129,7 +132,7 @@ TEST_CASE("1000 random DAGs: valid schedules, memory within capacity, m-ETF = ET
   }
   MESSAGE("m-ETF ran out of memory on " << memory_failures << " of " << memory_runs << " limited cases");
   MESSAGE("sequential/duplex schedules reproduced exactly by the simulator: " << sequential_reproduced << " of "
-                                                                                 << sequential_runs);
+                                                                              << sequential_runs);
   CHECK(memory_failures < memory_runs);
 }
 
@@ -223,16 +226,16 @@ TEST_CASE("any adapted graph: a CSR snapshot with an array model") {
 TEST_CASE("idle_gaps: earliest starts equal a walk over every gap, on hand and random cases") {
   detail::idle_gaps gaps;
   CHECK(gaps.earliest_start(3, 2) == 3);  // [0, ∞) idle
-  gaps.occupy(2, 5);                       // idle: [0, 2) [5, ∞)
-  gaps.occupy(6, 9);                       // idle: [0, 2) [5, 6) [9, ∞)
+  gaps.occupy(2, 5);                      // idle: [0, 2) [5, ∞)
+  gaps.occupy(6, 9);                      // idle: [0, 2) [5, 6) [9, ∞)
   CHECK(gaps.size() == 3);
   CHECK(gaps.earliest_start(0, 2) == 0);
   CHECK(gaps.earliest_start(0.5, 2) == 9);  // [0.5, 2.5) overlaps [2, 5); [5, 6) is too short
   CHECK(gaps.earliest_start(1, 1) == 1);
   CHECK(gaps.earliest_start(1.5, 1) == 5);
   CHECK(gaps.earliest_start(5.5, 0.5) == 5.5);
-  CHECK(gaps.earliest_start(3, 0) == 5);    // a zero-length vertex waits for idle time too
-  gaps.occupy(0, 2);                        // the first gap is gone
+  CHECK(gaps.earliest_start(3, 0) == 5);  // a zero-length vertex waits for idle time too
+  gaps.occupy(0, 2);                      // the first gap is gone
   CHECK(gaps.size() == 2);
   CHECK(gaps.earliest_start(0, 1) == 5);
 

@@ -107,7 +107,9 @@ TEST_CASE("local_search: never worse than its start, within memory, on seeded ra
   // is never slower than the start judged with its own order.
   std::size_t cases = 0, improved = 0;
   for (std::uint64_t seed = 1; seed <= 120; ++seed) {
-    const comm_mode comm = seed % 3 == 0 ? comm_mode::parallel : seed % 3 == 1 ? comm_mode::sequential : comm_mode::duplex;
+    const comm_mode comm = seed % 3 == 0   ? comm_mode::parallel
+                           : seed % 3 == 1 ? comm_mode::sequential
+                                           : comm_mode::duplex;
     const auto rc = test::make_random_case(seed, comm, seed % 2 == 0, {.max_vertices = 24, .groups = true});
     const graph_model model(rc.g, rc.devices);
     const auto group = colocation_groups(rc.g);

@@ -157,7 +157,8 @@ TEST_CASE("diamond: split when copies are cheap, one device when they are dear")
 TEST_CASE("memory: a device that holds only two of three vertices forces a split") {
   // Three independent 1 s vertices of 6 bytes; devices of 12 bytes: 2 + 1, makespan 2.
   graph g;
-  for (int i = 0; i < 3; ++i) g.add_vertex(vertex_properties{.name = "v" + std::to_string(i), .compute = 1, .persistent = 6});
+  for (int i = 0; i < 3; ++i)
+    g.add_vertex(vertex_properties{.name = "v" + std::to_string(i), .compute = 1, .persistent = 6});
   const auto c = cluster::uniform(2, 12);
   const graph_model model(g, c);
   const auto r = exact_schedule(g, model, c);
@@ -238,7 +239,8 @@ TEST_CASE("exact equals brute force on tiny random DAGs (parallel links, with an
   std::size_t limited_cases = 0;
   for (std::uint64_t seed = 1; seed <= 36; ++seed) {
     std::mt19937_64 rng(seed * 6007);
-    const auto base = test::make_random_case(seed, comm_mode::parallel, false, {.seed_factor = 6007, .max_vertices = 6});
+    const auto base =
+        test::make_random_case(seed, comm_mode::parallel, false, {.seed_factor = 6007, .max_vertices = 6});
     const std::size_t n = base.g.vertex_count();
     const std::size_t m = n <= 5 ? 1 + rng() % 3 : 2;
     const bool limited = seed % 2 == 0;
@@ -305,8 +307,14 @@ TEST_CASE("no placer beats the exact bound, in any communication mode") {
 
 TEST_CASE("a time limit still gives a valid schedule and a bound below it") {
   // 30 vertices on 3 devices: too many to prove within 50 ms.
-  graph g = random_layered_dag({.vertices = 30, .layers = 3, .mean_out_degree = 1.5, .min_compute = 1e-3,
-                                .max_compute = 1e-2, .min_bytes = 1 << 10, .max_bytes = 1 << 20, .seed = 11});
+  graph g = random_layered_dag({.vertices = 30,
+                                .layers = 3,
+                                .mean_out_degree = 1.5,
+                                .min_compute = 1e-3,
+                                .max_compute = 1e-2,
+                                .min_bytes = 1 << 10,
+                                .max_bytes = 1 << 20,
+                                .seed = 11});
   const auto devices = cluster::uniform(3, unlimited_memory, {.latency = 2e-4, .bandwidth = 2e8});
   const graph_model model(g, devices);
   const auto r = exact_schedule(g, model, devices, {.time_limit_ms = 50});

@@ -13,7 +13,9 @@
 using namespace gantry;
 
 namespace {
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) { return low + rng() % (high - low + 1); }
+std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) {
+  return low + rng() % (high - low + 1);
+}
 
 // Smallest max load over allocations whose weights (plus one activation per layer) fit.
 seconds brute_force(const chain& c, std::size_t processors, byte_count capacity) {

@@ -99,12 +99,14 @@ TEST_CASE("the warm start is a valid primal feasible basis and the LP optimum do
     const auto built = build_favorite_child_lp(*view, compute, transfer);
     REQUIRE(built.lp.column_basis.size() == built.lp.column_count());
     REQUIRE(built.lp.row_basis.size() == built.lp.row_count());
-    const auto basic = [](const std::vector<basis_status>& b) { return std::count(b.begin(), b.end(), basis_status::basic); };
+    const auto basic = [](const std::vector<basis_status>& b) {
+      return std::count(b.begin(), b.end(), basis_status::basic);
+    };
     CHECK(basic(built.lp.column_basis) + basic(built.lp.row_basis) == static_cast<long>(built.lp.row_count()));
-    const auto warm = solve_favorite_children(*view, std::span<const seconds>(compute), std::span<const seconds>(transfer),
-                                              glpk_backend{});
-    const auto cold = solve_favorite_children(*view, std::span<const seconds>(compute), std::span<const seconds>(transfer),
-                                              glpk_backend{.warm_start = false});
+    const auto warm = solve_favorite_children(*view, std::span<const seconds>(compute),
+                                              std::span<const seconds>(transfer), glpk_backend{});
+    const auto cold = solve_favorite_children(*view, std::span<const seconds>(compute),
+                                              std::span<const seconds>(transfer), glpk_backend{.warm_start = false});
     REQUIRE(warm.ok());
     REQUIRE(cold.ok());
     CHECK(warm.lp_makespan == doctest::Approx(cold.lp_makespan));
@@ -192,7 +194,9 @@ TEST_CASE("SCT and m-SCT give valid schedules on random graphs, the same on ever
     const graph_model model(rc.g, rc.devices);
     sct_options options;
     options.list.group = colocation_groups(rc.g);
-    const auto run = [&] { return limited ? m_sct(rc.g, model, rc.devices, options) : sct(rc.g, model, rc.devices, options); };
+    const auto run = [&] {
+      return limited ? m_sct(rc.g, model, rc.devices, options) : sct(rc.g, model, rc.devices, options);
+    };
     const auto r = run();
     if (!r.ok()) {
       CHECK(r.outcome.code == status::out_of_memory);
@@ -210,7 +214,8 @@ TEST_CASE("SCT and m-SCT give valid schedules on random graphs, the same on ever
 TEST_CASE("m-SCT excludes a device that ran out of memory, but never the last one") {
   // gpu0 holds 15 bytes: after a (10) nothing else fits there although b would start there first.
   graph g;
-  for (const char* name : {"a", "b", "c"}) g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = 10});
+  for (const char* name : {"a", "b", "c"})
+    g.add_vertex(vertex_properties{.name = name, .compute = 1, .persistent = 10});
   g.add_edge(0, 1);
   g.add_edge(1, 2);
   const cluster c({{.name = "gpu0", .capacity = 15}, {.name = "gpu1", .capacity = 100}}, link_model{.latency = 0.5});

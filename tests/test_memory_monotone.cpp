@@ -32,7 +32,8 @@ TEST_CASE("capacity_grid: points 2^(k/32) bytes, the largest below a capacity an
   }
   CHECK_FALSE(capacity_grid::index_below(1));
   CHECK_FALSE(capacity_grid::index_below(0));
-  for (unsigned k = 32 * 6; k <= capacity_grid::last; ++k) REQUIRE(capacity_grid::point(k - 1) < capacity_grid::point(k));
+  for (unsigned k = 32 * 6; k <= capacity_grid::last; ++k)
+    REQUIRE(capacity_grid::point(k - 1) < capacity_grid::point(k));
 }
 
 TEST_CASE("feasibility is monotone in capacity for every memory-aware placer: 80 seeded DAGs x 14 capacities") {
@@ -42,7 +43,8 @@ TEST_CASE("feasibility is monotone in capacity for every memory-aware placer: 80
   std::map<std::string, std::size_t> violations, fits;
   for (std::uint64_t seed = 1; seed <= 80; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
-    const auto rc = test::make_random_case(seed, comm, false, {.seed_factor = 7919, .max_vertices = 24, .groups = seed % 2 == 0});
+    const auto rc =
+        test::make_random_case(seed, comm, false, {.seed_factor = 7919, .max_vertices = 24, .groups = seed % 2 == 0});
     const byte_count peak = test::one_device_kahn_peak(rc.g);
     const bool cache = seed % 4 != 0;
     CAPTURE(seed);
@@ -61,8 +63,8 @@ TEST_CASE("feasibility is monotone in capacity for every memory-aware placer: 80
           if (fitted == 0) fitted = capacity;
         } else if (fitted != 0) {
           ++violations[entry.name];
-          MESSAGE(entry.name << " seed " << seed << " fits at " << fitted << " B, not at " << capacity << " B: "
-                             << r.placement.outcome.message);
+          MESSAGE(entry.name << " seed " << seed << " fits at " << fitted << " B, not at " << capacity
+                             << " B: " << r.placement.outcome.message);
         }
       }
     }
@@ -74,12 +76,15 @@ TEST_CASE("feasibility is monotone in capacity for every memory-aware placer: 80
   }
 }
 
-TEST_CASE("the registry plans within the grid point below the memory, and else runs one device in Kahn order within all of it") {
+TEST_CASE(
+    "the registry plans within the grid point below the memory, and else runs one device in Kahn order within all of "
+    "it") {
   // A chain of 100-byte outputs on one device of 200 bytes peaks at exactly 200 (two outputs at
   // once). The grid point at or below 200 is 197: nothing fits there, and Kahn order within 200
   // does.
   graph g;
-  for (const char* name : {"a", "b", "c"}) g.add_vertex(vertex_properties{.name = name, .compute = 0.01, .output = 100});
+  for (const char* name : {"a", "b", "c"})
+    g.add_vertex(vertex_properties{.name = name, .compute = 0.01, .output = 100});
   g.add_edge(0, 1, 100);
   g.add_edge(1, 2, 100);
   const cluster c = cluster::uniform(1, 200);

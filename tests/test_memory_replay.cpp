@@ -25,7 +25,8 @@ TEST_CASE("memory-aware placements replay within memory: 2,100 seeded DAGs x 3 m
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
       // largest_factor 1: capacity from a little over the largest vertex plus a fair share.
       const auto c = test::make_random_case(
-          seed, comm, true, {.seed_factor = 104729, .max_vertices = 24, .zero_compute = true, .groups = true, .largest_factor = 1});
+          seed, comm, true,
+          {.seed_factor = 104729, .max_vertices = 24, .zero_compute = true, .groups = true, .largest_factor = 1});
       const graph_model model(c.g, c.devices);
       const bool cache = seed % 4 != 0;  // every fourth seed sends a copy per consumer
       CAPTURE(seed);
@@ -37,7 +38,8 @@ TEST_CASE("memory-aware placements replay within memory: 2,100 seeded DAGs x 3 m
         CAPTURE(entry.name);
         const placer_result r = entry.place({c.g, model, c.devices, cache});
         if (!r.placement.ok()) {  // refused, or placed best effort over capacity
-          REQUIRE((r.placement.outcome.code == status::out_of_memory || r.placement.outcome.code == status::over_capacity));
+          REQUIRE(
+              (r.placement.outcome.code == status::out_of_memory || r.placement.outcome.code == status::over_capacity));
           continue;
         }
         ++placed[entry.name];
@@ -49,8 +51,10 @@ TEST_CASE("memory-aware placements replay within memory: 2,100 seeded DAGs x 3 m
           // same times and never runs out.
           REQUIRE(validate(*r.own_schedule, c.g, model, c.devices).ok());
           const auto strict = simulate(c.g, model, c.devices, where,
-                                       {.policy = ready_policy::strict_order, .priority = r.placement.order,
-                                        .cache_transfers = cache, .transfer_order = r.own_schedule->transfers,
+                                       {.policy = ready_policy::strict_order,
+                                        .priority = r.placement.order,
+                                        .cache_transfers = cache,
+                                        .transfer_order = r.own_schedule->transfers,
                                         .wait_for_memory = false});
           REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
           CHECK(strict.schedule.start == r.own_schedule->start);
@@ -58,20 +62,21 @@ TEST_CASE("memory-aware placements replay within memory: 2,100 seeded DAGs x 3 m
           strict_ok = true;
         } else {
           // No schedule of the original graph (celeritas places a coarse one): its order, strictly.
-          strict_ok = simulate(c.g, model, c.devices, where,
-                               {.policy = ready_policy::strict_order, .priority = r.placement.order,
-                                .cache_transfers = cache})
-                          .ok();
+          strict_ok =
+              simulate(c.g, model, c.devices, where,
+                       {.policy = ready_policy::strict_order, .priority = r.placement.order, .cache_transfers = cache})
+                  .ok();
         }
         if (entry.name == "m-topo" && !r.own_schedule) {
           // m-TOPO counts everything a device ever holds, so any order fits, even without waiting.
           // (Where that rule fits nowhere, its answer is one device run in Kahn order, with a schedule.)
-          const auto any = simulate(c.g, model, c.devices, where,
-                                    {.priority = r.placement.order, .cache_transfers = cache, .wait_for_memory = false});
+          const auto any =
+              simulate(c.g, model, c.devices, where,
+                       {.priority = r.placement.order, .cache_transfers = cache, .wait_for_memory = false});
           REQUIRE_MESSAGE(any.ok(), any.outcome.message);
-          const auto other = simulate(c.g, model, c.devices, where,
-                                      {.policy = ready_policy::bottom_level, .cache_transfers = cache,
-                                       .wait_for_memory = false});
+          const auto other =
+              simulate(c.g, model, c.devices, where,
+                       {.policy = ready_policy::bottom_level, .cache_transfers = cache, .wait_for_memory = false});
           REQUIRE_MESSAGE(other.ok(), other.outcome.message);
         }
         // The work-conserving run waits for memory and holds back a start that fits when the
@@ -100,8 +105,8 @@ TEST_CASE("memory-aware placements replay within memory: 2,100 seeded DAGs x 3 m
                  << " whose order replays strictly within memory, work-conserving replay stuck on memory in "
                  << work_conserving_stuck[name]);
     if (name != "celeritas") CHECK(count > 3000);  // the memory is tight, not impossible
-    CHECK(strict_fits[name] == count);              // every placer's order fits, so
-    CHECK(work_conserving_stuck[name] == 0);        // no work-conserving run gets stuck
+    CHECK(strict_fits[name] == count);             // every placer's order fits, so
+    CHECK(work_conserving_stuck[name] == 0);       // no work-conserving run gets stuck
   }
 }
 
@@ -155,8 +160,10 @@ TEST_CASE("without the tensor cache, a strict replay takes one copy per edge in 
     REQUIRE(r.ok());
     REQUIRE(r.schedule.transfers.size() == 2);
     const auto strict = simulate(g, model, c, std::span<const device_id>(r.placement.device),
-                                 {.policy = ready_policy::strict_order, .priority = r.placement.order,
-                                  .cache_transfers = false, .transfer_order = r.schedule.transfers});
+                                 {.policy = ready_policy::strict_order,
+                                  .priority = r.placement.order,
+                                  .cache_transfers = false,
+                                  .transfer_order = r.schedule.transfers});
     REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
     CHECK(strict.schedule.start == r.schedule.start);
     CHECK(strict.schedule.finish == r.schedule.finish);

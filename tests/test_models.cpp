@@ -97,7 +97,8 @@ TEST_CASE("link fit keeps the model physical") {
 
 TEST_CASE("link fit rejects bad samples, naming the sample") {
   CHECK_THROWS_AS((void)fit_link(std::vector<transfer_sample>{}), invalid_input);
-  CHECK_THROWS_WITH_AS((void)fit_link(std::vector<transfer_sample>{{100, 1}}), doctest::Contains("at least 2"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)fit_link(std::vector<transfer_sample>{{100, 1}}), doctest::Contains("at least 2"),
+                       invalid_input);
   CHECK_THROWS_WITH_AS((void)fit_link(std::vector<transfer_sample>{{100, 1}, {200, -1}}), doctest::Contains("sample 1"),
                        invalid_input);
   CHECK_THROWS_AS((void)fit_link(std::vector<transfer_sample>{{-5, 1}, {200, 1}}), invalid_input);
@@ -110,12 +111,14 @@ TEST_CASE("link fit rejects bad samples, naming the sample") {
 
 TEST_CASE("graph_model reads kinds, speeds, memory and links") {
   graph g;
-  const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 4.0, .persistent = 1, .output = 2, .temporary = 3});
+  const auto a =
+      g.add_vertex(vertex_properties{.name = "a", .compute = 4.0, .persistent = 1, .output = 2, .temporary = 3});
   const auto b = g.add_vertex("b", 2.0);
   const auto e = g.add_edge(a, b, 500);
   g.set_compute(a, "gpu", 1.0);
-  cluster c({{.name = "cpu0", .kind = "cpu"}, {.name = "gpu0", .kind = "gpu", .speed = 2.0}, {.name = "gpu1", .kind = "gpu"}},
-            {.latency = 1.0, .bandwidth = 100.0});
+  cluster c(
+      {{.name = "cpu0", .kind = "cpu"}, {.name = "gpu0", .kind = "gpu", .speed = 2.0}, {.name = "gpu1", .kind = "gpu"}},
+      {.latency = 1.0, .bandwidth = 100.0});
   c.set_link(0, 1, {.latency = 0.0, .bandwidth = 500.0});
   const graph_model model(g, c);
   CHECK(model.compute_time(a, 0) == 4.0);  // cpu: the device-independent time
@@ -170,8 +173,8 @@ TEST_CASE("model_from: callables, zero transfer on one device, optional memory")
 
   const cluster c = cluster::uniform(1);
   const array_model memory(c, {0, 0}, {7}, {1, 1}, {2, 2}, {3, 3});
-  const auto both = model_from([](vertex_id, device_id) { return 1.0; }, [](edge_id, device_id, device_id) { return 1.0; },
-                               memory);
+  const auto both =
+      model_from([](vertex_id, device_id) { return 1.0; }, [](edge_id, device_id, device_id) { return 1.0; }, memory);
   CHECK(total_bytes(both, 1) == 6);
   CHECK(both.edge_bytes(0) == 7);
 }
@@ -210,8 +213,10 @@ TEST_CASE("mean compute time groups devices by kind and speed") {
   graph g;
   const auto v = g.add_vertex("v", 6.0);
   g.set_compute(v, "gpu", 1.0);
-  const cluster c({{.name = "c0", .kind = "cpu"}, {.name = "g0", .kind = "gpu", .speed = 2.0},
-                   {.name = "g1", .kind = "gpu"}, {.name = "c1", .kind = "cpu", .speed = 3.0}});
+  const cluster c({{.name = "c0", .kind = "cpu"},
+                   {.name = "g0", .kind = "gpu", .speed = 2.0},
+                   {.name = "g1", .kind = "gpu"},
+                   {.name = "c1", .kind = "cpu", .speed = 3.0}});
   const graph_model model(g, c);
   CHECK(model.mean_compute_time(v) == doctest::Approx((6.0 + 0.5 + 1.0 + 2.0) / 4));
 }
@@ -230,12 +235,14 @@ TEST_CASE("mean_link does not depend on the order links were set") {
   for (device_id d = 0; d < 6; ++d)
     for (device_id e = 0; e < 6; ++e)
       if (d != e)
-        links.emplace_back(d, e, link_model{.latency = 1e-6 * (1.0 + 0.1 * (d * 7 + e)) / 3.0,
-                                            .bandwidth = 1e9 * (1.0 + 0.37 * d + 0.11 * e)});
+        links.emplace_back(d, e,
+                           link_model{.latency = 1e-6 * (1.0 + 0.1 * (d * 7 + e)) / 3.0,
+                                      .bandwidth = 1e9 * (1.0 + 0.37 * d + 0.11 * e)});
   const auto mean_of = [&](bool reversed) {
     auto c = cluster::uniform(6, unlimited_memory);
     if (reversed) {
-      for (auto it = links.rbegin(); it != links.rend(); ++it) c.set_link(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+      for (auto it = links.rbegin(); it != links.rend(); ++it)
+        c.set_link(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
     } else {
       for (const auto& [from, to, link] : links) c.set_link(from, to, link);
     }

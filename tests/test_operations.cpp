@@ -103,8 +103,9 @@ TEST_CASE("the Llama block's projections have their shapes; per-head products ke
   CHECK(ops[by_name(g, "ffn.mul[0]")].op == elementwise_op::mul);
   CHECK(ops[by_name(g, "ffn.mul[0]")].operands == 2);
   // Every product of every workload keeps its FLOPs and output elements exactly.
-  for (const graph& w : {g, llama_layer({.block = {.sequence = 16, .hidden = 32, .heads = 4, .ffn_hidden = 40, .shards = 3},
-                                         .vocabulary = 50})}) {
+  for (const graph& w :
+       {g, llama_layer({.block = {.sequence = 16, .hidden = 32, .heads = 4, .ffn_hidden = 40, .shards = 3},
+           .vocabulary = 50})}) {
     const auto all = operations_of(w);
     for (vertex_id v = 0; v < w.vertex_count(); ++v)
       if (all[v].kind == operation_kind::matmul) {
@@ -113,12 +114,12 @@ TEST_CASE("the Llama block's projections have their shapes; per-head products ke
         CHECK(all[v].elements * 4 == w[v].output);
       }
   }
-  const auto layer = llama_layer({.block = {.sequence = 16, .hidden = 32, .heads = 4, .ffn_hidden = 40, .shards = 2},
-                                  .vocabulary = 50});
+  const auto layer = llama_layer(
+      {.block = {.sequence = 16, .hidden = 32, .heads = 4, .ffn_hidden = 40, .shards = 2}, .vocabulary = 50});
   const auto layer_ops = operations_of(layer);
   const auto& stats = layer_ops[by_name(layer, "output.softmax_stats[0]")];
   CHECK(stats.op == elementwise_op::reduce_exp);
-  CHECK(stats.elements == 32);     // (max, sum) per token
+  CHECK(stats.elements == 32);    // (max, sum) per token
   CHECK(stats.reads == 16 * 25);  // the shard's logits
   CHECK(layer_ops[by_name(layer, "embedding[1]")].op == elementwise_op::select);
 }
@@ -149,11 +150,13 @@ TEST_CASE("inputs and ops without a shape are timed; a product whose FLOPs fit n
   CHECK_THROWS_WITH_AS((void)operations_of(g), doctest::Contains("vertex 'mm' (matmul)"), invalid_input);
   g[mm].flops = 128;
   g[mm].output = 66;  // not whole floats
-  CHECK_THROWS_WITH_AS((void)operations_of(g), doctest::Contains("66 bytes is not whole 4-byte elements"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)operations_of(g), doctest::Contains("66 bytes is not whole 4-byte elements"),
+                       invalid_input);
   CHECK_THROWS_AS((void)operations_of(g, 0), invalid_input);
   g[mm].output = 64;
   const auto lonely = g.add_vertex({.name = "relu1", .output = 16, .op = "relu", .flops = 4});
-  CHECK_THROWS_WITH_AS((void)operations_of(g), doctest::Contains("vertex 'relu1' (relu): has no operands"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)operations_of(g), doctest::Contains("vertex 'relu1' (relu): has no operands"),
+                       invalid_input);
   g.add_edge(conv, lonely, 16);
   CHECK(operations_of(g)[lonely].kind == operation_kind::elementwise);
 }

@@ -240,8 +240,8 @@ TEST_CASE("CPD-TOPO: sources by cpath descending, the ready child with the large
   g.add_edge(1, 3);
   g.add_edge(1, 4);
   const std::vector<seconds> c{0, 0, 2};
-  const auto model = model_from([&](vertex_id v, device_id) { return p[v]; },
-                                [&](edge_id e, device_id, device_id) { return c[e]; });
+  const auto model =
+      model_from([&](vertex_id v, device_id) { return p[v]; }, [&](edge_id e, device_id, device_id) { return c[e]; });
   const cluster devices = cluster::uniform(2);
   CHECK(cpd_topo_order(g, model, devices) == order_t{1, 4, 3, 0, 2, 5});
   const levels lv = compute_levels(g, model, devices);
@@ -249,8 +249,8 @@ TEST_CASE("CPD-TOPO: sources by cpath descending, the ready child with the large
   CHECK(lv.bottom == std::vector<seconds>{2, 7, 1, 4, 3, 2});
   CHECK(lv.critical_path == 7);
 
-  const auto no_transfer = model_from([&](vertex_id v, device_id) { return p[v]; },
-                                      [](edge_id, device_id, device_id) { return 0.0; });
+  const auto no_transfer =
+      model_from([&](vertex_id v, device_id) { return p[v]; }, [](edge_id, device_id, device_id) { return 0.0; });
   CHECK(cpd_topo_order(g, no_transfer, devices) == order_t{1, 3, 4, 0, 2, 5});
 
   // Children with equal cpath: smallest id first.

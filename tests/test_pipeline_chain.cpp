@@ -42,16 +42,18 @@ TEST_CASE("Chain JSON: round trip, sizes and durations as strings") {
 TEST_CASE("Chain JSON errors name the file, the JSON pointer and the reason") {
   CHECK(error_of(R"({"format": "gantry.graph", "version": 1, "layers": []})").find("net.json: /format") == 0);
   CHECK(error_of(R"({"format": "gantry.chain", "version": 2, "layers": []})").find("/version") != std::string::npos);
-  const auto negative =
-      error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1}, {"forward": -1, "backward": 1}]})");
+  const auto negative = error_of(
+      R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1}, {"forward": -1, "backward": 1}]})");
   CHECK(negative.find("/layers/1/forward") != std::string::npos);
   const auto missing = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1}]})");
   CHECK(missing.find("/layers/0") != std::string::npos);
   CHECK(missing.find("backward") != std::string::npos);
-  const auto unknown = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1, "weight": 3}]})");
+  const auto unknown =
+      error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1, "weight": 3}]})");
   CHECK(unknown.find("/layers/0/weight") != std::string::npos);
-  CHECK(error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1, "weights": -4}]})")
-            .find("/layers/0/weights") != std::string::npos);
+  CHECK(
+      error_of(R"({"format": "gantry.chain", "version": 1, "layers": [{"forward": 1, "backward": 1, "weights": -4}]})")
+          .find("/layers/0/weights") != std::string::npos);
   CHECK(error_of("{ nope").find("net.json: line 1") == 0);
   CHECK_THROWS_AS((void)read_chain("/nonexistent/chain.json"), io_error);
 }
@@ -61,10 +63,12 @@ TEST_CASE("A chain from a training graph keeps forward/backward pairs in one lay
   graph g;
   std::vector<vertex_id> f, b;
   for (int i = 0; i < 3; ++i)
-    f.push_back(g.add_vertex(vertex_properties{.name = "f" + std::to_string(i), .compute = 1.0 + i, .persistent = 100u * (i + 1),
-                              .output = 10u * (i + 1)}));
+    f.push_back(g.add_vertex(vertex_properties{
+        .name = "f" + std::to_string(i), .compute = 1.0 + i, .persistent = 100u * (i + 1), .output = 10u * (i + 1)}));
   const auto loss = g.add_vertex(vertex_properties{.name = "loss", .compute = 0.5, .output = 1});
-  for (int i = 0; i < 3; ++i) b.push_back(g.add_vertex(vertex_properties{.name = "b" + std::to_string(i), .compute = 2.0 * (i + 1), .output = 5}));
+  for (int i = 0; i < 3; ++i)
+    b.push_back(
+        g.add_vertex(vertex_properties{.name = "b" + std::to_string(i), .compute = 2.0 * (i + 1), .output = 5}));
   for (int i = 0; i < 3; ++i) g.set_forward(b[i], f[i]);
   g.add_edge(f[0], f[1]);
   g.add_edge(f[1], f[2]);
@@ -111,7 +115,8 @@ TEST_CASE("A weight travels with the first vertex that reads it, not in the firs
   const auto b_grad = g.add_vertex(vertex_properties{.name = "b_grad", .compute = 2.0});
   g.set_forward(a_grad, a);
   g.set_forward(b_grad, b);
-  for (const auto& [from, to] : {std::pair{x, a}, {w1, a}, {a, b}, {w2, b}, {b, b_grad}, {w2, b_grad}, {w3, b_grad}, {b_grad, a_grad}})
+  for (const auto& [from, to] :
+       {std::pair{x, a}, {w1, a}, {a, b}, {w2, b}, {b, b_grad}, {w2, b_grad}, {w3, b_grad}, {b_grad, a_grad}})
     g.add_edge(from, to);
   const auto anchor = forward_anchors(g);
   CHECK(anchor[x] == a);
@@ -146,7 +151,8 @@ TEST_CASE("An unpaired vertex that reads the backward pass belongs to it, not to
   const auto b1 = g.add_vertex("b1", 2.0), b0 = g.add_vertex("b0", 2.0), s = g.add_vertex("s", 0.25);
   g.set_forward(b1, f1);
   g.set_forward(b0, f0);
-  for (const auto& [from, to] : {std::pair{f0, f1}, {f1, loss}, {loss, b1}, {b1, b0}, {b1, s}, {b0, s}}) g.add_edge(from, to);
+  for (const auto& [from, to] : {std::pair{f0, f1}, {f1, loss}, {loss, b1}, {b1, b0}, {b1, s}, {b0, s}})
+    g.add_edge(from, to);
   const auto owners = backward_owners(g);
   CHECK(owners[s] == f0);  // of its inputs' forwards (f1, f0), the first in Kahn's order
   CHECK(owners[b1] == f1);
@@ -194,7 +200,8 @@ TEST_CASE("The SVG numbers stages as the plan's table does, links apart, and lab
   // Two layers on two workers joined by a link: the pattern's stages are compute, link, compute;
   // the picture calls them stage 0, L0 and stage 1, as the table does, never stage 2.
   const chain c{{{"a", 1, 2, 0, 4000}, {"b", 1, 2, 0, 4000}}};
-  const auto plan = plan_pipeline(c, 2, unlimited_memory, {.comm = {.link = link_model{.latency = 1e-3, .bandwidth = 1e6}}});
+  const auto plan =
+      plan_pipeline(c, 2, unlimited_memory, {.comm = {.link = link_model{.latency = 1e-3, .bandwidth = 1e6}}});
   REQUIRE(plan.ok());
   const auto svg = pattern_svg(c, plan.chosen);
   CHECK(svg.find("stage 0 &apos;a&apos;") != std::string::npos);
@@ -210,7 +217,8 @@ TEST_CASE("Chain sums that would not fit are refused, naming the field or the la
   const auto wrapping = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [
     {"forward": 1, "backward": 1, "weights": 9223372036854775807, "activation": 9223372036854775807},
     {"forward": 1, "backward": 1, "weights": 9223372036854775807}]})");
-  CHECK(wrapping.find("net.json: /layers/0/activation: the weights and activations of layers 0 to 0 add up to 2^63") == 0);
+  CHECK(wrapping.find("net.json: /layers/0/activation: the weights and activations of layers 0 to 0 add up to 2^63") ==
+        0);
   const auto infinite = error_of(R"({"format": "gantry.chain", "version": 1, "layers": [
     {"forward": 1e308, "backward": 1e308}, {"forward": 1e308, "backward": 1e308}]})");
   CHECK(infinite.find("net.json: /layers/0/backward: the forward and backward times of layers 0 to 0") == 0);
@@ -220,5 +228,6 @@ TEST_CASE("Chain sums that would not fit are refused, naming the field or the la
   CHECK(chain_problem(big).find("layer 0 ('a')") != std::string::npos);
   CHECK_THROWS_AS(check_chain(big), invalid_input);
   const chain slow{{{"a", 1e308, 0, 0, 0}, {"b", 1e308, 0, 0, 0}}};
-  CHECK(chain_problem(slow).find("up to layer 1 ('b') add up to more than the largest finite number") != std::string::npos);
+  CHECK(chain_problem(slow).find("up to layer 1 ('b') add up to more than the largest finite number") !=
+        std::string::npos);
 }

@@ -23,7 +23,9 @@ using namespace gantry;
 
 namespace {
 
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) { return low + rng() % (high - low + 1); }
+std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) {
+  return low + rng() % (high - low + 1);
+}
 
 // Layers a, b, c, d of cost 2 each (1 forward, 1 backward); cuts after them move 400, 1000, 10 bytes.
 chain four_layers() {
@@ -137,11 +139,13 @@ TEST_CASE("The search matches brute force over every partition and replica count
     chain c;
     const auto layers = draw(rng, 1, 6);
     for (std::uint64_t l = 0; l < layers; ++l)
-      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)), static_cast<double>(draw(rng, 1, 9)),
-                          draw(rng, 1, 50), draw(rng, 1, 400), draw(rng, 0, 300)});
+      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)),
+                          static_cast<double>(draw(rng, 1, 9)), draw(rng, 1, 50), draw(rng, 1, 400),
+                          draw(rng, 0, 300)});
     const std::size_t workers = draw(rng, 1, 4), max_replicas = draw(rng, 1, 3);
-    const pipeline_comm comm{.link = link_model{static_cast<double>(draw(rng, 0, 2)) * 0.1, static_cast<double>(draw(rng, 50, 500))},
-                             .overlap = draw(rng, 0, 1) == 0 ? transfer_overlap::link_stages : transfer_overlap::on_processors};
+    const pipeline_comm comm{
+        .link = link_model{static_cast<double>(draw(rng, 0, 2)) * 0.1, static_cast<double>(draw(rng, 50, 500))},
+        .overlap = draw(rng, 0, 1) == 0 ? transfer_overlap::link_stages : transfer_overlap::on_processors};
     double brute = std::numeric_limits<double>::infinity();
     for_each_plan(c.size(), workers, max_replicas, [&](const chain_partition& p, const std::vector<std::uint32_t>& r) {
       brute = std::min(brute, detail::largest_load(pipeline_stages(c, p, r, comm)));
@@ -167,8 +171,8 @@ TEST_CASE("The search matches brute force under a memory limit, with and without
     chain c;
     const auto layers = draw(rng, 1, 7);
     for (std::uint64_t l = 0; l < layers; ++l)
-      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)), static_cast<double>(draw(rng, 1, 9)),
-                          draw(rng, 1, 50), draw(rng, 1, 40), draw(rng, 0, 300)});
+      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)),
+                          static_cast<double>(draw(rng, 1, 9)), draw(rng, 1, 50), draw(rng, 1, 40), draw(rng, 0, 300)});
     const std::size_t workers = draw(rng, 1, 6), max_replicas = draw(rng, 1, 3);
     pipeline_comm comm;
     if (draw(rng, 0, 2) > 0)
@@ -210,7 +214,8 @@ TEST_CASE("Without links or replicas the search finds the compute-only optimum")
   for (int trial = 0; trial < 30; ++trial) {
     chain c;
     for (std::uint64_t l = 0, n = draw(rng, 1, 12); l < n; ++l)
-      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)), static_cast<double>(draw(rng, 1, 9)), 1, 1});
+      c.layers.push_back(
+          {"l" + std::to_string(l), static_cast<double>(draw(rng, 0, 9)), static_cast<double>(draw(rng, 1, 9)), 1, 1});
     const std::size_t workers = draw(rng, 1, 5);
     CHECK(comm_aware_partition(c, workers).period == doctest::Approx(optimal_contiguous_partition(c, workers).period));
   }
@@ -235,27 +240,34 @@ TEST_CASE("Cuts beyond one order: a depth-first order finds the cut Kahn's order
   //  x --+             +--> join      Kahn by id: x p1 q1 p2 q2 join; depth-first: x q1 q2 p1 p2 join
   //      +-> q1 -> q2 -+
   graph g;
-  const auto add = [&](const char* name, double time) { return g.add_vertex({.name = name, .compute = time, .output = 1}); };
-  const auto x = add("x", 1), p1 = add("p1", 2), q1 = add("q1", 2), p2 = add("p2", 3), q2 = add("q2", 3), join = add("join", 1);
-  for (const auto& [u, v] : {std::pair{x, p1}, {x, q1}, {p1, p2}, {q1, q2}, {p2, join}, {q2, join}}) g.add_edge(u, v, 1);
+  const auto add = [&](const char* name, double time) {
+    return g.add_vertex({.name = name, .compute = time, .output = 1});
+  };
+  const auto x = add("x", 1), p1 = add("p1", 2), q1 = add("q1", 2), p2 = add("p2", 3), q2 = add("q2", 3),
+             join = add("join", 1);
+  for (const auto& [u, v] : {std::pair{x, p1}, {x, q1}, {p1, p2}, {q1, q2}, {p2, join}, {q2, join}})
+    g.add_edge(u, v, 1);
   const auto kahn = chain_from_graph(g);
   CHECK(comm_aware_partition(kahn, 2).period == doctest::Approx(7));
   const auto orders = candidate_orders(g, {.random_orders = 0});
   CHECK(orders.size() >= 2);
-  auto [found, best] = best_over_orders(g, [](const chain& c) { return comm_aware_partition(c, 2); }, [](chain&) {});
+  auto [found, best] = best_over_orders(
+      g, [](const chain& c) { return comm_aware_partition(c, 2); }, [](chain&) {});
   REQUIRE(best.ok());
   CHECK(best.period == doctest::Approx(6));
   const auto& layers = found.layers;
   std::vector<std::string> first_stage;
   for (auto l = best.stages[0].first_layer; l < best.stages[0].end_layer; ++l) first_stage.push_back(layers[l].name);
   std::sort(first_stage.begin(), first_stage.end());
-  CHECK((first_stage == std::vector<std::string>{"p1", "p2", "x"} || first_stage == std::vector<std::string>{"q1", "q2", "x"}));
+  CHECK((first_stage == std::vector<std::string>{"p1", "p2", "x"} ||
+         first_stage == std::vector<std::string>{"q1", "q2", "x"}));
   // The crossing of a cut between the branches counts the tensor that skips over it.
   CHECK(layers.crossing_bytes(2) == 2);
 }
 
 TEST_CASE("PipeDream's vgg16 profile: counting transfers avoids the 1.64 GB cut") {
-  const auto g = read_graph_pipedream(std::string(GANTRY_TEST_DATA_DIR) + "/pipedream/vgg16.txt.gz", {.zero_input_time = true});
+  const auto g =
+      read_graph_pipedream(std::string(GANTRY_TEST_DATA_DIR) + "/pipedream/vgg16.txt.gz", {.zero_input_time = true});
   const auto c = chain_from_graph(g);
   const pipeline_comm comm{.link = link_model{0, 1e9}};
   const auto blind = optimal_contiguous_partition(c, 4);
@@ -263,6 +275,7 @@ TEST_CASE("PipeDream's vgg16 profile: counting transfers avoids the 1.64 GB cut"
   const auto found = comm_aware_partition(c, 4, unlimited_memory, {.comm = comm});
   REQUIRE(found.ok());
   CHECK(found.period < blind_with_links);
-  for (std::size_t s = 1; s < found.partition.stage_count(); ++s) CHECK(c.crossing_bytes(found.partition.first[s] - 1) < 1'000'000'000);
+  for (std::size_t s = 1; s < found.partition.stage_count(); ++s)
+    CHECK(c.crossing_bytes(found.partition.first[s] - 1) < 1'000'000'000);
   require_valid(c, one_f_one_b(c, found.stages));
 }

@@ -176,7 +176,8 @@ TEST_CASE("The best cuts equal the best plan over every topological order (brute
       CAPTURE(t);
       const auto& target = cases[t].target;
       const auto plan = [&](const chain& c) {
-        return plan_pipeline(c, target.workers, target.capacity, {.comm = target.comm, .max_replicas = target.max_replicas});
+        return plan_pipeline(c, target.workers, target.capacity,
+                             {.comm = target.comm, .max_replicas = target.max_replicas});
       };
       // comm_aware_partition's rule, the one the search optimises, and the planner's period.
       double brute_rule = none, brute_plan = none;
@@ -295,7 +296,7 @@ TEST_CASE("Past its caps the cut search stops and the fixed and random orders pl
   CHECK(plain.period() >= all_best.period());
   const std::uint64_t cells = 4096 * 3 * 2;  // ideals × workers × replicas
   for (const auto limits : {cut_search_options{.max_ideals = 100},
-                            cut_search_options{.max_steps = 64 * cells},       // the tables fit, the pairs do not
+                            cut_search_options{.max_steps = 64 * cells},         // the tables fit, the pairs do not
                             cut_search_options{.max_steps = 64 * cells - 1}}) {  // the tables do not fit
     auto [found, best] = best_over_orders(g, plan, none_prepared, {.cuts = target, .cut_limits = limits});
     REQUIRE(found.cuts);
@@ -314,8 +315,8 @@ TEST_CASE("Past its caps the cut search stops and the fixed and random orders pl
 }
 
 TEST_CASE("PipeDream's resnet50 on 8 workers: every cut beats the orders' 0.059091 s") {
-  const auto g = read_graph_pipedream(std::string(GANTRY_TEST_DATA_DIR) + "/pipedream/resnet50.txt.gz",
-                                      {.zero_input_time = true});
+  const auto g =
+      read_graph_pipedream(std::string(GANTRY_TEST_DATA_DIR) + "/pipedream/resnet50.txt.gz", {.zero_input_time = true});
   const auto plan = [](const chain& c) { return plan_pipeline(c, 8, unlimited_memory); };
   auto [old_found, old_best] = best_over_orders(g, plan, [](chain&) {});
   auto [found, best] = best_over_orders(g, plan, [](chain&) {}, {.cuts = cut_target{.workers = 8}});

@@ -13,13 +13,15 @@ using namespace gantry;
 
 namespace {
 
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) { return low + rng() % (high - low + 1); }
+std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) {
+  return low + rng() % (high - low + 1);
+}
 
 chain random_chain(std::mt19937_64& rng, std::size_t layers) {
   chain c;
   for (std::size_t l = 0; l < layers; ++l)
-    c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 1, 5)), static_cast<double>(draw(rng, 1, 9)),
-                        draw(rng, 0, 40), draw(rng, 0, 12)});
+    c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 1, 5)),
+                        static_cast<double>(draw(rng, 1, 9)), draw(rng, 0, 40), draw(rng, 0, 12)});
   return c;
 }
 
@@ -56,7 +58,8 @@ TEST_CASE("The exact partition matches brute force over every contiguous partiti
       biggest = std::max(biggest, x.weights + x.activation);
       everything += x.weights + c.size() * x.activation;
     }
-    const byte_count capacity = trial % 5 == 0 ? unlimited_memory : draw(rng, biggest, std::max(biggest, everything / 2));
+    const byte_count capacity =
+        trial % 5 == 0 ? unlimited_memory : draw(rng, biggest, std::max(biggest, everything / 2));
     INFO("trial " << trial << ", " << c.size() << " layers, " << processors << " processors, capacity " << capacity);
     seconds brute = std::numeric_limits<double>::infinity();
     const std::size_t L = c.size();

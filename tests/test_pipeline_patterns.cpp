@@ -18,7 +18,9 @@ using namespace gantry;
 namespace {
 
 // Integers in [low, high] from a seeded engine, the same on every standard library.
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) { return low + rng() % (high - low + 1); }
+std::uint64_t draw(std::mt19937_64& rng, std::uint64_t low, std::uint64_t high) {
+  return low + rng() % (high - low + 1);
+}
 
 chain random_chain(std::mt19937_64& rng, std::size_t layers, std::uint64_t max_time = 4) {
   chain c;
@@ -80,8 +82,8 @@ TEST_CASE("Theorem 3: no 1-periodic pattern found by brute force holds fewer act
     const std::size_t count = trial < 4 ? 2 : 3;
     chain c;
     for (std::size_t l = 0; l < count; ++l)
-      c.layers.push_back({"l" + std::to_string(l), static_cast<double>(draw(rng, 1, 2)), static_cast<double>(draw(rng, 1, 2)),
-                          0, 1});
+      c.layers.push_back(
+          {"l" + std::to_string(l), static_cast<double>(draw(rng, 1, 2)), static_cast<double>(draw(rng, 1, 2)), 0, 1});
     const auto stages = contiguous_stages(c, partition_from_sizes(std::vector<std::uint32_t>(count, 1)));
     const auto most = static_cast<int>(detail::largest_load(stages));
     int total = 0;
@@ -183,7 +185,8 @@ TEST_CASE("Theorem 4: the k-periodic pattern reaches normalized period 2(1+1/k) 
     REQUIRE(one.ok());
     CHECK(one.normalized_period() > pattern.normalized_period());
     require_valid(c, one);
-    for (std::size_t j = 1; j < k; ++j) CHECK(k_periodic(c, stages, j).normalized_period() > pattern.normalized_period());
+    for (std::size_t j = 1; j < k; ++j)
+      CHECK(k_periodic(c, stages, j).normalized_period() > pattern.normalized_period());
     // Classic 1F1B, with NCA_1 = k+1, does not fit.
     CHECK(one_f_one_b(c, stages).memory[0] > capacity);
   }
@@ -215,7 +218,8 @@ TEST_CASE("GPipe's check unrolls 4m batches (a few periods), not m²") {
 TEST_CASE("Link stages: communication as extra stages of time 2·a/β (§3.1)") {
   chain c;
   for (int l = 0; l < 4; ++l) c.layers.push_back({"l" + std::to_string(l), 1, 2, 10, 100});
-  const auto stages = pipeline_stages(c, partition_from_sizes({2, 2}), {}, {.link = link_model{.latency = 0, .bandwidth = 100}});
+  const auto stages =
+      pipeline_stages(c, partition_from_sizes({2, 2}), {}, {.link = link_model{.latency = 0, .bandwidth = 100}});
   REQUIRE(stages.size() == 3);
   CHECK(stages[1].link);
   CHECK(stages[1].load() == doctest::Approx(2.0));  // 2 · 100 bytes / 100 bytes/s
@@ -246,15 +250,14 @@ TEST_CASE("Zero-length operations (Dropout, View in PipeDream profiles) never ov
   // The reported case: an input layer of 0 ms beside a real one; the backward of the input, of
   // zero length, lands on the forward of the next batch up to rounding.
   chain c;
-  c.layers = {{"in", 0, 0, 0, 1}, {"a", 0.01, 0.02, 0, 1}, {"drop", 0, 0, 0, 1}, {"b", 0.03, 0.01, 0, 1},
-              {"view", 0, 0, 0, 1}, {"c", 0.02, 0.03, 0, 1}};
+  c.layers = {{"in", 0, 0, 0, 1},      {"a", 0.01, 0.02, 0, 1}, {"drop", 0, 0, 0, 1},
+              {"b", 0.03, 0.01, 0, 1}, {"view", 0, 0, 0, 1},    {"c", 0.02, 0.03, 0, 1}};
   for (const auto& sizes : {std::vector<std::uint32_t>{2, 2, 2}, std::vector<std::uint32_t>{1, 3, 2},
                             std::vector<std::uint32_t>{3, 3}, std::vector<std::uint32_t>{1, 1, 1, 1, 1, 1}}) {
     const auto part = partition_from_sizes(sizes);
     const auto stages = contiguous_stages(c, part);
     const seconds most = detail::largest_load(stages);
-    for (const double scale : {1.0, 1.3, 2.0})
-      require_valid(c, one_f_one_b_star(c, stages, most * scale));
+    for (const double scale : {1.0, 1.3, 2.0}) require_valid(c, one_f_one_b_star(c, stages, most * scale));
     require_valid(c, one_f_one_b(c, stages));
     require_valid(c, gpipe(c, stages));
     for (std::size_t k = 1; k <= 3; ++k) require_valid(c, k_periodic(c, stages, k));
@@ -267,7 +270,8 @@ TEST_CASE("Zero-length operations (Dropout, View in PipeDream profiles) never ov
     for (std::uint64_t l = 0; l < layers; ++l) {
       const bool empty = draw(rng, 0, 1) == 0;
       z.layers.push_back({"l" + std::to_string(l), empty ? 0.0 : static_cast<double>(draw(rng, 1, 30)) * 1e-3,
-                          empty ? 0.0 : static_cast<double>(draw(rng, 1, 30)) * 1e-3, draw(rng, 0, 9), draw(rng, 1, 9)});
+                          empty ? 0.0 : static_cast<double>(draw(rng, 1, 30)) * 1e-3, draw(rng, 0, 9),
+                          draw(rng, 1, 9)});
     }
     const auto part = random_partition(rng, z.size(), draw(rng, 1, 4));
     const auto stages = contiguous_stages(z, part);

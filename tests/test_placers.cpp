@@ -144,7 +144,8 @@ TEST_CASE("m-TOPO on seeded random DAGs: never over capacity, devices in Kahn or
     } else {
       ++failed;
       CHECK(p.outcome.code == status::out_of_memory);
-      const auto first_unplaced = std::find_if(order.begin(), order.end(), [&](vertex_id v) { return p.device[v] == no_device; });
+      const auto first_unplaced =
+          std::find_if(order.begin(), order.end(), [&](vertex_id v) { return p.device[v] == no_device; });
       REQUIRE(first_unplaced != order.end());
       CHECK(p.outcome.message.find("'" + g[*first_unplaced].name + "'") != std::string::npos);
     }

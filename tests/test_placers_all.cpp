@@ -18,14 +18,14 @@
 
 using namespace gantry;
 
-
 TEST_CASE("every placer x every communication mode x limited and unlimited memory, on seeded DAGs") {
   std::map<std::string, std::size_t> placed, out_of_memory, replay_over_memory;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
       for (const bool limited : {false, true}) {
         const auto c = test::make_random_case(
-            seed, comm, limited, {.seed_factor = 7919, .max_vertices = 30, .zero_compute = false, .groups = true, .largest_factor = 2});
+            seed, comm, limited,
+            {.seed_factor = 7919, .max_vertices = 30, .zero_compute = false, .groups = true, .largest_factor = 2});
         const graph_model model(c.g, c.devices);
         const auto groups = colocation_groups(c.g);
         const std::string mode = to_string(comm);
@@ -40,7 +40,8 @@ TEST_CASE("every placer x every communication mode x limited and unlimited memor
             // (over capacity) still places every vertex.
             CHECK(limited);
             CHECK(entry.respects_memory);
-            CHECK((r.placement.outcome.code == status::out_of_memory || r.placement.outcome.code == status::over_capacity));
+            CHECK((r.placement.outcome.code == status::out_of_memory ||
+                   r.placement.outcome.code == status::over_capacity));
             CHECK(r.placement.outcome.vertex < c.g.vertex_count());
             CHECK(!r.placement.outcome.message.empty());
             if (r.placement.outcome.code == status::over_capacity)
@@ -52,8 +53,7 @@ TEST_CASE("every placer x every communication mode x limited and unlimited memor
           REQUIRE(r.placement.device.size() == c.g.vertex_count());
           const validate_options with_groups{.group = groups};
           if (r.own_schedule) {
-            const auto report = validate(*r.own_schedule, c.g, model, c.devices,
-                                         {.group = groups});
+            const auto report = validate(*r.own_schedule, c.g, model, c.devices, {.group = groups});
             // A placer that ignores memory may exceed it; nothing else may be wrong.
             const std::size_t allowed = entry.respects_memory ? 0 : report.count(violation_kind::memory);
             CHECK_MESSAGE(report.violations.size() == allowed, report.to_string());
@@ -73,7 +73,8 @@ TEST_CASE("every placer x every communication mode x limited and unlimited memor
           // transfers in the order the placer reserved them, is its own schedule.
           if (r.own_schedule) {
             const auto strict = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
-                                         {.policy = ready_policy::strict_order, .priority = r.placement.order,
+                                         {.policy = ready_policy::strict_order,
+                                          .priority = r.placement.order,
                                           .transfer_order = r.own_schedule->transfers});
             if (!strict.ok()) {  // only a placer that ignores memory may have made a schedule that exceeds it
               CHECK(!entry.respects_memory);
@@ -107,7 +108,8 @@ TEST_CASE("every placer on graphs whose work takes no time: one vertex, a chain,
   two.add_edge(a, b, 0);
   graphs.push_back(two);
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    graph g = random_layered_dag({.vertices = 2 + seed * 3, .layers = 1 + seed % 4, .max_persistent = 1 << 10, .seed = seed});
+    graph g =
+        random_layered_dag({.vertices = 2 + seed * 3, .layers = 1 + seed % 4, .max_persistent = 1 << 10, .seed = seed});
     for (vertex_id v = 0; v < g.vertex_count(); ++v)
       if (seed % 2 == 0 || v % 2 == 0) g[v].compute = 0;  // all of it, or half of it
     graphs.push_back(std::move(g));
@@ -117,7 +119,8 @@ TEST_CASE("every placer on graphs whose work takes no time: one vertex, a chain,
     bool all_zero = true;
     for (vertex_id v = 0; v < g.vertex_count(); ++v) all_zero = all_zero && g[v].compute == 0;
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}) {
-      const cluster c = cluster::uniform(1 + i % 3, std::uint64_t{1} << 30, {.latency = all_zero ? 0 : 1e-4, .bandwidth = 1e9}, comm);
+      const cluster c =
+          cluster::uniform(1 + i % 3, std::uint64_t{1} << 30, {.latency = all_zero ? 0 : 1e-4, .bandwidth = 1e9}, comm);
       const graph_model model(g, c);
       CAPTURE(i);
       CAPTURE(to_string(comm));
@@ -136,7 +139,8 @@ TEST_CASE("every placer on graphs whose work takes no time: one vertex, a chain,
         if (r.own_schedule) {
           CHECK(validate(*r.own_schedule, g, model, c).ok());
           const auto strict = simulate(g, model, c, where,
-                                       {.policy = ready_policy::strict_order, .priority = r.placement.order,
+                                       {.policy = ready_policy::strict_order,
+                                        .priority = r.placement.order,
                                         .transfer_order = r.own_schedule->transfers});
           REQUIRE_MESSAGE(strict.ok(), strict.outcome.message);
           CHECK(strict.schedule.start == r.own_schedule->start);
@@ -167,13 +171,15 @@ TEST_CASE("every memory-aware placer fits a group whose members never hold all t
         CAPTURE(entry.name);
         const placer_result r = entry.place({g, model, c});
         REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
-        const auto sim = simulate(g, model, c, std::span<const device_id>(r.placement.device),
-                                  {.policy = ready_policy::strict_order, .priority = r.placement.order,
-                                   .wait_for_memory = false});
+        const auto sim =
+            simulate(g, model, c, std::span<const device_id>(r.placement.device),
+                     {.policy = ready_policy::strict_order, .priority = r.placement.order, .wait_for_memory = false});
         REQUIRE_MESSAGE(sim.ok(), sim.outcome.message);
         CHECK(validate(sim.schedule, g, model, c, {.group = colocation_groups(g)}).ok());
         if (r.own_schedule) CHECK(validate(*r.own_schedule, g, model, c, {.group = colocation_groups(g)}).ok());
-        if (entry.name == "m-topo") CHECK(r.placement.outcome.message.find("placed every vertex on d0 in Kahn order instead") != std::string::npos);
+        if (entry.name == "m-topo")
+          CHECK(r.placement.outcome.message.find("placed every vertex on d0 in Kahn order instead") !=
+                std::string::npos);
       }
     }
   }
@@ -186,8 +192,10 @@ TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn 
   std::map<std::string, std::size_t> placed;
   for (std::uint64_t seed = 1; seed <= 10000; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
-    const auto rc = test::make_random_case(seed, comm, false, {.seed_factor = 6151, .max_vertices = 10, .groups = seed % 2 == 0});
-    const cluster c = cluster::uniform(rc.devices.device_count(), test::one_device_kahn_peak(rc.g), rc.devices.default_link(), comm);
+    const auto rc =
+        test::make_random_case(seed, comm, false, {.seed_factor = 6151, .max_vertices = 10, .groups = seed % 2 == 0});
+    const cluster c =
+        cluster::uniform(rc.devices.device_count(), test::one_device_kahn_peak(rc.g), rc.devices.default_link(), comm);
     const graph_model model(rc.g, c);
     const bool cache = seed % 4 != 0;
     CAPTURE(seed);
@@ -196,8 +204,10 @@ TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn 
       CAPTURE(entry.name);
       const placer_result r = entry.place({rc.g, model, c, cache});
       REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
-      simulate_options strict{.policy = ready_policy::strict_order, .priority = r.placement.order,
-                              .cache_transfers = cache, .wait_for_memory = false};
+      simulate_options strict{.policy = ready_policy::strict_order,
+                              .priority = r.placement.order,
+                              .cache_transfers = cache,
+                              .wait_for_memory = false};
       if (r.own_schedule) strict.transfer_order = r.own_schedule->transfers;  // replayed exactly
       const std::span<const device_id> where(r.placement.device);
       auto replay = simulate(rc.g, model, c, where, strict);
@@ -217,8 +227,8 @@ TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn 
 TEST_CASE("a memory-aware list placer fails only where m-ETF fails too: 2,000 seeded DAGs") {
   // Greedy policies fill devices differently: where one runs out of memory and m-ETF fits, the
   // registry entry returns m-ETF's placement and says so. Its own schedule must be valid.
-  const std::array<const char*, 6> rescued{"m-critical-path", "m-heft", "m-cpop", "m-peft", "order-place",
-                                           "adjusting-placement"};
+  const std::array<const char*, 6> rescued{"m-critical-path", "m-heft",      "m-cpop",
+                                           "m-peft",          "order-place", "adjusting-placement"};
   std::size_t rescues = 0;
   for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
     for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential}) {
@@ -230,7 +240,8 @@ TEST_CASE("a memory-aware list placer fails only where m-ETF fails too: 2,000 se
         CAPTURE(name);
         const placer_result r = find_placer(name)->place({rc.g, model, rc.devices});
         if (etf_fits) REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
-        if (!r.placement.ok() || r.placement.outcome.message.find("placed by m-ETF instead") == std::string::npos) continue;
+        if (!r.placement.ok() || r.placement.outcome.message.find("placed by m-ETF instead") == std::string::npos)
+          continue;
         ++rescues;
         REQUIRE(r.own_schedule);
         const auto report = validate(*r.own_schedule, rc.g, model, rc.devices, {.group = colocation_groups(rc.g)});

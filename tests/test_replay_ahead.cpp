@@ -34,7 +34,8 @@ TEST_CASE("a plan lists every activity after what it waits for, with cross-strea
   g.add_edge(a, b, 1000);
   g.add_edge(a, c, 1000);
   g.add_edge(b, c, 1000);
-  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e9}, comm_mode::sequential);
+  const cluster devices =
+      cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e9}, comm_mode::sequential);
   const graph_model model(g, devices);
   const placement_t p{0, 1, 0};
   const auto simulated = simulate(g, model, devices, p, {.policy = ready_policy::strict_order});
@@ -71,8 +72,8 @@ TEST_CASE("on the model's clock a plan replays the strict simulation of seeded r
       for (vertex_id v = 0; v < p.size(); ++v) p[v] = static_cast<device_id>((v * 5 + seed) % c.devices.device_count());
       CAPTURE(seed);
       CAPTURE(static_cast<int>(comm));
-      const auto simulated = simulate(c.g, model, c.devices, p,
-                                      {.policy = ready_policy::strict_order, .cache_transfers = seed % 3 != 0});
+      const auto simulated =
+          simulate(c.g, model, c.devices, p, {.policy = ready_policy::strict_order, .cache_transfers = seed % 3 != 0});
       REQUIRE(simulated.ok());
       ahead_clock clock;
       const auto replayed = replay_ahead(c.g, model, c.devices, simulated.schedule, clock);
@@ -106,7 +107,8 @@ TEST_CASE("a plan refuses a schedule of another graph or a cross-device edge wit
   auto s = simulate(g, model, devices, p).schedule;
   s.transfers.clear();
   CHECK_THROWS_WITH_AS(make_ahead_plan(g, model, devices, s),
-                       doctest::Contains("edge 0 -> 1 crosses device 0 -> 1 but no transfer carries it"), invalid_input);
+                       doctest::Contains("edge 0 -> 1 crosses device 0 -> 1 but no transfer carries it"),
+                       invalid_input);
   auto short_schedule = simulate(g, model, devices, p).schedule;
   short_schedule.device.pop_back();
   CHECK_THROWS_AS(make_ahead_plan(g, model, devices, short_schedule), invalid_input);

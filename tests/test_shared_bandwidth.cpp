@@ -200,12 +200,12 @@ TEST_CASE("with a shared domain the executor's virtual clock is simulate(), fiel
       const graph_model model(c.g, c.devices);
       placement_t p(c.g.vertex_count());
       for (vertex_id v = 0; v < p.size(); ++v) p[v] = static_cast<device_id>((v * 7 + seed) % c.devices.device_count());
-      const simulate_options options{.policy = policies[seed % 4], .cache_transfers = seed % 3 != 0,
-                                     .wait_for_memory = seed % 5 != 1};
+      const simulate_options options{
+          .policy = policies[seed % 4], .cache_transfers = seed % 3 != 0, .wait_for_memory = seed % 5 != 1};
       const auto simulated = simulate(c.g, model, c.devices, p, options);
       virtual_clock clock;
-      const auto executed = execute(c.g, model, c.devices, std::span<const device_id>(p), clock,
-                                    execute_options_from(options));
+      const auto executed =
+          execute(c.g, model, c.devices, std::span<const device_id>(p), clock, execute_options_from(options));
       ++compared;
       CHECK(executed.outcome.code == simulated.outcome.code);
       CHECK(executed.outcome.time == simulated.outcome.time);
@@ -290,8 +290,10 @@ TEST_CASE("the cluster file states domains, and refuses bad ones with the place 
   CHECK(cluster_to_json_text(back) == text);
 
   const auto fails = [](const std::string& domains, const std::string& expected) {
-    const std::string document = R"({"format": "gantry.cluster", "version": 1, "devices": [{"name": "a"}, {"name": "b"}],
-                                      "domains": )" + domains + "}";
+    const std::string document =
+        R"({"format": "gantry.cluster", "version": 1, "devices": [{"name": "a"}, {"name": "b"}],
+                                      "domains": )" +
+        domains + "}";
     CAPTURE(domains);
     try {
       (void)read_cluster_json(document, "c.json");

@@ -191,7 +191,9 @@ TEST_CASE("a strict replay without the cache serves the copies its transfer orde
   REQUIRE(cached.transfers.size() == 4);
   const std::vector<vertex_id> by_start{0, 1, 2, 3, 4};
   const auto replay = run_ok(g, model, c, p,
-                             {.policy = ready_policy::strict_order, .priority = by_start, .cache_transfers = false,
+                             {.policy = ready_policy::strict_order,
+                              .priority = by_start,
+                              .cache_transfers = false,
                               .transfer_order = cached.transfers});
   CHECK(replay.start == std::vector<seconds>{0, 3, 5, 7, 13});
   CHECK(replay.makespan == 14);
@@ -323,8 +325,8 @@ TEST_CASE("every ready policy picks as documented") {
   // strict: exactly the priority order.
   CHECK(run_order(run_ok(g, model, c, p, {.policy = ready_policy::strict_order, .priority = priority})) ==
         std::vector<vertex_id>{0, 2, 1, 3});
-  for (const auto policy : {ready_policy::placement_order, ready_policy::strict_order, ready_policy::fifo,
-                            ready_policy::bottom_level})
+  for (const auto policy :
+       {ready_policy::placement_order, ready_policy::strict_order, ready_policy::fifo, ready_policy::bottom_level})
     CHECK(run_ok(g, model, c, p, {.policy = policy, .priority = priority}).makespan == 7);
   CHECK(std::string(to_string(ready_policy::bottom_level)) == "bottom-level");
 }
@@ -698,7 +700,8 @@ TEST_CASE("without waiting for memory, a device is judged at the end of each ins
   const graph_model model(g, c);
   const std::vector<device_id> one(4, 0);
   const std::vector<vertex_id> order{x, a, b, z};
-  const auto r = simulate(g, model, c, one, {.policy = ready_policy::strict_order, .priority = order, .wait_for_memory = false});
+  const auto r =
+      simulate(g, model, c, one, {.policy = ready_policy::strict_order, .priority = order, .wait_for_memory = false});
   REQUIRE_MESSAGE(r.ok(), r.outcome.message);
   CHECK(r.schedule.start == std::vector<seconds>{0, 1, 1, 1});
   CHECK(r.schedule.peak_memory[0] == 60);
@@ -709,11 +712,13 @@ TEST_CASE("without waiting for memory, a device is judged at the end of each ins
   graph h = g;
   h[b].compute = 1;
   const graph_model h_model(h, c);
-  const auto over = simulate(h, h_model, c, one, {.policy = ready_policy::strict_order, .priority = order, .wait_for_memory = false});
+  const auto over =
+      simulate(h, h_model, c, one, {.policy = ready_policy::strict_order, .priority = order, .wait_for_memory = false});
   REQUIRE(over.outcome.code == status::out_of_memory);
   CHECK(over.outcome.vertex == a);
   CHECK(over.outcome.needed == 50);
   CHECK(over.outcome.available == 40);
   CHECK(over.outcome.time == 1.0);
-  CHECK(over.outcome.message == "device 0 runs out of memory at time 1 s: 'a' needs 50 B (output) with 60 B of 100 B in use");
+  CHECK(over.outcome.message ==
+        "device 0 runs out of memory at time 1 s: 'a' needs 50 B (output) with 60 B of 100 B in use");
 }

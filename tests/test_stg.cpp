@@ -52,7 +52,8 @@ TEST_CASE("STG-like graphs: an entry, an exit, whole times, the same graph for t
     }
     const graph again = test::stg_like_graph(case_options(seed));
     REQUIRE(again.edge_count() == g.edge_count());
-    for (edge_id e = 0; e < g.edge_count(); ++e) CHECK((again.source(e) == g.source(e) && again.target(e) == g.target(e)));
+    for (edge_id e = 0; e < g.edge_count(); ++e)
+      CHECK((again.source(e) == g.source(e) && again.target(e) == g.target(e)));
   }
 }
 
@@ -85,10 +86,9 @@ TEST_CASE("stg_optimum on cases known by hand") {
 }
 
 TEST_CASE("the best list placer, forward or backward, is within 0.2% of the optimum on STG-like graphs, 5% at most") {
-  constexpr std::array<const char*, 11> names{"ETF",           "ETF (Kahn ties)",        "Critical Path",
-                                              "HEFT",          "CPOP",                   "PEFT",
-                                              "backward ETF",  "backward Critical Path", "backward HEFT",
-                                              "backward CPOP", "backward PEFT"};
+  constexpr std::array<const char*, 11> names{
+      "ETF",          "ETF (Kahn ties)",        "Critical Path", "HEFT",          "CPOP",         "PEFT",
+      "backward ETF", "backward Critical Path", "backward HEFT", "backward CPOP", "backward PEFT"};
   std::array<double, 11> sum{}, worst{};
   double forward_sum = 0, forward_worst = 0;
   double best_sum = 0, best_worst = 0;
@@ -101,18 +101,17 @@ TEST_CASE("the best list placer, forward or backward, is within 0.2% of the opti
       CAPTURE(processors);
       const auto c = cluster::uniform(processors);
       const graph_model model(g, c);
-      const std::array<list_schedule_result, 11> results{
-          etf(g, model, c),
-          etf(g, model, c, {}, etf_tie_break::kahn_order),
-          critical_path_schedule(g, model, c),
-          heft(g, model, c),
-          cpop(g, model, c),
-          peft(g, model, c),
-          backward_list_schedule(g, model, c, etf_policy{}),
-          backward_list_schedule(g, model, c, critical_path_policy{}),
-          backward_list_schedule(g, model, c, heft_policy{}),
-          backward_list_schedule(g, model, c, cpop_policy{}),
-          backward_list_schedule(g, model, c, peft_policy{})};
+      const std::array<list_schedule_result, 11> results{etf(g, model, c),
+                                                         etf(g, model, c, {}, etf_tie_break::kahn_order),
+                                                         critical_path_schedule(g, model, c),
+                                                         heft(g, model, c),
+                                                         cpop(g, model, c),
+                                                         peft(g, model, c),
+                                                         backward_list_schedule(g, model, c, etf_policy{}),
+                                                         backward_list_schedule(g, model, c, critical_path_policy{}),
+                                                         backward_list_schedule(g, model, c, heft_policy{}),
+                                                         backward_list_schedule(g, model, c, cpop_policy{}),
+                                                         backward_list_schedule(g, model, c, peft_policy{})};
       double best = std::numeric_limits<double>::infinity(), forward = best;
       for (std::size_t k = 0; k < results.size(); ++k) {
         REQUIRE(results[k].ok());
@@ -143,8 +142,8 @@ TEST_CASE("the best list placer, forward or backward, is within 0.2% of the opti
       best_sum += gap;
       if (gap > best_worst) {
         best_worst = gap;
-        worst_case = "seed " + std::to_string(seed) + " on " + std::to_string(processors) + " processors: " +
-                     std::to_string(std::llround(best)) + " against " + std::to_string(optimum);
+        worst_case = "seed " + std::to_string(seed) + " on " + std::to_string(processors) +
+                     " processors: " + std::to_string(std::llround(best)) + " against " + std::to_string(optimum);
       }
     }
   }
@@ -189,7 +188,8 @@ TEST_CASE("backward list scheduling: the reversed graph and costs, and valid sch
         continue;
       }
       const auto report = validate(run.schedule, random.g, m, random.devices);
-      CHECK_MESSAGE(report.violations.size() == (memory ? 0 : report.count(violation_kind::memory)), report.to_string());
+      CHECK_MESSAGE(report.violations.size() == (memory ? 0 : report.count(violation_kind::memory)),
+                    report.to_string());
     }
   }
 }

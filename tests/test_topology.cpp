@@ -39,7 +39,7 @@ TEST_CASE("nodes: a transfer between nodes also takes both nodes' ports; one ins
   CHECK(resources(t.route_of(0, 1)).empty());
   CHECK(resources(t.route_of(0, 2)) == std::vector<resource_id>{0, 3});  // node 7 out, node 9 in
   CHECK(resources(t.route_of(3, 1)) == std::vector<resource_id>{1, 2});
-  CHECK(resources(t.route_of(4, 0)) == std::vector<resource_id>{1});     // only node 7's incoming port
+  CHECK(resources(t.route_of(4, 0)) == std::vector<resource_id>{1});  // only node 7's incoming port
   CHECK(t.resource_name(0) == "outgoing port of node 7");
   CHECK(t.resource_name(3) == "incoming port of node 9");
   // With duplex channels too: four resources.
@@ -93,7 +93,9 @@ TEST_CASE("a cluster file's nodes: read, written back, and refused when not a wh
   const cluster again = read_cluster_json(cluster_to_json_text(c));
   CHECK(again.nodes() == c.nodes());
   CHECK_THROWS_WITH_AS(read_cluster_json(R"({"format": "gantry.cluster", "version": 1,
-    "devices": [{"name": "a", "node": -1}]})"), doctest::Contains("/devices/0/node"), parse_error);
+    "devices": [{"name": "a", "node": -1}]})"),
+                       doctest::Contains("/devices/0/node"), parse_error);
   CHECK_THROWS_WITH_AS(read_cluster_json(R"({"format": "gantry.cluster", "version": 1,
-    "devices": [{"name": "a", "node": "rack"}]})"), doctest::Contains("/devices/0/node"), parse_error);
+    "devices": [{"name": "a", "node": "rack"}]})"),
+                       doctest::Contains("/devices/0/node"), parse_error);
 }

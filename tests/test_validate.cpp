@@ -122,9 +122,12 @@ TEST_CASE("a device's peak from unsorted events matches the scan of the sorted e
     events.clear();
     const auto draw = [&]() -> double {
       switch (trial % 3) {
-        case 0: return std::uniform_real_distribution<double>(0, 70)(rng);
-        case 1: return static_cast<double>(rng() % 40);
-        default: return rng() % 10 == 0 ? 1e6 : std::uniform_real_distribution<double>(0, 1e-3)(rng);
+        case 0:
+          return std::uniform_real_distribution<double>(0, 70)(rng);
+        case 1:
+          return static_cast<double>(rng() % 40);
+        default:
+          return rng() % 10 == 0 ? 1e6 : std::uniform_real_distribution<double>(0, 1e-3)(rng);
       }
     };
     while (events.size() < 9000) {

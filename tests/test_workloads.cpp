@@ -108,8 +108,8 @@ TEST_CASE("FFNN of Appendix C.2: counts and FLOPs") {
   // Per (i, j): 2 + 2 + 1 + 2 = 7 -> 56, sums 8, per i bias 2 + softmax 1 -> 6.
   CHECK(g.edge_count() == 56 + 8 + 6);
   const double B = 32768, F = 32, H = 65536, C = 32;
-  CHECK(total_flops(g) == doctest::Approx(2 * B * F * H + 2 * B * H + 2 * B * H * C + 3 * B * C + B * C + 5 * B * C)
-                              .epsilon(1e-12));
+  CHECK(total_flops(g) ==
+        doctest::Approx(2 * B * F * H + 2 * B * H + 2 * B * H * C + 3 * B * C + B * C + 5 * B * C).epsilon(1e-12));
   const auto count = ops(g);
   CHECK(count.at("matmul") == 16);
   CHECK(count.at("relu") == 8);
@@ -125,8 +125,8 @@ TEST_CASE("Llama block of Appendix C.3: counts and FLOPs") {
   CHECK(g.vertex_count() == 5 + 21 * 4 + 2);
   CHECK(g.edge_count() == 24 * 4 + 6 + 2 * 4);
   const double T = 4096, d = 4096, L = 4096, f = 11008, heads = 32, s = 4;
-  const double expected = 8 * T * d * d + 4 * T * L * d + 6 * T * d * f + 8 * T * d + 6 * T * d +
-                          5 * heads * L * L + 5 * T * f + 2 * T * d + 2 * (s - 1) * T * d;
+  const double expected = 8 * T * d * d + 4 * T * L * d + 6 * T * d * f + 8 * T * d + 6 * T * d + 5 * heads * L * L +
+                          5 * T * f + 2 * T * d + 2 * (s - 1) * T * d;
   CHECK(total_flops(g) == doctest::Approx(expected).epsilon(1e-12));
   const auto count = ops(g);
   CHECK(count.at("input") == 1 + 7 * 4);
@@ -174,20 +174,20 @@ TEST_CASE("Llama layer of Appendix C.3: the block between an embedding and the v
   std::map<std::string, std::size_t> shards, reduces;
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
     ++(labels.role[v] == meta_op_role::reduce ? reduces : shards)[labels.names[labels.meta_op[v]]];
-  for (const char* name : {"embedding", "output.logits", "output.softmax_stats", "output.softmax", "attention.q", "E",
-                           "Wout"})
+  for (const char* name :
+       {"embedding", "output.logits", "output.softmax_stats", "output.softmax", "attention.q", "E", "Wout"})
     CHECK_MESSAGE(shards[name] == 4, name);
   for (const char* name : {"embedding.sum", "output.softmax_sum", "attention.sum", "ffn.sum"})
     CHECK_MESSAGE(reduces[name] == 1, name);
   CHECK(shards["output.rmsnorm"] == 1);
 
   // One shard: no joins. Vocabulary 10 in 3 shards (4, 3, 3): the projection's FLOPs stay exact.
-  const graph single = llama_layer({.block = {.sequence = 16, .hidden = 64, .heads = 4, .ffn_hidden = 96, .shards = 1},
-                                    .vocabulary = 100});
+  const graph single = llama_layer(
+      {.block = {.sequence = 16, .hidden = 64, .heads = 4, .ffn_hidden = 96, .shards = 1}, .vocabulary = 100});
   CHECK(single.vertex_count() == 6 + 27);
   CHECK(single.edge_count() == 31 + 7);
-  const graph odd = llama_layer({.block = {.sequence = 4, .hidden = 12, .heads = 3, .ffn_hidden = 9, .shards = 3},
-                                 .vocabulary = 10});
+  const graph odd =
+      llama_layer({.block = {.sequence = 4, .hidden = 12, .heads = 3, .ffn_hidden = 9, .shards = 3}, .vocabulary = 10});
   CHECK(odd.vertex_count() == 6 + 27 * 3 + 4);
   double projection = 0;
   for (const auto& v : odd.vertices())
@@ -197,12 +197,13 @@ TEST_CASE("Llama layer of Appendix C.3: the block between an embedding and the v
 }
 
 TEST_CASE("device description: per-kind times, overhead and element size") {
-  const workload_device device{.flops_per_second = 1e12,
-                               .kinds = {{.kind = "gpu", .flops_per_second = 1e14}, {.kind = "cpu", .flops_per_second = 1e11}},
-                               .op_overhead = 1e-5,
-                               .element_bytes = 2};
-  const graph g = ffnn({.batch = 64, .features = 8, .hidden = 32, .classes = 4, .batch_split = 2,
-                        .hidden_split = 2, .device = device});
+  const workload_device device{
+      .flops_per_second = 1e12,
+      .kinds = {{.kind = "gpu", .flops_per_second = 1e14}, {.kind = "cpu", .flops_per_second = 1e11}},
+      .op_overhead = 1e-5,
+      .element_bytes = 2};
+  const graph g = ffnn(
+      {.batch = 64, .features = 8, .hidden = 32, .classes = 4, .batch_split = 2, .hidden_split = 2, .device = device});
   check_conventions(g, device);
   CHECK(g[0].output == 32u * 8 * 2);  // X[0]: 32 x 8 half-precision elements
 }
@@ -236,14 +237,19 @@ TEST_CASE("sizes that overflow 64 bits and graphs past max_graph_size are refuse
   CHECK_THROWS_WITH_AS((void)chain_mm({.dimension = 4294967297}), doctest::Contains("chain_mm: a tensor of"),
                        invalid_input);
   CHECK_THROWS_WITH_AS((void)llama_block({.sequence = 4294967296, .hidden = 4294967296}),
-                       doctest::Contains("llama_block: a tensor of 1 x 4294967296 x 4294967296 elements"), invalid_input);
+                       doctest::Contains("llama_block: a tensor of 1 x 4294967296 x 4294967296 elements"),
+                       invalid_input);
   CHECK_THROWS_WITH_AS((void)llama_layer({.block = {.sequence = 4294967296, .hidden = 4294967296}}),
                        doctest::Contains("llama_layer: a tensor of"), invalid_input);
   CHECK_THROWS_WITH_AS((void)ffnn({.batch = 18446744073709551615ull}), doctest::Contains("ffnn: a tensor of"),
                        invalid_input);
   // Element counts that fit one by one but add up past what a reader accepts (2^63 bytes).
-  CHECK_THROWS_WITH_AS((void)ffnn({.batch = std::uint64_t{1} << 58, .features = 2, .hidden = 4, .classes = 2,
-                                   .batch_split = 1, .hidden_split = 1}),
+  CHECK_THROWS_WITH_AS((void)ffnn({.batch = std::uint64_t{1} << 58,
+                                   .features = 2,
+                                   .hidden = 4,
+                                   .classes = 2,
+                                   .batch_split = 1,
+                                   .hidden_split = 1}),
                        doctest::Contains("ffnn: the graph's tensors add up to 2^63 bytes"), invalid_input);
   // FLOPs are products in floating point: a 2^22-wide product does not wrap its 2 n^3 count.
   const graph big = chain_mm({.dimension = std::uint64_t{1} << 22, .blocks_per_side = 1, .inner_split = 1});
@@ -253,8 +259,9 @@ TEST_CASE("sizes that overflow 64 bits and graphs past max_graph_size are refuse
                        doctest::Contains("chain_mm: these options make a graph of 810000 vertices and 162180000 edges, "
                                          "more than max_graph_size (16777216 vertices plus edges)"),
                        invalid_input);
-  CHECK_THROWS_WITH_AS((void)chain_mm({.dimension = std::uint64_t{1} << 40, .blocks_per_side = 4000000000u, .inner_split = 1}),
-                       doctest::Contains("more than max_graph_size"), invalid_input);
+  CHECK_THROWS_WITH_AS(
+      (void)chain_mm({.dimension = std::uint64_t{1} << 40, .blocks_per_side = 4000000000u, .inner_split = 1}),
+      doctest::Contains("more than max_graph_size"), invalid_input);
   CHECK_THROWS_WITH_AS((void)chain_mm({.max_graph_size = 59}), doctest::Contains("60 vertices and 80 edges"),
                        invalid_input);
   CHECK(chain_mm({.max_graph_size = 140}).edge_count() == 80);

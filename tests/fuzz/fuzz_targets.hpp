@@ -25,7 +25,8 @@ inline constexpr read_limits limits{.max_nesting = 256, .max_inflated_bytes = st
 template <class Read>
 outcome run_reader(std::string_view bytes, Read&& read) {
   try {
-    const std::string text = is_gzip(bytes) ? gzip_decompress(bytes, "fuzz", limits.max_inflated_bytes) : std::string(bytes);
+    const std::string text =
+        is_gzip(bytes) ? gzip_decompress(bytes, "fuzz", limits.max_inflated_bytes) : std::string(bytes);
     read(std::string_view(text));
     return outcome::accepted;
   } catch (const parse_error&) {

@@ -54,8 +54,9 @@ struct placer_limit_flags {
   std::string doppler_time_limit = "none";
 
   void add_to(CLI::App& app) {
-    app.add_option("--exact-time-limit", exact_time_limit,
-                   "the exact placer (graphs of at most 30 vertices) stops here with its best schedule and a proven bound")
+    app.add_option(
+           "--exact-time-limit", exact_time_limit,
+           "the exact placer (graphs of at most 30 vertices) stops here with its best schedule and a proven bound")
         ->capture_default_str();
 #if GANTRY_CLI_HAS_LEARN
     app.add_option("--doppler-time-limit", doppler_time_limit,
@@ -76,7 +77,8 @@ struct placer_limit_flags {
     if (doppler_time_limit == "none") return std::nullopt;
     const seconds limit = duration_option("--doppler-time-limit", doppler_time_limit);
     if (!(limit > 0) || !std::isfinite(limit))
-      throw invalid_input("--doppler-time-limit: expected a positive duration or 'none', got '" + doppler_time_limit + "'");
+      throw invalid_input("--doppler-time-limit: expected a positive duration or 'none', got '" + doppler_time_limit +
+                          "'");
     return limit;
   }
 };
@@ -188,22 +190,24 @@ struct chart_row {
     out += "<text x=\"" + svg_coordinate(label_width - 8) + "\" y=\"" + svg_coordinate(y + 15) +
            "\" text-anchor=\"end\">" + xml_escape(row.name) + "</text>\n";
     if (!row.makespan) {
-      out += "<text x=\"" + svg_coordinate(label_width + 4) + "\" y=\"" + svg_coordinate(y + 15) +
-             "\" fill=\"#b00\">" + xml_escape(row.failure) + "</text>\n";
+      out += "<text x=\"" + svg_coordinate(label_width + 4) + "\" y=\"" + svg_coordinate(y + 15) + "\" fill=\"#b00\">" +
+             xml_escape(row.failure) + "</text>\n";
       continue;
     }
     const bool optimal = bound.value > 0 && *row.makespan <= bound.value * (1 + 1e-9);
     out += "<rect x=\"" + svg_coordinate(label_width) + "\" y=\"" + svg_coordinate(y + 3) + "\" width=\"" +
            svg_coordinate(*row.makespan * scale) + "\" height=\"" + svg_coordinate(row_height - 6) + "\" fill=\"" +
-           (optimal ? at_bound : above_bound) + "\"><title>" + xml_escape(row.name + ": " + format_seconds(*row.makespan)) +
-           "</title></rect>\n";
+           (optimal ? at_bound : above_bound) + "\"><title>" +
+           xml_escape(row.name + ": " + format_seconds(*row.makespan)) + "</title></rect>\n";
     out += "<text x=\"" + svg_coordinate(label_width + *row.makespan * scale + 6) + "\" y=\"" + svg_coordinate(y + 15) +
-           "\">" + xml_escape(format_seconds(*row.makespan) + "  " + ratio_to_bound(*row.makespan, bound)) + "</text>\n";
+           "\">" + xml_escape(format_seconds(*row.makespan) + "  " + ratio_to_bound(*row.makespan, bound)) +
+           "</text>\n";
   }
   const double bottom = top + row_height * static_cast<double>(rows.size());
   if (bound.value > 0) {
     out += "<line x1=\"" + x_of(bound.value) + "\" y1=\"" + svg_coordinate(top - 4) + "\" x2=\"" + x_of(bound.value) +
-           "\" y2=\"" + svg_coordinate(bottom + 4) + "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>\n";
+           "\" y2=\"" + svg_coordinate(bottom + 4) +
+           "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>\n";
     out += "<text x=\"" + x_of(bound.value) + "\" y=\"" + svg_coordinate(bottom + 18) +
            "\" text-anchor=\"middle\" fill=\"#d62728\">lower bound " + xml_escape(format_seconds(bound.value)) +
            "</text>\n";

@@ -26,7 +26,8 @@ inline void print_calibration(std::ostream& out, seconds launch_overhead, const 
   out << "launch         " << format_seconds(launch_overhead)
       << " per vertex (the executor's round trip for a vertex of no work)\n";
   out << "copies         ";
-  for (const auto& s : samples) out << format_bytes(static_cast<byte_count>(s.bytes)) << " " << format_seconds(s.time) << "  ";
+  for (const auto& s : samples)
+    out << format_bytes(static_cast<byte_count>(s.bytes)) << " " << format_seconds(s.time) << "  ";
   out << "\nlink           " << format_seconds(link.link.latency) << " + bytes / "
       << format_bytes(static_cast<byte_count>(std::min(link.link.bandwidth, 1e18))) << "/s (r^2 "
       << fixed_text(link.r_squared, 3) << ")\n";
@@ -34,8 +35,8 @@ inline void print_calibration(std::ostream& out, seconds launch_overhead, const 
 
 // What the memory-bandwidth probe measured, and the domain written with the cluster.
 inline void print_domain(std::ostream& out, const domain_measurement& m, const std::string& unit) {
-  out << "memory         " << unit << " alone " << format_bytes(static_cast<byte_count>(m.alone_bandwidth())) << "/s, all "
-      << m.devices << " at once " << format_bytes(static_cast<byte_count>(m.together_bandwidth()))
+  out << "memory         " << unit << " alone " << format_bytes(static_cast<byte_count>(m.alone_bandwidth()))
+      << "/s, all " << m.devices << " at once " << format_bytes(static_cast<byte_count>(m.together_bandwidth()))
       << "/s in all (a bandwidth-bound sum x" << fixed_text(m.slowdown(), 2)
       << " beside the others): the devices' shared bandwidth domain\n";
 }
@@ -44,7 +45,8 @@ inline void print_domain(std::ostream& out, const domain_measurement& m, const s
 inline int run_cuda_calibrate(const calibrate_flags& flags, const backend_choice& b, std::ostream& out) {
   if (b.devices < 2)
     throw invalid_input(std::string(b.gpus.empty() ? "--partitions" : "--gpus") +
-                        ": calibrate times copies between two devices: give at least 2, got " + std::to_string(b.devices));
+                        ": calibrate times copies between two devices: give at least 2, got " +
+                        std::to_string(b.devices));
   const byte_count capacity = size_option("--memory", flags.memory, true);
   check_cuda_gpus(b);
   auto backend = make_cuda_backend(cuda_options_of(b));
@@ -70,7 +72,8 @@ inline int run_cuda_calibrate(const calibrate_flags& flags, const backend_choice
 #endif
 
 int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
-  [[maybe_unused]] const auto choice = check_backend_flags(flags.backend, flags.devices, flags.backend.devices_given ? "--devices" : "");
+  [[maybe_unused]] const auto choice =
+      check_backend_flags(flags.backend, flags.devices, flags.backend.devices_given ? "--devices" : "");
 #if GANTRY_CLI_HAS_CUDA
   if (choice.cuda) return run_cuda_calibrate(flags, choice, out);
 #endif

@@ -30,7 +30,8 @@ struct compare_row {
 
 int run_compare(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
                 const simulation_flags& sf, const std::vector<std::string>& only, const std::string& format,
-                const fuse_flags& ff, const placer_limit_flags& ef, const std::string& svg_path, const read_limits& limits) {
+                const fuse_flags& ff, const placer_limit_flags& ef, const std::string& svg_path,
+                const read_limits& limits) {
   const auto file = read_any_graph_file(graph_path, reading, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -89,7 +90,8 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   if (baseline) require_finite(*baseline, graph_path, "the baseline's simulated makespan");
   for (const auto& row : rows)
     for (const auto* run : {&row.simulated, &row.in_order})
-      if (*run && (*run)->ok()) require_finite((*run)->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
+      if (*run && (*run)->ok())
+        require_finite((*run)->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
   // Ranked by what following the placer gives (its order on each device; the replay where that
   // does not run), failures last in the registry's order.
   std::stable_sort(rows.begin(), rows.end(), [](const compare_row& a, const compare_row& b) {
@@ -105,16 +107,18 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     std::vector<chart_row> chart;
     for (const auto& row : rows) {
       chart_row bar{row.entry->name, std::nullopt, {}};
-      if (!row.placed.placement.ok()) bar.failure = std::string("failed: ") + to_string(row.placed.placement.outcome.code);
-      else if (row.judged() == nullptr) bar.failure = std::string("does not run: ") + to_string(row.simulated->outcome.code);
+      if (!row.placed.placement.ok())
+        bar.failure = std::string("failed: ") + to_string(row.placed.placement.outcome.code);
+      else if (row.judged() == nullptr)
+        bar.failure = std::string("does not run: ") + to_string(row.simulated->outcome.code);
       else bar.makespan = row.judged()->schedule.makespan;
       chart.push_back(std::move(bar));
     }
     atomic_file_group outputs;
     stage_output(outputs, svg_path, [&] {
       return compare_svg(std::filesystem::path(graph_path).filename().string() + " on " + describe_devices(c) + ", " +
-                                  to_string(c.comm()) + " transfers",
-                              chart, bound);
+                             to_string(c.comm()) + " transfers",
+                         chart, bound);
     });
     outputs.commit();
   }
@@ -124,7 +128,8 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   };
   const auto slower_than_alone = [&](const compare_row& row) {
     // Relative: a placement that is the one device's run may differ from it by rounding alone.
-    return alone && row.judged() != nullptr && row.judged()->schedule.makespan > alone->simulated.schedule.makespan * (1 + 1e-9);
+    return alone && row.judged() != nullptr &&
+           row.judged()->schedule.makespan > alone->simulated.schedule.makespan * (1 + 1e-9);
   };
   if (format == "json") {
     nlohmann::ordered_json out;
@@ -143,9 +148,12 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     out["baseline"] = baseline ? baseline_device + " alone with unlimited memory (the fastest device)"
                                : std::string("none: no device runs the graph alone");
     out["lower_bound"] = nlohmann::ordered_json{
-        {"value", bound.value}, {"binding", bound.source}, {"critical_path", bound.simple.critical_path},
+        {"value", bound.value},
+        {"binding", bound.source},
+        {"critical_path", bound.simple.critical_path},
         {"work", bound.simple.work},
-        {"exact", bound.exact ? nlohmann::ordered_json{{"bound", bound.exact->bound}, {"optimal", bound.exact->optimal},
+        {"exact", bound.exact ? nlohmann::ordered_json{{"bound", bound.exact->bound},
+                                                       {"optimal", bound.exact->optimal},
                                                        {"time_limit_reached", bound.exact->time_limit_reached}}
                               : nlohmann::ordered_json(nullptr)}};
     out["baseline_makespan"] = baseline ? nlohmann::ordered_json(*baseline) : nlohmann::ordered_json(nullptr);
@@ -153,8 +161,9 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     out["single_device"] = alone ? nlohmann::ordered_json{{"device", c[alone->device].name},
                                                           {"makespan", alone->simulated.schedule.makespan}}
                                  : nlohmann::ordered_json(nullptr);
-    out["ranked_by"] = "in_order_makespan: each device runs its vertices in the placer's order (strict-order); "
-                       "where that does not run, makespan (the --policy replay)";
+    out["ranked_by"] =
+        "in_order_makespan: each device runs its vertices in the placer's order (strict-order); "
+        "where that does not run, makespan (the --policy replay)";
     std::size_t rank = 0;
     for (const auto& row : rows) {
       nlohmann::ordered_json r;
@@ -179,10 +188,12 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
         r["in_order_makespan"] = row.in_order->ok() ? nlohmann::ordered_json(row.in_order->schedule.makespan)
                                                     : nlohmann::ordered_json(nullptr);
         if (!row.in_order->ok()) r["in_order_message"] = row.in_order->outcome.message;
-        r["makespan"] = row.simulated->ok() ? nlohmann::ordered_json(row.simulated->schedule.makespan) : nlohmann::ordered_json(nullptr);
+        r["makespan"] = row.simulated->ok() ? nlohmann::ordered_json(row.simulated->schedule.makespan)
+                                            : nlohmann::ordered_json(nullptr);
         const auto up = baseline ? speedup(*baseline, s.makespan) : std::nullopt;
         r["speedup"] = up ? nlohmann::ordered_json(*up) : nlohmann::ordered_json(nullptr);
-        r["bound_ratio"] = bound.value > 0 ? nlohmann::ordered_json(s.makespan / bound.value) : nlohmann::ordered_json(nullptr);
+        r["bound_ratio"] =
+            bound.value > 0 ? nlohmann::ordered_json(s.makespan / bound.value) : nlohmann::ordered_json(nullptr);
         r["slower_than_single_device"] = slower_than_alone(row);
         r["peak_memory"] = s.peak_memory;
         r["bytes_moved"] = s.bytes_moved;
@@ -199,10 +210,11 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   std::size_t name_width = std::string("algorithm").size();
   for (const auto& row : rows) name_width = std::max(name_width, row.entry->name.size());
   const int name_column = static_cast<int>(name_width) + 2;
-  std::cout << std::right << std::setw(4) << "rank" << "  " << std::left << std::setw(name_column) << "algorithm" << std::right
-            << std::setw(12) << "place (ms)" << std::setw(14) << "own schedule" << std::setw(14) << "in its order"
-            << std::setw(14) << "replayed" << std::setw(10) << "speed-up" << std::setw(10) << "vs bound" << std::setw(14)
-            << "bytes moved" << "  peak memory per device\n";
+  std::cout << std::right << std::setw(4) << "rank"
+            << "  " << std::left << std::setw(name_column) << "algorithm" << std::right << std::setw(12) << "place (ms)"
+            << std::setw(14) << "own schedule" << std::setw(14) << "in its order" << std::setw(14) << "replayed"
+            << std::setw(10) << "speed-up" << std::setw(10) << "vs bound" << std::setw(14) << "bytes moved"
+            << "  peak memory per device\n";
   std::size_t rank = 0;
   for (const auto& row : rows) {
     const auto& p = row.placed.placement;
@@ -222,36 +234,43 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
                 << row.simulated->outcome.device << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
       continue;
     }
-    const auto shown = [](const simulation_result& r) { return r.ok() ? format_seconds(r.schedule.makespan) : std::string("no run"); };
+    const auto shown = [](const simulation_result& r) {
+      return r.ok() ? format_seconds(r.schedule.makespan) : std::string("no run");
+    };
     const auto& s = judged->schedule;
     if (!row.in_order->ok()) notes.emplace_back("in its order: " + std::string(to_string(row.in_order->outcome.code)));
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     if (is_fallback(p)) notes.emplace_back("a fallback, see below");
     if (note_of(row.placed)) notes.emplace_back("see below");
     std::cout << std::setw(14) << shown(*row.in_order) << std::setw(14) << shown(*row.simulated) << std::setw(10)
-              << (baseline && speedup(*baseline, s.makespan) ? fixed_text(*speedup(*baseline, s.makespan), 2) + "x" : std::string("-"))
-              << std::setw(10)
-              << ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved) << "  " << percent_list(s.peak_memory, c);
+              << (baseline && speedup(*baseline, s.makespan) ? fixed_text(*speedup(*baseline, s.makespan), 2) + "x"
+                                                             : std::string("-"))
+              << std::setw(10) << ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved)
+              << "  " << percent_list(s.peak_memory, c);
     for (std::size_t i = 0; i < notes.size(); ++i) std::cout << (i == 0 ? "  (" : ", ") << notes[i];
     std::cout << (notes.empty() ? "" : ")") << "\n";
   }
   for (const auto& row : rows) {
     if (!row.placed.placement.ok() || is_fallback(row.placed.placement))
       std::cout << "\n" << named_message(row.entry->name, row.placed.placement.outcome.message);
-    else if (row.judged() == nullptr) std::cout << "\n" << named_message(row.entry->name, row.simulated->outcome.message);
+    else if (row.judged() == nullptr)
+      std::cout << "\n" << named_message(row.entry->name, row.simulated->outcome.message);
     if (const auto note = note_of(row.placed); note && row.placed.placement.ok())
       std::cout << "\n" << row.entry->name << ": " << *note;
   }
-  std::cout << "\n\"own schedule\" is the placer's own schedule; \"in its order\" simulates its placement with each device "
-               "running its vertices in the placer's order (strict-order): what following the placer gives, by which "
-               "rows are ranked; \"replayed\" simulates it with the "
-            << sf.policy << " policy" << (sf.policy == "placement-order" ? " (work-conserving)" : "")
-            << (sf.no_cache ? ", no transfer caching" : "");
+  std::cout
+      << "\n\"own schedule\" is the placer's own schedule; \"in its order\" simulates its placement with each device "
+         "running its vertices in the placer's order (strict-order): what following the placer gives, by which "
+         "rows are ranked; \"replayed\" simulates it with the "
+      << sf.policy << " policy" << (sf.policy == "placement-order" ? " (work-conserving)" : "")
+      << (sf.no_cache ? ", no transfer caching" : "");
   if (alone)
-    std::cout << "; " << c[alone->device].name << " alone runs it in " << format_seconds(alone->simulated.schedule.makespan);
-  std::cout << "\nspeed-up (over " << (baseline ? baseline_device : std::string("one device"))
-            << " alone with unlimited memory), \"vs bound\" (makespan over the lower bound, 1.000x: optimal), bytes moved "
-               "and peak memory (% of capacity) are those of the ranked run\n";
+    std::cout << "; " << c[alone->device].name << " alone runs it in "
+              << format_seconds(alone->simulated.schedule.makespan);
+  std::cout
+      << "\nspeed-up (over " << (baseline ? baseline_device : std::string("one device"))
+      << " alone with unlimited memory), \"vs bound\" (makespan over the lower bound, 1.000x: optimal), bytes moved "
+         "and peak memory (% of capacity) are those of the ranked run\n";
   return 0;
 }
 

@@ -27,7 +27,9 @@ class tool_backend {
   void launch_copy(const copy_launch& c) { backend_.launch_copy(c); }
   void wait(std::vector<completion>& out) { backend_.wait(out); }
   [[nodiscard]] seconds now() const { return backend_.now(); }
-  [[nodiscard]] std::vector<seconds> profile(const graph& g, std::size_t devices) { return backend_.profile(g, devices); }
+  [[nodiscard]] std::vector<seconds> profile(const graph& g, std::size_t devices) {
+    return backend_.profile(g, devices);
+  }
   [[nodiscard]] std::string description() const { return backend_.description(); }
 
  private:
@@ -38,7 +40,8 @@ using tool_adaptor = backend_adaptor<tool_backend>;
 
 tool_backend& unwrap(any_backend& backend, const char* who) {
   auto* adaptor = dynamic_cast<tool_adaptor*>(&backend);
-  if (adaptor == nullptr) throw std::invalid_argument(std::string(who) + ": the backend does not come from make_cuda_backend()");
+  if (adaptor == nullptr)
+    throw std::invalid_argument(std::string(who) + ": the backend does not come from make_cuda_backend()");
   return adaptor->get();
 }
 

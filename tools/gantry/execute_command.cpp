@@ -25,9 +25,9 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
   std::optional<cluster> given;
   if (!flags.cluster_path.empty()) given = read_cluster_file(flags.cluster_path, {});
   [[maybe_unused]] const auto choice = check_backend_flags(flags.backend, given ? given->device_count() : flags.devices,
-                                          given                        ? "--cluster '" + flags.cluster_path + "'"
-                                          : flags.backend.devices_given ? std::string("--devices")
-                                                                        : std::string());
+                                                           given ? "--cluster '" + flags.cluster_path + "'"
+                                                           : flags.backend.devices_given ? std::string("--devices")
+                                                                                         : std::string());
   auto file = read_any_graph_file(flags.graph_path, flags.reading);
   if (const auto warning = busy_machine()) err << "gantry execute: warning: " << *warning << "\n";
 #if GANTRY_CLI_HAS_CUDA
@@ -39,33 +39,39 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
 // --backend and the CUDA backend's options, the same on calibrate and execute (the command's
 // callback records whether --devices was given, so that a count given twice is checked).
 inline void add_backend_options(CLI::App& command, backend_flags& flags) {
-  command.add_option("--backend", flags.backend,
-                     std::string("cpu (devices are threads) or cuda (devices are SM partitions of one GPU, or whole "
-                                 "GPUs") + (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
+  command
+      .add_option("--backend", flags.backend,
+                  std::string("cpu (devices are threads) or cuda (devices are SM partitions of one GPU, or whole "
+                              "GPUs") +
+                      (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  command.add_option("--partitions", flags.partitions,
-                     "with --backend cuda: this many SM partitions of one GPU (green contexts) as devices "
-                     "(default: --devices)")
+  command
+      .add_option("--partitions", flags.partitions,
+                  "with --backend cuda: this many SM partitions of one GPU (green contexts) as devices "
+                  "(default: --devices)")
       ->check(whole_number_between<std::size_t>(1, 256));
   command.add_option("--gpus", flags.gpus, "with --backend cuda: whole GPUs as devices, one each, e.g. 0,1");
   command.add_option("--gpu", flags.gpu, "with --backend cuda: the GPU to partition (default 0)")
       ->check(whole_number_between<int>(0, 1023));
-  command.add_option("--sms-per-partition", flags.sms_per_partition,
-                     "with --backend cuda: SMs per partition; 0 (the default): the largest equal split the GPU allows")
+  command
+      .add_option("--sms-per-partition", flags.sms_per_partition,
+                  "with --backend cuda: SMs per partition; 0 (the default): the largest equal split the GPU allows")
       ->check(whole_number_between<long long>(0, 1 << 20));
 }
 
 void register_execute_commands(CLI::App& app) {
   auto calibrate = std::make_shared<calibrate_flags>();
-  auto* cal = app.add_subcommand("calibrate", "measure this machine's CPU backend (busy loop, launch overhead, copies "
-                                              "between device buffers), or its GPUs with --backend cuda, and write a "
-                                              "cluster file");
+  auto* cal = app.add_subcommand("calibrate",
+                                 "measure this machine's CPU backend (busy loop, launch overhead, copies "
+                                 "between device buffers), or its GPUs with --backend cuda, and write a "
+                                 "cluster file");
   auto* cal_devices = cal->add_option("--devices,-d", calibrate->devices, "devices in the cluster (CPU: threads)")
                           ->check(whole_number_between<std::size_t>(2, 256))
                           ->capture_default_str();
   add_backend_options(*cal, calibrate->backend);
-  cal->add_option("--memory,-m", calibrate->memory, "memory per device, e.g. 1GiB, or 'unlimited'")->capture_default_str();
+  cal->add_option("--memory,-m", calibrate->memory, "memory per device, e.g. 1GiB, or 'unlimited'")
+      ->capture_default_str();
   cal->add_option("--comm", calibrate->comm, "parallel, sequential or duplex")
       ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
       ->capture_default_str();
@@ -76,25 +82,30 @@ void register_execute_commands(CLI::App& app) {
   });
 
   auto flags = std::make_shared<execute_flags>();
-  auto* ex = app.add_subcommand("execute", "place, simulate and run a graph for real on CPU threads (or GPUs: "
-                                           "--backend cuda); report simulated vs measured makespans");
+  auto* ex = app.add_subcommand("execute",
+                                "place, simulate and run a graph for real on CPU threads (or GPUs: "
+                                "--backend cuda); report simulated vs measured makespans");
   ex->add_option("--graph,-g", flags->graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
       ->required()
       ->check(CLI::ExistingFile);
   add_graph_reading_options(*ex, flags->reading);
   auto* cluster_option = ex->add_option("--cluster", flags->cluster_path, "cluster file (from `gantry calibrate`)")
                              ->check(CLI::ExistingFile);
-  auto* ex_devices = ex->add_option("--devices,-d", flags->devices, "without --cluster: devices, linked as calibrated now")
-                         ->check(whole_number_between<std::size_t>(1, 256))
-                         ->excludes(cluster_option)
-                         ->capture_default_str();
+  auto* ex_devices =
+      ex->add_option("--devices,-d", flags->devices, "without --cluster: devices, linked as calibrated now")
+          ->check(whole_number_between<std::size_t>(1, 256))
+          ->excludes(cluster_option)
+          ->capture_default_str();
   add_backend_options(*ex, flags->backend);
-  ex->add_option("--memory,-m", flags->memory, "without --cluster: memory per device")->excludes(cluster_option)->capture_default_str();
+  ex->add_option("--memory,-m", flags->memory, "without --cluster: memory per device")
+      ->excludes(cluster_option)
+      ->capture_default_str();
   ex->add_option("--comm", flags->comm, "without --cluster: parallel, sequential or duplex")
       ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
       ->excludes(cluster_option)
       ->capture_default_str();
-  ex->add_option("--algorithm,-a", flags->algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
+  ex->add_option("--algorithm,-a", flags->algorithm, "placer to run (`gantry algorithms` lists them)")
+      ->capture_default_str();
   ex->add_option("--policy", flags->policy, "which ready vertex a device runs first (simulation and execution alike)")
       ->check(CLI::IsMember(enum_name_list<ready_policy>()))
       ->capture_default_str();
@@ -129,9 +140,11 @@ void register_execute_commands(CLI::App& app) {
                  "when every device and the executor get a core, else sleep; CUDA: spin)")
       ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep", "work"}))
       ->capture_default_str();
-  ex->add_option("--trace", flags->trace, "Chrome traces, as in place: --trace run.json writes run.simulated.json and "
-                                          "run.measured.json");
-  ex->add_option("--svg", flags->svg, "Gantt charts, as in place: --svg run.svg writes run.simulated.svg and run.measured.svg");
+  ex->add_option("--trace", flags->trace,
+                 "Chrome traces, as in place: --trace run.json writes run.simulated.json and "
+                 "run.measured.json");
+  ex->add_option("--svg", flags->svg,
+                 "Gantt charts, as in place: --svg run.svg writes run.simulated.svg and run.measured.svg");
   ex->add_option("--format", flags->output_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

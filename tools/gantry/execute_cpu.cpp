@@ -27,8 +27,9 @@ int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, gr
     const byte_count capacity = size_option("--memory", flags.memory, true);
     base_cluster = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
   }
-  const seconds overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
-                                                            : duration_option("--launch-overhead", flags.launch_overhead);
+  const seconds overhead = flags.launch_overhead == "auto"
+                               ? calibration.launch_overhead
+                               : duration_option("--launch-overhead", flags.launch_overhead);
   execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale), .overhead = overhead};
   const cluster& c = setup.devices;
   // Real work: the graph's products and element-wise ops run with Eigen, their times profiled here
@@ -43,18 +44,18 @@ int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, gr
     file.graph = with_profiled_times(file.graph, operations->profile(file.graph));
     seconds work = 0;
     for (const auto& v : file.graph.vertices()) work += v.compute;
-    text << "profile       " << shaped << " of " << file.graph.vertex_count() << " vertices run real work, timed here: "
-         << format_seconds(work) << " of compute in all\n";
+    text << "profile       " << shaped << " of " << file.graph.vertex_count()
+         << " vertices run real work, timed here: " << format_seconds(work) << " of compute in all\n";
   }
 #else
   if (real_work) throw invalid_input("--kernel work needs a gantry built with Eigen");
 #endif
   // auto: spin where every device thread and the executor's get a core of their own, else sleep
   // (a spinning device would take the core the executor needs to dispatch).
-  const cpu_kernel kernel = flags.kernel == "busy-loop" ? cpu_kernel::busy_loop
-                            : flags.kernel == "spin"    ? cpu_kernel::spin
-                            : flags.kernel == "sleep"   ? cpu_kernel::sleep
-                            : real_work                 ? cpu_kernel::work
+  const cpu_kernel kernel = flags.kernel == "busy-loop"                            ? cpu_kernel::busy_loop
+                            : flags.kernel == "spin"                               ? cpu_kernel::spin
+                            : flags.kernel == "sleep"                              ? cpu_kernel::sleep
+                            : real_work                                            ? cpu_kernel::work
                             : c.device_count() + 1 <= calibration.hardware_threads ? cpu_kernel::spin
                                                                                    : cpu_kernel::sleep;
   cpu_backend_options backend_options{.kernel = kernel, .loop_rate = calibration.loop_rate};
@@ -65,7 +66,8 @@ int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, gr
 
   text << "executor      cpu backend: " << c.device_count() << " devices as threads, " << to_string(kernel)
        << " kernels, memcpy copies paced to " << link_text(c) << "\n";
-  text << "note          " << hardware_note(c.device_count(), calibration.hardware_threads, kernel == cpu_kernel::sleep) << "\n";
+  text << "note          " << hardware_note(c.device_count(), calibration.hardware_threads, kernel == cpu_kernel::sleep)
+       << "\n";
   if (real_work)
     text << "note          times were profiled with each vertex alone; devices computing side by side share caches and "
             "memory bandwidth, and a copy's memcpy takes a core (docs/executors.md)\n";

@@ -12,7 +12,8 @@ int run_cuda_execute(const execute_flags& flags, const backend_choice& b, std::o
   const bool json = flags.output_format == "json";
   std::ostream& text = json ? err : out;
   if (flags.kernel != "auto" && flags.kernel != "spin" && flags.kernel != "work")
-    throw invalid_input("--kernel " + flags.kernel + " is a CPU backend's kernel; with --backend cuda: spin (the "
+    throw invalid_input("--kernel " + flags.kernel +
+                        " is a CPU backend's kernel; with --backend cuda: spin (the "
                         "default) or work");
   // Real work: products with cuBLAS and element-wise kernels, profiled on device 0 first.
   const bool real_work = flags.kernel == "work";
@@ -35,8 +36,9 @@ int run_cuda_execute(const execute_flags& flags, const backend_choice& b, std::o
   const byte_count capacity = size_option("--memory", flags.memory, true);
   const cluster base_cluster =
       given ? std::move(*given) : cuda_cluster(b, calibration.link.link, capacity, comm_from(flags.comm));
-  const seconds overhead = flags.launch_overhead == "auto" ? calibration.launch_overhead
-                                                            : duration_option("--launch-overhead", flags.launch_overhead);
+  const seconds overhead = flags.launch_overhead == "auto"
+                               ? calibration.launch_overhead
+                               : duration_option("--launch-overhead", flags.launch_overhead);
   execution_setup setup{.devices = with_link_times(base_cluster, flags.time_scale), .overhead = overhead};
   const cluster& c = setup.devices;
   if (real_work) {

@@ -29,7 +29,8 @@
 
 namespace gantry::cli {
 
-[[nodiscard]] inline nlohmann::ordered_json comparison_json(const std::string& name, const comparison& r, const graph& g) {
+[[nodiscard]] inline nlohmann::ordered_json comparison_json(const std::string& name, const comparison& r,
+                                                            const graph& g) {
   nlohmann::ordered_json row;
   row["placement"] = name;
   if (!r.ok()) {
@@ -64,7 +65,7 @@ struct execution_setup {
 // run's name goes before the extension ("run.simulated.json"); a name without that extension is
 // taken as a prefix ("run" -> "run.simulated.json"), as earlier versions did.
 inline std::string two_runs_path(const std::string& file, std::string_view suffix) {
-  const std::string_view extension = suffix.substr(suffix.rfind('.'));  // ".json" or ".svg"
+  const std::string_view extension = suffix.substr(suffix.rfind('.'));              // ".json" or ".svg"
   const std::string_view run = suffix.substr(0, suffix.size() - extension.size());  // ".simulated"
   std::string_view stem = file;
   if (stem.size() > extension.size() && stem.ends_with(extension)) stem.remove_suffix(extension.size());
@@ -108,7 +109,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   } else {
     const auto all = tool_placers(1, nullptr);
     const auto* entry = find_tool_placer(all, flags.algorithm);
-    if (entry == nullptr) throw invalid_input("unknown algorithm '" + flags.algorithm + "'; `gantry algorithms` lists them");
+    if (entry == nullptr)
+      throw invalid_input("unknown algorithm '" + flags.algorithm + "'; `gantry algorithms` lists them");
     auto placed = entry->place({sim_graph, sim_model, c, !flags.no_cache});
     if (!placed.placement.ok()) {
       err << "gantry execute: " << flags.algorithm << " failed (" << to_string(placed.placement.outcome.code)
@@ -139,7 +141,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     stage(flags.trace, ".measured.json", [&] { return trace_text(run_graph, r.median_run.schedule, c, false); });
     const std::string heading = std::filesystem::path(flags.graph_path).filename().string() + ": " + flags.algorithm;
     stage(flags.svg, ".simulated.svg", [&] {
-      return gantt_text(run_graph, r.simulation.schedule, c, heading + ", simulated, makespan " + format_seconds(r.simulated));
+      return gantt_text(run_graph, r.simulation.schedule, c,
+                        heading + ", simulated, makespan " + format_seconds(r.simulated));
     });
     stage(flags.svg, ".measured.svg", [&] {
       return gantt_text(run_graph, r.median_run.schedule, c,
@@ -166,11 +169,11 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
         << (r.starts.worst == no_vertex ? std::string() : " ('" + run_graph[r.starts.worst].name + "')") << "\n";
     out << "validate      ok (every measured run)\n";
     if (!flags.trace.empty())
-      out << "traces        " << two_runs_path(flags.trace, ".simulated.json") << ", " << two_runs_path(flags.trace, ".measured.json")
-          << "\n";
+      out << "traces        " << two_runs_path(flags.trace, ".simulated.json") << ", "
+          << two_runs_path(flags.trace, ".measured.json") << "\n";
     if (!flags.svg.empty())
-      out << "pictures      " << two_runs_path(flags.svg, ".simulated.svg") << ", " << two_runs_path(flags.svg, ".measured.svg")
-          << "\n";
+      out << "pictures      " << two_runs_path(flags.svg, ".simulated.svg") << ", "
+          << two_runs_path(flags.svg, ".measured.svg") << "\n";
     return 0;
   }
 
@@ -204,8 +207,9 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   std::size_t name_width = std::string("placement").size();
   for (const auto& row : study.rows) name_width = std::max(name_width, row.name.size());
   const int name_column = static_cast<int>(name_width) + 2;
-  out << std::left << std::setw(name_column) << "placement" << std::right << std::setw(13) << "simulated" << std::setw(13)
-      << "measured" << std::setw(10) << "error" << std::setw(14) << "start error" << "\n";
+  out << std::left << std::setw(name_column) << "placement" << std::right << std::setw(13) << "simulated"
+      << std::setw(13) << "measured" << std::setw(10) << "error" << std::setw(14) << "start error"
+      << "\n";
   for (const auto& row : study.rows) {
     out << std::left << std::setw(name_column) << row.name << std::right;
     if (!row.result.ok()) {
@@ -216,7 +220,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
         << std::setw(10) << signed_percent(row.result.error) << std::setw(14) << format_seconds(row.result.starts.mean)
         << (row.result.valid ? "" : "  INVALID") << "\n";
   }
-  out << "\n" << study.compared << " placements, " << flags.runs << " runs each (median): median |error| "
+  out << "\n"
+      << study.compared << " placements, " << flags.runs << " runs each (median): median |error| "
       << fixed_text(100 * study.median_abs_error, 1) << "%, Spearman " << fixed_text(study.spearman, 3) << ", Pearson "
       << fixed_text(study.pearson, 3) << "\n";
   if (!all_valid) err << "gantry execute: a measured schedule fails validate()\n";

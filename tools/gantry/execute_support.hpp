@@ -34,12 +34,12 @@ namespace gantry::cli {
 // execute. Unset values (0, empty, -1) are told apart from given ones so that a CUDA option with
 // --backend cpu is refused rather than ignored.
 struct backend_flags {
-  std::string backend = "cpu";      // cpu or cuda
-  std::size_t partitions = 0;       // SM partitions of one GPU as devices; 0: not given
-  std::string gpus;                 // whole GPUs, comma separated; empty: not given
-  int gpu = -1;                     // the GPU to partition; -1: not given (GPU 0)
-  long long sms_per_partition = -1; // -1: not given; 0: the largest equal split the GPU allows
-  bool devices_given = false;       // --devices was on the command line
+  std::string backend = "cpu";       // cpu or cuda
+  std::size_t partitions = 0;        // SM partitions of one GPU as devices; 0: not given
+  std::string gpus;                  // whole GPUs, comma separated; empty: not given
+  int gpu = -1;                      // the GPU to partition; -1: not given (GPU 0)
+  long long sms_per_partition = -1;  // -1: not given; 0: the largest equal split the GPU allows
+  bool devices_given = false;        // --devices was on the command line
 };
 
 struct calibrate_flags {
@@ -132,10 +132,10 @@ inline constexpr const char* no_cuda_build_text =
 // The backend options, checked: for CUDA, which GPUs and how many devices.
 struct backend_choice {
   bool cuda = false;
-  std::vector<int> gpus;           // whole GPUs; empty: partitions of `gpu`
+  std::vector<int> gpus;  // whole GPUs; empty: partitions of `gpu`
   int gpu = 0;
   unsigned sms_per_partition = 0;
-  std::size_t devices = 0;         // CUDA: the partitions or GPUs (CPU: the command's own count)
+  std::size_t devices = 0;  // CUDA: the partitions or GPUs (CPU: the command's own count)
 };
 
 // Checks the backend options against each other and against the device count the command was
@@ -163,7 +163,8 @@ struct backend_choice {
                         ": give one: whole GPUs (--gpus 0,1) or SM partitions of one GPU (--partitions N)");
   if (!f.gpus.empty()) {
     if (f.gpu >= 0)
-      throw invalid_input("--gpu " + std::to_string(f.gpu) + " picks the GPU to partition; with --gpus every listed GPU "
+      throw invalid_input("--gpu " + std::to_string(f.gpu) +
+                          " picks the GPU to partition; with --gpus every listed GPU "
                           "is one whole device");
     if (f.sms_per_partition >= 0)
       throw invalid_input("--sms-per-partition " + std::to_string(f.sms_per_partition) +
@@ -211,10 +212,12 @@ inline void check_cuda_gpus(const backend_choice& b) {
 
 // The CUDA devices ("gpu1" for a whole GPU, "gpu0.p2" for partition 2 of GPU 0; kind "gpu") of
 // `capacity` bytes each, linked by `link` under `comm`.
-[[nodiscard]] inline cluster cuda_cluster(const backend_choice& b, link_model link, byte_count capacity, comm_mode comm) {
+[[nodiscard]] inline cluster cuda_cluster(const backend_choice& b, link_model link, byte_count capacity,
+                                          comm_mode comm) {
   std::vector<device> list(b.devices);
   for (std::size_t d = 0; d < b.devices; ++d) {
-    list[d].name = b.gpus.empty() ? "gpu" + std::to_string(b.gpu) + ".p" + std::to_string(d) : "gpu" + std::to_string(b.gpus[d]);
+    list[d].name =
+        b.gpus.empty() ? "gpu" + std::to_string(b.gpu) + ".p" + std::to_string(d) : "gpu" + std::to_string(b.gpus[d]);
     list[d].kind = "gpu";
     list[d].capacity = capacity;
   }

@@ -23,10 +23,12 @@ graph_file read_any_graph_file(const std::string& path, const graph_reading& how
     throw invalid_input("unknown graph format '" + how.format + "' (expected auto, gantry or pipedream)");
   return detail::with_text_file(path, limits, [&](std::string_view text) -> graph_file {
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-      throw parse_error(path + ": the file is empty (expected a gantry graph JSON document or a PipeDream graph.txt "
-                               "profile)");
+      throw parse_error(path +
+                        ": the file is empty (expected a gantry graph JSON document or a PipeDream graph.txt "
+                        "profile)");
     if (how.format == "pipedream" || (how.format == "auto" && looks_like_pipedream(text)))
-      return {parse_graph_pipedream(text, path, {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}),
+      return {parse_graph_pipedream(text, path,
+                                    {.zero_input_time = !how.keep_input_time, .weight_factor = how.weight_factor}),
               {}};
     return parse_graph_file(text, path, limits);
   });
@@ -56,7 +58,8 @@ placement_file read_complete_placement(const std::string& path, const graph& g, 
   return file;
 }
 
-std::string placement_text(const graph& g, const cluster& c, const placement& p, const placement_json_options& options) {
+std::string placement_text(const graph& g, const cluster& c, const placement& p,
+                           const placement_json_options& options) {
   return placement_to_json_text(g, c, p, options);
 }
 

@@ -100,8 +100,8 @@ inline placer_result place_reduced(const placer_entry& entry, const placer_reque
   if (flags.fuse == "kernighan") return place_kernighan_fused(entry, request);
   if (!coarse) return entry.place(request);
   const graph_model model(coarse->coarse, request.devices);
-  placer_result placed = entry.place({coarse->coarse, model, request.devices, request.cache_transfers, request.window,
-                                      request.cluster_memory});
+  placer_result placed = entry.place(
+      {coarse->coarse, model, request.devices, request.cache_transfers, request.window, request.cluster_memory});
   placer_result out{expand(*coarse, placed.placement), std::nullopt, std::move(placed.metadata)};
   out.metadata.emplace_back("fused_vertices", std::to_string(coarse->coarse.vertex_count()) + " of " +
                                                   std::to_string(request.g.vertex_count()));

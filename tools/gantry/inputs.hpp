@@ -39,8 +39,9 @@ inline void add_graph_reading_options(CLI::App& command, graph_reading& reading)
       ->capture_default_str();
   command.add_flag("--keep-input-time", reading.keep_input_time,
                    "PipeDream: keep the Input node's time (data loading; zeroed by default, as PipeDream does)");
-  command.add_option("--weight-factor", reading.weight_factor,
-                     "PipeDream: memory per parameter byte (1 weights only, 2 +gradients, 3 +SGD momentum, 4 Adam)")
+  command
+      .add_option("--weight-factor", reading.weight_factor,
+                  "PipeDream: memory per parameter byte (1 weights only, 2 +gradients, 3 +SGD momentum, 4 Adam)")
       ->capture_default_str()
       ->check(non_negative_number());
 }
@@ -88,8 +89,9 @@ struct cluster_flags {
     app.add_option("--latency", latency, "without --cluster: link latency, e.g. 10us")
         ->capture_default_str()
         ->excludes(file);
-    app.add_option("--comm", comm, "without --cluster: transfers: parallel (any number at once), sequential (one per "
-                                   "device), duplex")
+    app.add_option("--comm", comm,
+                   "without --cluster: transfers: parallel (any number at once), sequential (one per "
+                   "device), duplex")
         ->check(CLI::IsMember(enum_name_list<comm_mode>()))
         ->capture_default_str()
         ->excludes(file);

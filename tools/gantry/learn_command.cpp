@@ -64,11 +64,20 @@ struct learn_command_flags {
   std::string escaped;
   for (const char c : title) {
     switch (c) {
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '&': escaped += "&amp;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      default:
+        escaped += c;
     }
   }
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -86,9 +95,10 @@ struct learn_command_flags {
   // Ticks: episodes at a round step, makespans at five evenly spaced values.
   const double raw_step = episodes / 5;
   const double magnitude = std::pow(10.0, std::floor(std::log10(std::max(1.0, raw_step))));
-  const double step = raw_step <= magnitude ? magnitude : raw_step <= 2 * magnitude ? 2 * magnitude
-                                                      : raw_step <= 5 * magnitude ? 5 * magnitude
-                                                                                  : 10 * magnitude;
+  const double step = raw_step <= magnitude       ? magnitude
+                      : raw_step <= 2 * magnitude ? 2 * magnitude
+                      : raw_step <= 5 * magnitude ? 5 * magnitude
+                                                  : 10 * magnitude;
   for (double e = 0; e <= episodes + 1e-9; e += step) {
     const double x = left + (width - left - right) * e / episodes;
     out << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\"" << height - bottom + 5
@@ -165,26 +175,28 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
                           "): the graph's compute and transfer times are too large to add up in a double");
     // The curve holds the training episodes (the progress line's count); the rest were greedy decodes.
     const std::size_t trained = learned.curve.size(), decoded = learned.episodes - std::min(learned.episodes, trained);
-    out << "episodes      " << trained << " of " << total << (decoded ? " and " + std::to_string(decoded) + " greedy decodes" : "")
-        << " in " << std::fixed << std::setprecision(1) << learned.training_seconds << " s ("
+    out << "episodes      " << trained << " of " << total
+        << (decoded ? " and " + std::to_string(decoded) + " greedy decodes" : "") << " in " << std::fixed
+        << std::setprecision(1) << learned.training_seconds << " s ("
         << static_cast<double>(learned.episodes) / learned.training_seconds << " runs/s)"
         << (learned.stopped_by_time_limit ? ", stopped by --time-limit" : "") << "\n";
     if (imitation)
       out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with "
-          << (flags.training.teacher == "critical-path" ? std::string("Critical Path") : flags.training.teacher) << "\n";
+          << (flags.training.teacher == "critical-path" ? std::string("Critical Path") : flags.training.teacher)
+          << "\n";
     out << "best          " << std::setprecision(6) << learned.makespan * 1e3 << " ms simulated makespan\n";
     atomic_file_group outputs;
     if (!flags.out.empty())
       outputs.add_text(flags.out, placement_text(g, c, learned.placed,
                                                  {.algorithm = "doppler",
                                                   .schedule = learned.simulated ? &*learned.simulated : nullptr}));
-    if (!flags.weights_out.empty())
-      outputs.add_text(flags.weights_out, learned.weights);
+    if (!flags.weights_out.empty()) outputs.add_text(flags.weights_out, learned.weights);
     if (!flags.curve_csv.empty()) outputs.add_text(flags.curve_csv, learning_curve_csv(learned.curve));
     if (!flags.curve_svg.empty())
-      outputs.add_text(flags.curve_svg,
-                       learning_curve_svg(learned.curve, "DOPPLER on " + std::to_string(g.vertex_count()) + " vertices, " +
-                                                             std::to_string(c.device_count()) + " devices"));
+      outputs.add_text(
+          flags.curve_svg,
+          learning_curve_svg(learned.curve, "DOPPLER on " + std::to_string(g.vertex_count()) + " vertices, " +
+                                                std::to_string(c.device_count()) + " devices"));
     outputs.commit();
     return 0;
   } catch (const std::invalid_argument& e) {
@@ -199,10 +211,12 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
   }
 }
 
-void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph_reading& reading, input_flags& inputs) {
+void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph_reading& reading,
+                            input_flags& inputs) {
   auto flags = std::make_shared<learn_command_flags>();
-  auto* command = app.add_subcommand("learn", "train DOPPLER's dual policy on a graph (imitation, REINFORCE, "
-                                              "measured rewards) and write the best placement, weights and curve");
+  auto* command = app.add_subcommand("learn",
+                                     "train DOPPLER's dual policy on a graph (imitation, REINFORCE, "
+                                     "measured rewards) and write the best placement, weights and curve");
   command->add_option("--graph,-g", flags->graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
       ->required()
       ->check(CLI::ExistingFile);
@@ -215,19 +229,24 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
   command->add_option("--imitation-episodes", flags->training.imitation_episodes, "stage I episodes")
       ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
-  command->add_option("--episodes,-e", flags->training.reinforce_episodes, "stage II (REINFORCE on the simulator) episodes")
+  command
+      ->add_option("--episodes,-e", flags->training.reinforce_episodes,
+                   "stage II (REINFORCE on the simulator) episodes")
       ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
-  command->add_option("--measured-episodes", flags->training.measured_episodes,
-                      "stage III episodes (rewards from the simulator with drawn durations)")
+  command
+      ->add_option("--measured-episodes", flags->training.measured_episodes,
+                   "stage III episodes (rewards from the simulator with drawn durations)")
       ->check(whole_number_from<std::size_t>(0))
       ->capture_default_str();
-  command->add_option("--measured-cv", flags->training.measured_cv, "stage III: coefficient of variation of the durations")
+  command
+      ->add_option("--measured-cv", flags->training.measured_cv, "stage III: coefficient of variation of the durations")
       ->check(finite_number_in(0, 10))
       ->capture_default_str();
-  command->add_option("--teacher", flags->training.teacher,
-                      "stage I imitates this placer: critical-path (DOPPLER's teacher) or any name of `gantry place`'s "
-                      "library placers")
+  command
+      ->add_option("--teacher", flags->training.teacher,
+                   "stage I imitates this placer: critical-path (DOPPLER's teacher) or any name of `gantry place`'s "
+                   "library placers")
       ->capture_default_str();
   command->add_option("--seed", flags->training.seed, "seed of the weights and the sampling")
       ->check(whole_number_from<std::uint64_t>(0))
@@ -243,12 +262,14 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
   command->add_option("--entropy", flags->training.entropy, "entropy bonus at the first REINFORCE episode")
       ->check(non_negative_number())
       ->capture_default_str();
-  command->add_option("--entropy-half-life", flags->training.entropy_half_life,
-                      "REINFORCE episodes over which the entropy bonus halves (0: constant, which drifts toward "
-                      "random placements on long runs)")
+  command
+      ->add_option("--entropy-half-life", flags->training.entropy_half_life,
+                   "REINFORCE episodes over which the entropy bonus halves (0: constant, which drifts toward "
+                   "random placements on long runs)")
       ->check(non_negative_number())
       ->capture_default_str();
-  command->add_option("--weights-in", flags->training.weights_in, "start from these weights (fine-tuning)")->check(CLI::ExistingFile);
+  command->add_option("--weights-in", flags->training.weights_in, "start from these weights (fine-tuning)")
+      ->check(CLI::ExistingFile);
   command->add_option("--weights-out", flags->weights_out, "write the trained weights here");
   command->add_option("--out,-o", flags->out, "write the best placement (JSON) here");
   command->add_option("--curve", flags->curve_csv, "write the learning curve (CSV) here");

@@ -53,15 +53,15 @@ placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
             options.list.group = colocation_groups(r.g);
             options.simulation.cache_transfers = r.cache_transfers;
             auto learned = learn::doppler(r.g, r.model, r.devices, std::move(options));
-            placer_result out{std::move(learned.placement), std::nullopt,
+            placer_result out{std::move(learned.placement),
+                              std::nullopt,
                               {{"episodes", std::to_string(learned.episodes)},
                                {"training_seconds", std::to_string(learned.training_seconds)}}};
             if (learned.stopped_by_time_limit)
-              out.metadata.emplace_back("note", "--doppler-time-limit " + format_seconds(*time_limit) +
-                                                    " stopped training after " + std::to_string(learned.episodes) +
-                                                    " episodes, short of its budget of 20 imitation + " +
-                                                    std::to_string(reinforce) +
-                                                    " REINFORCE: another machine may give another placement");
+              out.metadata.emplace_back(
+                  "note", "--doppler-time-limit " + format_seconds(*time_limit) + " stopped training after " +
+                              std::to_string(learned.episodes) + " episodes, short of its budget of 20 imitation + " +
+                              std::to_string(reinforce) + " REINFORCE: another machine may give another placement");
             return out;
           }};
 }
@@ -84,8 +84,8 @@ training_outcome train_doppler(const graph& g, const cluster& c, training_reques
   options.list.group = colocation_groups(g);
   if (request.teacher != "critical-path") {
     const auto& entries = placers();
-    const auto entry = std::find_if(entries.begin(), entries.end(),
-                                    [&](const placer_entry& e) { return e.name == request.teacher; });
+    const auto entry =
+        std::find_if(entries.begin(), entries.end(), [&](const placer_entry& e) { return e.name == request.teacher; });
     if (entry == entries.end()) {
       std::string names;
       for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.name;

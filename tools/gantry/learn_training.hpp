@@ -35,16 +35,16 @@ struct training_request {
 
 // What training gave.
 struct training_outcome {
-  gantry::outcome outcome;          // ok, or why training found no placement
-  placement placed;                 // the best placement
+  gantry::outcome outcome;            // ok, or why training found no placement
+  placement placed;                   // the best placement
   std::optional<schedule> simulated;  // placed, simulated with the model's durations
-  seconds makespan = 0;             // the best makespan as training judged it
-  double agreement = 0;             // imitation: agreement with the teacher at the end
-  std::size_t episodes = 0;         // every run, greedy decodes included
+  seconds makespan = 0;               // the best makespan as training judged it
+  double agreement = 0;               // imitation: agreement with the teacher at the end
+  std::size_t episodes = 0;           // every run, greedy decodes included
   double training_seconds = 0;
   bool stopped_by_time_limit = false;
   std::vector<learn::learning_point> curve;
-  std::string weights;              // the trained weights as learn::write_weights writes them
+  std::string weights;  // the trained weights as learn::write_weights writes them
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
 };

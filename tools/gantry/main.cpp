@@ -68,10 +68,13 @@ int main(int argc, char** argv) {
   cli::after_placing_flags after;
 
   auto* place = app.add_subcommand("place", "place a graph with one algorithm and simulate the placement");
-  place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
+  place->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
+      ->required()
+      ->check(CLI::ExistingFile);
   cli::add_graph_reading_options(*place, graph_input);
   cf.add_to(*place);
-  place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")->capture_default_str();
+  place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")
+      ->capture_default_str();
   place->add_option("--out,-o", out, "write the placement (JSON) here");
   after.add_to(*place);
   sf.add_to(*place);
@@ -81,33 +84,42 @@ int main(int argc, char** argv) {
   inputs.add_to(*place);
 
   auto* sim = app.add_subcommand("simulate", "simulate a placement written by `gantry place`");
-  sim->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
+  sim->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
+      ->required()
+      ->check(CLI::ExistingFile);
   cli::add_graph_reading_options(*sim, graph_input);
   sim->add_option("--placement,-p", placement_path, "placement file")->required()->check(CLI::ExistingFile);
   cf.add_to(*sim);
   sf.add_to(*sim);
   sim->add_option("--runs", runs, "with --cv: number of runs with drawn durations")
       ->check(whole_number_between<std::size_t>(0, max_runs));
-  sim->add_option("--cv", cv, "coefficient of variation of the lognormal duration noise")->check(finite_number_in(0, max_cv));
+  sim->add_option("--cv", cv, "coefficient of variation of the lognormal duration noise")
+      ->check(finite_number_in(0, max_cv));
   sim->add_option("--seed", seed, "seed of the first run")
       ->check(whole_number_between<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
       ->capture_default_str();
   sim->add_flag("--validate", check, "check the simulated schedule with validate()");
-  sim->add_option("--format", format, "table or json (every number at full precision, times in seconds, sizes in bytes)")
+  sim->add_option("--format", format,
+                  "table or json (every number at full precision, times in seconds, sizes in bytes)")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   of.add_to(*sim);
   inputs.add_to(*sim);
 
   auto* compare = app.add_subcommand("compare", "run every placer on a graph and print one row each");
-  compare->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")->required()->check(CLI::ExistingFile);
+  compare->add_option("--graph,-g", graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
+      ->required()
+      ->check(CLI::ExistingFile);
   cli::add_graph_reading_options(*compare, graph_input);
   cf.add_to(*compare);
   sf.add_to(*compare);
   compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
   ff.add_to(*compare);
-  compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  compare->add_option("--svg", compare_svg_path, "write a bar chart: one bar per placer's makespan, and the lower bound");
+  compare->add_option("--format", format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  compare->add_option("--svg", compare_svg_path,
+                      "write a bar chart: one bar per placer's makespan, and the lower bound");
   ef.add_to(*compare);
   inputs.add_to(*compare);
 
@@ -136,8 +148,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*place) return run_place(graph_path, graph_input, cf, sf, algorithm, after, out, of, ff, ef, inputs.make());
-    if (*sim) return run_simulate(graph_path, graph_input, placement_path, cf, sf, runs, cv, seed, check, of, format, inputs.make());
-    if (*compare) return run_compare(graph_path, graph_input, cf, sf, only, format, ff, ef, compare_svg_path, inputs.make());
+    if (*sim)
+      return run_simulate(graph_path, graph_input, placement_path, cf, sf, runs, cv, seed, check, of, format,
+                          inputs.make());
+    if (*compare)
+      return run_compare(graph_path, graph_input, cf, sf, only, format, ff, ef, compare_svg_path, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";

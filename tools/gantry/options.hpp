@@ -75,9 +75,10 @@ CLI::Validator positive_whole(const T&) {
 // A finite real number in [low, high] (or above `low` when `open_low`): NaN and infinities fail.
 inline CLI::Validator finite_number_in(double low, double high, bool open_low = false) {
   const bool bounded = high < std::numeric_limits<double>::max();
-  const std::string range = "a finite number " + (bounded && !open_low ? "from " + number_text(low) + " to " + number_text(high)
-                                                  : std::string(open_low ? "> " : ">= ") + number_text(low) +
-                                                        (bounded ? " and <= " + number_text(high) : ""));
+  const std::string range =
+      "a finite number " + (bounded && !open_low ? "from " + number_text(low) + " to " + number_text(high)
+                                                 : std::string(open_low ? "> " : ">= ") + number_text(low) +
+                                                       (bounded ? " and <= " + number_text(high) : ""));
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double value = 0;
@@ -132,18 +133,20 @@ auto parse_with_unit(std::string_view option, const std::string& text, std::stri
 [[nodiscard]] inline byte_count size_option(std::string_view option, const std::string& text, bool unlimited_allowed) {
   if (unlimited_allowed && option_detail::is_unlimited(text)) return unlimited_memory;
   return option_detail::parse_with_unit(option, text, "8GiB, 512MB or 100B",
-                                 [](const std::string& t) { return parse_bytes(t); });
+                                        [](const std::string& t) { return parse_bytes(t); });
 }
 
 // A duration ("10us", "5ms", "2s", "0").
 [[nodiscard]] inline seconds duration_option(std::string_view option, const std::string& text) {
-  return option_detail::parse_with_unit(option, text, "10us, 5ms or 2s", [](const std::string& t) { return parse_duration(t); });
+  return option_detail::parse_with_unit(option, text, "10us, 5ms or 2s",
+                                        [](const std::string& t) { return parse_duration(t); });
 }
 
 // A bandwidth in bytes per second ("12GB/s", "800 MB/s", or "unlimited" where allowed).
 [[nodiscard]] inline double rate_option(std::string_view option, const std::string& text, bool unlimited_allowed) {
   if (unlimited_allowed && option_detail::is_unlimited(text)) return std::numeric_limits<double>::infinity();
-  return option_detail::parse_with_unit(option, text, "12GB/s or 800MB/s", [](const std::string& t) { return parse_bandwidth(t); });
+  return option_detail::parse_with_unit(option, text, "12GB/s or 800MB/s",
+                                        [](const std::string& t) { return parse_bandwidth(t); });
 }
 
 // The link between devices as every command's header prints it: "10.0 us + bytes / 12.0 GB/s", or
@@ -155,7 +158,8 @@ auto parse_with_unit(std::string_view option, const std::string& text, std::stri
                          : format_seconds(link.latency) + " + bytes / " +
                                format_bytes(static_cast<byte_count>(std::min(link.bandwidth, 1e18))) + "/s";
   if (const std::size_t own = c.own_link_count(); own > 0)
-    text += " (" + std::to_string(own) + " device pair" + (own == 1 ? " has a link" : "s have links") + " of their own)";
+    text +=
+        " (" + std::to_string(own) + " device pair" + (own == 1 ? " has a link" : "s have links") + " of their own)";
   return text;
 }
 

@@ -37,13 +37,13 @@ inline constexpr std::size_t max_partition_table = std::size_t{1} << 26;
 
 struct pipeline_command_flags {
   std::string chain_path;
-  std::string graph_path;   // alternative to chain_path: a training graph or PipeDream profile
+  std::string graph_path;  // alternative to chain_path: a training graph or PipeDream profile
   graph_reading reading;
-  std::size_t layers = 0;   // with graph_path: how many layers (0: one per forward vertex)
+  std::size_t layers = 0;         // with graph_path: how many layers (0: one per forward vertex)
   std::size_t random_orders = 5;  // with graph_path: random topological orders tried beside 3 fixed ones
   std::size_t processors = 0;
   std::string memory = "unlimited";
-  std::string cluster_path;       // processors, memory and link from a cluster file
+  std::string cluster_path;                   // processors, memory and link from a cluster file
   std::string bandwidth = default_bandwidth;  // unlimited with latency 0: free
   std::string latency = default_latency;
   std::string transfers = "link-stages";
@@ -68,7 +68,8 @@ struct pipeline_command_flags {
   }
   out["period"] = plan.period();
   out["schedule"] = plan.chosen.name;
-  out["capacity"] = plan.capacity == unlimited_memory ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.capacity);
+  out["capacity"] =
+      plan.capacity == unlimited_memory ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(plan.capacity);
   if (plan.comm.link) {
     out["bandwidth"] = plan.comm.link->bandwidth;
     out["latency"] = plan.comm.link->latency;
@@ -80,9 +81,8 @@ struct pipeline_command_flags {
   std::size_t workers = 0;
   for (const auto& st : plan.stages) {
     if (st.link) {
-      links.push_back({{"after", c[st.end_layer - 1].name},
-                       {"bytes", c.crossing_bytes(st.end_layer - 1)},
-                       {"load", st.load()}});
+      links.push_back(
+          {{"after", c[st.end_layer - 1].name}, {"bytes", c.crossing_bytes(st.end_layer - 1)}, {"load", st.load()}});
       continue;
     }
     auto layers = nlohmann::ordered_json::array();
@@ -168,7 +168,8 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
     if (processors == 0) throw invalid_input("give --devices N (N >= 1) or --cluster FILE");
     if (flags.cluster_path.empty()) {
       // The same default link as place, compare and learn; unlimited bandwidth without latency is free.
-      const link_model link{duration_option("--latency", flags.latency), rate_option("--bandwidth", flags.bandwidth, true)};
+      const link_model link{duration_option("--latency", flags.latency),
+                            rate_option("--bandwidth", flags.bandwidth, true)};
       if (std::isfinite(link.bandwidth) || link.latency > 0) options.comm.link = link;
     }
     options.comm.overlap = parse_enum_name<transfer_overlap>(flags.transfers, "--transfers");
@@ -178,9 +179,10 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
       const std::size_t workers = useful_workers(x.size(), processors, options.max_replicas);
       const std::size_t replicas = std::min(options.max_replicas, workers);
       if (x.size() > 0 && workers * replicas > max_partition_table / x.size())
-        throw invalid_input("--max-replicas " + std::to_string(options.max_replicas) + " on " + std::to_string(workers) +
-                            " workers for " + std::to_string(x.size()) + " layers needs a table of more than " +
-                            std::to_string(max_partition_table) + " entries (layers x workers x replicas); "
+        throw invalid_input("--max-replicas " + std::to_string(options.max_replicas) + " on " +
+                            std::to_string(workers) + " workers for " + std::to_string(x.size()) +
+                            " layers needs a table of more than " + std::to_string(max_partition_table) +
+                            " entries (layers x workers x replicas); "
                             "lower --max-replicas or --devices");
     };
     // A long search says how far it is, once a second after the first two.
@@ -234,15 +236,17 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
         plan = std::move(best);
         if (c.size() == 0) throw invalid_input(flags.graph_path + ": the graph has no forward vertices");
         source = std::to_string(c.size()) + " layers (" +
-                 (found.exact ? "the best cuts over every topological order, " + std::to_string(found.cuts->ideals) + " ideals searched"
+                 (found.exact ? "the best cuts over every topological order, " + std::to_string(found.cuts->ideals) +
+                                    " ideals searched"
                               : "best of " + std::to_string(found.orders_tried) + " topological orders") +
                  ")";
       }
     }
     source += " on " + std::to_string(processors) + " workers";
     if (const std::size_t useful = useful_workers(c.size(), processors, options.max_replicas); useful < processors)
-      source += " (planned on " + std::to_string(useful) + ": at most one stage per layer" +
-                (options.max_replicas > 1 ? ", each on at most " + std::to_string(options.max_replicas) + " workers)" : ")");
+      source +=
+          " (planned on " + std::to_string(useful) + ": at most one stage per layer" +
+          (options.max_replicas > 1 ? ", each on at most " + std::to_string(options.max_replicas) + " workers)" : ")");
 
     // Everything that can fail runs before the report: the check, then the SVG.
     std::string checks;
@@ -289,60 +293,75 @@ inline int run_pipeline_command(const pipeline_command_flags& flags, std::ostrea
 
 void register_pipeline_command(CLI::App& app) {
   auto flags = std::make_shared<pipeline_command_flags>();
-  auto* command = app.add_subcommand("pipeline", "plan pipelined model parallelism for a chain of layers: partition, "
-                                                 "replicas, 1F1B*/1F1B/GPipe period, NCA and memory per worker");
-  auto* chain_option = command->add_option("--chain,-c", flags->chain_path, "chain file (gantry.chain JSON, see docs/pipeline.md)")
-      ->check(CLI::ExistingFile);
-  auto* graph_option = command->add_option("--graph,-g", flags->graph_path,
-                                           "or a training graph (.json/.json.gz) or a PipeDream graph.txt profile")
-      ->check(CLI::ExistingFile);
+  auto* command = app.add_subcommand("pipeline",
+                                     "plan pipelined model parallelism for a chain of layers: partition, "
+                                     "replicas, 1F1B*/1F1B/GPipe period, NCA and memory per worker");
+  auto* chain_option =
+      command->add_option("--chain,-c", flags->chain_path, "chain file (gantry.chain JSON, see docs/pipeline.md)")
+          ->check(CLI::ExistingFile);
+  auto* graph_option = command
+                           ->add_option("--graph,-g", flags->graph_path,
+                                        "or a training graph (.json/.json.gz) or a PipeDream graph.txt profile")
+                           ->check(CLI::ExistingFile);
   chain_option->excludes(graph_option);
   add_graph_reading_options(*command, flags->reading);
-  command->add_option("--layers", flags->layers, "with --graph: number of layers (default: one per forward vertex, "
-                                                 "searching several topological orders)")
+  command
+      ->add_option("--layers", flags->layers,
+                   "with --graph: number of layers (default: one per forward vertex, "
+                   "searching several topological orders)")
       ->needs(graph_option);
-  command->add_option("--random-orders", flags->random_orders,
-                      "with --graph: random topological orders tried beside Kahn's, two depth-first ones and the "
-                      "best cuts over every order (each is one more plan; none when the cut search is exact)")
+  command
+      ->add_option("--random-orders", flags->random_orders,
+                   "with --graph: random topological orders tried beside Kahn's, two depth-first ones and the "
+                   "best cuts over every order (each is one more plan; none when the cut search is exact)")
       ->capture_default_str()
       ->check(whole_number_between<std::size_t>(0, max_random_orders));
   auto* cluster_option = command->add_option("--cluster", flags->cluster_path, "cluster file: P, M and the link")
                              ->check(CLI::ExistingFile);
-  command->add_option("--devices,-d,--processors", flags->processors,
-                      "without --cluster: number of workers P; a plan uses at most one stage per layer, each on at "
-                      "most --max-replicas workers, and is searched over no more (the report says so when P was cut)")
+  command
+      ->add_option("--devices,-d,--processors", flags->processors,
+                   "without --cluster: number of workers P; a plan uses at most one stage per layer, each on at "
+                   "most --max-replicas workers, and is searched over no more (the report says so when P was cut)")
       ->check(whole_number_between<std::size_t>(1, max_pipeline_processors))
       ->excludes(cluster_option);
   command->add_option("--memory,-m", flags->memory, "without --cluster: memory M of each worker, e.g. 16GiB")
       ->capture_default_str()
       ->excludes(cluster_option);
-  command->add_option("--bandwidth", flags->bandwidth, "without --cluster: link bandwidth between stages, e.g. 1GB/s; "
-                                                       "'unlimited' with --latency 0 makes communication free")
+  command
+      ->add_option("--bandwidth", flags->bandwidth,
+                   "without --cluster: link bandwidth between stages, e.g. 1GB/s; "
+                   "'unlimited' with --latency 0 makes communication free")
       ->capture_default_str()
       ->excludes(cluster_option);
   command->add_option("--latency", flags->latency, "without --cluster: link latency, e.g. 10us")
       ->capture_default_str()
       ->excludes(cluster_option);
-  command->add_option("--transfers", flags->transfers,
-                      "link-stages (transfers overlap compute, the default) or on-processors (they stall both ends)")
+  command
+      ->add_option("--transfers", flags->transfers,
+                   "link-stages (transfers overlap compute, the default) or on-processors (they stall both ends)")
       ->check(CLI::IsMember(enum_name_list<transfer_overlap>()))
       ->capture_default_str();
-  command->add_option("--max-replicas", flags->max_replicas,
-                      "workers one stage may run on (data parallelism inside the pipeline); 1: straight pipeline. "
-                      "With links or replicas the search takes O(L^2 P R) time for L layers, P workers, R replicas")
+  command
+      ->add_option("--max-replicas", flags->max_replicas,
+                   "workers one stage may run on (data parallelism inside the pipeline); 1: straight pipeline. "
+                   "With links or replicas the search takes O(L^2 P R) time for L layers, P workers, R replicas")
       ->capture_default_str()
       ->check(whole_number_between<std::size_t>(1, max_pipeline_processors));
-  command->add_option("--schedule,-s", flags->schedule, enum_choices<pipeline_schedule>() + ": the pattern drawn in the SVG")
+  command
+      ->add_option("--schedule,-s", flags->schedule,
+                   enum_choices<pipeline_schedule>() + ": the pattern drawn in the SVG")
       ->capture_default_str();
-  command->add_option("--micro-batches", flags->micro_batches,
-                      "GPipe's micro-batches m per mini-batch (default: one per stage); its pattern has O(m·P) "
-                      "operations and --validate unrolls 4m batches")
+  command
+      ->add_option("--micro-batches", flags->micro_batches,
+                   "GPipe's micro-batches m per mini-batch (default: one per stage); its pattern has O(m·P) "
+                   "operations and --validate unrolls 4m batches")
       ->check(whole_number_between<std::size_t>(0, max_micro_batches));
   command->add_option("--svg", flags->svg_path, "write an SVG of the chosen schedule's pattern here");
   command->add_option("--format", flags->output_format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  command->add_flag("--validate", flags->check, "unroll every pattern over several periods and check it with validate()");
+  command->add_flag("--validate", flags->check,
+                    "unroll every pattern over several periods and check it with validate()");
   command->callback([flags] {
     const int code = run_pipeline_command(*flags, std::cout, std::cerr);
     if (code != 0) throw CLI::RuntimeError(code);

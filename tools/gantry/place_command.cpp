@@ -37,7 +37,8 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed_text(p.placement_time * 1e3, 1) + " ms\n");
   if (!p.ok()) {
-    std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.outcome.code) << "): " << p.outcome.message << "\n";
+    std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.outcome.code) << "): " << p.outcome.message
+              << "\n";
     return exit_failed;
   }
   auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
@@ -50,7 +51,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
               << (sim.ok() ? "runs in " + format_seconds(sim.schedule.makespan) : std::string("does not run")) << ", "
               << device << " alone runs the whole graph in " << format_seconds(reference->simulated.schedule.makespan)
               << (after.fallback == "single-device" ? "; using " + device + " alone (--fallback single-device)"
-                                              : "; --fallback single-device would use it")
+                                                    : "; --fallback single-device would use it")
               << "\n";
     if (after.fallback == "single-device") {
       placed = {reference->placed, std::nullopt};
@@ -94,13 +95,14 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   if (const auto note = note_of(placed)) std::cout << "note          " << *note << "\n";
   if (searched)
     std::cout << "local search  " << searched->moves << " moves in " << searched->simulations << " simulations ("
-              << fixed_text(searched->placement.placement_time, 2) << " s): "
-              << format_seconds(searched->start_makespan) << " -> " << format_seconds(searched->makespan)
-              << (searched->moves == 0 && searched->makespan >= searched->start_makespan ? ", the placer's placement kept" : "")
+              << fixed_text(searched->placement.placement_time, 2)
+              << " s): " << format_seconds(searched->start_makespan) << " -> " << format_seconds(searched->makespan)
+              << (searched->moves == 0 && searched->makespan >= searched->start_makespan
+                      ? ", the placer's placement kept"
+                      : "")
               << "\n";
   if (placed.own_schedule)
-    std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan)
-              << " (the placer's schedule; below: "
+    std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule; below: "
               << (sf.policy == "strict-order" ? "its placement replayed in the placer's order on each device"
                                               : "the replay of its placement with --policy " + sf.policy)
               << ")\n";
@@ -108,14 +110,15 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
     // What following the placer gives: each device runs its vertices in the placer's order.
     const auto in_order = simulate(g, model, c, std::span<const device_id>(p.device), sf.make_in_order(p.order));
     std::cout << "in its order  "
-              << (in_order.ok() ? format_seconds(in_order.schedule.makespan) : "does not run (" + std::string(to_string(in_order.outcome.code)) + ")")
+              << (in_order.ok() ? format_seconds(in_order.schedule.makespan)
+                                : "does not run (" + std::string(to_string(in_order.outcome.code)) + ")")
               << " (each device runs its vertices in the placer's order: --policy strict-order)\n";
   }
   if (algorithm == "exact")
     std::cout << "proven bound  " << format_seconds(proof->bound)
-              << (proof->optimal ? " (the schedule is optimal)"
-                                 : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
-                                                             : " (the schedule may be longer than the optimum)")
+              << (proof->optimal              ? " (the schedule is optimal)"
+                  : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
+                                              : " (the schedule may be longer than the optimum)")
               << "\n";
   if (!sim.ok()) {
     std::cerr << "gantry place: the placement does not run: " << sim.outcome.message << " (no output files written)\n";

@@ -54,7 +54,8 @@ struct simulation_flags {
 struct output_flags {
   std::string trace, svg, dot;
   void add_to(CLI::App& app) {
-    app.add_option("--trace", trace, "write a Chrome trace of the simulated run, with memory per device (open in Perfetto)");
+    app.add_option("--trace", trace,
+                   "write a Chrome trace of the simulated run, with memory per device (open in Perfetto)");
     app.add_option("--svg", svg, "write an SVG Gantt chart of the simulated run");
     app.add_option("--dot", dot, "write the graph as Graphviz DOT, vertices coloured by device");
   }
@@ -95,6 +96,7 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
 // gantry compare (compare_command.cpp).
 int run_compare(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
                 const simulation_flags& sf, const std::vector<std::string>& only, const std::string& format,
-                const fuse_flags& ff, const placer_limit_flags& ef, const std::string& svg_path, const read_limits& limits);
+                const fuse_flags& ff, const placer_limit_flags& ef, const std::string& svg_path,
+                const read_limits& limits);
 
 }  // namespace gantry::cli

@@ -41,7 +41,6 @@ inline double elapsed_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-
 inline std::string percent_list(const std::vector<byte_count>& peak, const cluster& c) {
   std::string text;
   for (device_id d = 0; d < peak.size(); ++d) {
@@ -91,7 +90,8 @@ inline void print_schedule_summary(const schedule& s, const cluster& c) {
               << format_bytes(s.peak_memory[d]);
     if (c.capacity(d) != unlimited_memory)
       std::cout << " of " << format_bytes(c.capacity(d)) << " ("
-                << fixed_text(100.0 * static_cast<double>(s.peak_memory[d]) / static_cast<double>(c.capacity(d)), 1) << "%)";
+                << fixed_text(100.0 * static_cast<double>(s.peak_memory[d]) / static_cast<double>(c.capacity(d)), 1)
+                << "%)";
     std::cout << "\n";
   }
 }
@@ -121,8 +121,8 @@ struct single_device_reference {
   placement placed;
   simulation_result simulated;
 };
-inline std::optional<single_device_reference> best_single_device(const graph& g, const graph_model& model, const cluster& c,
-                                                          const simulation_flags& sf) {
+inline std::optional<single_device_reference> best_single_device(const graph& g, const graph_model& model,
+                                                                 const cluster& c, const simulation_flags& sf) {
   std::optional<single_device_reference> best;
   for (device_id d = 0; d < std::min<std::size_t>(c.device_count(), 16); ++d) {
     const auto same = [&](device_id e) {
@@ -149,10 +149,11 @@ inline std::optional<std::string> note_of(const placer_result& placed) {
 
 // "name: message", without repeating the name where the message starts with it (in any case).
 inline std::string named_message(const std::string& name, const std::string& message) {
-  const bool named = message.size() > name.size() && message[name.size()] == ':' &&
-                     std::equal(name.begin(), name.end(), message.begin(), [](char a, char b) {
-                       return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-                     });
+  const bool named =
+      message.size() > name.size() && message[name.size()] == ':' &&
+      std::equal(name.begin(), name.end(), message.begin(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+      });
   return named ? message : name + ": " + message;
 }
 
@@ -187,7 +188,8 @@ inline std::string describe_devices(const cluster& c) {
     text += (d == 0 ? " " : "; ");
     if (names.size() > 3) text += std::to_string(names.size()) + " like " + names.front();
     else
-      for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+      for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
     text += " (" + traits(d, true) + ")";
   }
   return text;

@@ -15,12 +15,13 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
                  const cluster_flags& cf, const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed,
                  bool check, const output_flags& of, const std::string& format, const read_limits& limits) {
   if ((runs > 0) != (cv > 0))
-    throw invalid_input(runs > 0 ? "--runs " + std::to_string(runs) + " needs --cv C > 0 (the spread of the drawn durations)"
-                                 : "--cv needs --runs N > 0 (the number of runs with drawn durations)");
+    throw invalid_input(runs > 0
+                            ? "--runs " + std::to_string(runs) + " needs --cv C > 0 (the spread of the drawn durations)"
+                            : "--cv needs --runs N > 0 (the number of runs with drawn durations)");
   const auto file = read_any_graph_file(graph_path, reading, limits);
   const graph& g = file.graph;
-  const cluster c =
-      cf.cluster_file.empty() && cf.devices == 0 ? read_placement_file_cluster(placement_path, limits) : cf.make(limits);
+  const cluster c = cf.cluster_file.empty() && cf.devices == 0 ? read_placement_file_cluster(placement_path, limits)
+                                                               : cf.make(limits);
   const graph_model model(g, c);
   const auto placement_read = read_complete_placement(placement_path, g, c, limits);
   const placement& p = placement_read.placement;
@@ -58,9 +59,9 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
     for (const seconds x : {dist.mean, dist.p50, dist.p95, dist.min, dist.max})
       require_finite(x, graph_path, "a makespan of the runs with drawn durations");
     if (json) {
-      document["runs"] = {{"count", runs}, {"cv", cv},        {"seed", seed},         {"mean", dist.mean},
-                          {"stddev", dist.stddev}, {"p50", dist.p50}, {"p95", dist.p95}, {"min", dist.min},
-                          {"max", dist.max},      {"out_of_memory", dist.failed}};
+      document["runs"] = {
+          {"count", runs},   {"cv", cv},        {"seed", seed},    {"mean", dist.mean}, {"stddev", dist.stddev},
+          {"p50", dist.p50}, {"p95", dist.p95}, {"min", dist.min}, {"max", dist.max},   {"out_of_memory", dist.failed}};
       std::cout << document.dump(2) << "\n";
       return 0;
     }

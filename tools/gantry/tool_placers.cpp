@@ -17,7 +17,8 @@
 
 namespace gantry::cli {
 
-std::vector<placer_entry> tool_placers([[maybe_unused]] int exact_time_limit_ms, [[maybe_unused]] std::shared_ptr<exact_proof> proof,
+std::vector<placer_entry> tool_placers([[maybe_unused]] int exact_time_limit_ms,
+                                       [[maybe_unused]] std::shared_ptr<exact_proof> proof,
                                        [[maybe_unused]] std::optional<seconds> doppler_time_limit) {
   std::vector<placer_entry> all = placers();
 #if GANTRY_CLI_HAS_GLPK
@@ -25,7 +26,8 @@ std::vector<placer_entry> tool_placers([[maybe_unused]] int exact_time_limit_ms,
                  "optimal schedule of a graph of at most 30 vertices (GLPK MIP, static memory; "
                  "--exact-time-limit gives the best found and a proven bound)",
                  true, [exact_time_limit_ms, proof](const placer_request& r) {
-                   if (const std::string why = exact_too_large(r.g.vertex_count(), r.devices.device_count()); !why.empty())
+                   if (const std::string why = exact_too_large(r.g.vertex_count(), r.devices.device_count());
+                       !why.empty())
                      throw invalid_input("exact: " + why);
                    const auto group = colocation_groups(r.g);
                    exact_result e = exact_schedule(r.g, r.model, r.devices,

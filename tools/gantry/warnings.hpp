@@ -56,7 +56,8 @@ namespace warning_detail {
   if (!(in >> load)) return std::nullopt;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   if (load <= 0.5 * threads) return std::nullopt;
-  return "this machine is busy (load average " + gantry::detail::format_number(load, 2) + " on " + std::to_string(threads) +
+  return "this machine is busy (load average " + gantry::detail::format_number(load, 2) + " on " +
+         std::to_string(threads) +
          " hardware threads): measured times include waiting for a core, so the errors and rankings below are not "
          "to be trusted; measure on a quiet machine";
 }

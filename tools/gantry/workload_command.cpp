@@ -68,8 +68,9 @@ inline int run_workload_command(const std::string& name, const workload_flags& f
 
 void register_workload_command(CLI::App& app) {
   auto flags = std::make_shared<workload_flags>();
-  auto* command = app.add_subcommand("workload", "write one of DOPPLER's workloads (chainmm, ffnn, llama-block, "
-                                                 "llama-layer) as a graph file");
+  auto* command = app.add_subcommand("workload",
+                                     "write one of DOPPLER's workloads (chainmm, ffnn, llama-block, "
+                                     "llama-layer) as a graph file");
   command->require_subcommand(1);
   // Every workload's own subcommand, sharing the output options and the one callback.
   const auto common = [flags](CLI::App& sub) {
@@ -120,8 +121,9 @@ void register_workload_command(CLI::App& app) {
   common(*ffnn_command);
   for (const char* which : {"llama-block", "llama-layer"}) {
     const bool layer = std::string(which) == "llama-layer";
-    auto* sub = command->add_subcommand(which, layer ? "a Llama layer: embedding, block, output projection and softmax"
-                                                     : "a Llama block: attention and SwiGLU FFN, sharded Megatron style");
+    auto* sub =
+        command->add_subcommand(which, layer ? "a Llama layer: embedding, block, output projection and softmax"
+                                             : "a Llama block: attention and SwiGLU FFN, sharded Megatron style");
     auto& b = flags->llama.block;
     sub->add_option("--batch", b.batch)->check(positive_whole(b.batch))->capture_default_str();
     sub->add_option("--sequence", b.sequence)->check(positive_whole(b.sequence))->capture_default_str();
@@ -129,9 +131,10 @@ void register_workload_command(CLI::App& app) {
     sub->add_option("--heads", b.heads)->check(positive_whole(b.heads))->capture_default_str();
     sub->add_option("--ffn-hidden", b.ffn_hidden)->check(positive_whole(b.ffn_hidden))->capture_default_str();
     sub->add_option("--shards", b.shards)->check(positive_whole(b.shards))->capture_default_str();
-    if (layer) sub->add_option("--vocabulary", flags->llama.vocabulary)
-        ->check(positive_whole(flags->llama.vocabulary))
-        ->capture_default_str();
+    if (layer)
+      sub->add_option("--vocabulary", flags->llama.vocabulary)
+          ->check(positive_whole(flags->llama.vocabulary))
+          ->capture_default_str();
     common(*sub);
   }
 }

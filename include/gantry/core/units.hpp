@@ -26,8 +26,7 @@ inline std::string_view trim(std::string_view text) {
 inline bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
   return true;
 }
 
@@ -37,12 +36,14 @@ struct leading_number {
   double value = 0;
   std::string_view digits;  // the number as written
   std::string_view rest;
-  bool whole = false;       // written without fraction or exponent
+  bool whole = false;  // written without fraction or exponent
 };
 
 inline bool read_leading_number(std::string_view text, leading_number& out) {
   std::size_t i = 0;
-  const auto digit = [&](std::size_t k) { return k < text.size() && std::isdigit(static_cast<unsigned char>(text[k])); };
+  const auto digit = [&](std::size_t k) {
+    return k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]));
+  };
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
   const std::size_t mantissa = i;
   while (digit(i)) ++i;
@@ -152,7 +153,8 @@ inline std::string quoted(std::string_view text, char quote = '\'', std::size_t 
 template <named_enum E>
 [[nodiscard]] E parse_enum_name(std::string_view text, std::string_view what) {
   if (const auto value = parse_enum<E>(text)) return *value;
-  throw invalid_input("unknown " + std::string(what) + " " + detail::quoted(text) + " (expected " + enum_choices<E>() + ")");
+  throw invalid_input("unknown " + std::string(what) + " " + detail::quoted(text) + " (expected " + enum_choices<E>() +
+                      ")");
 }
 
 namespace detail {
@@ -185,7 +187,8 @@ inline std::string format_3_digits(double value) {
   };
   detail::leading_number number;
   if (input.empty()) return fail("it is empty");
-  if (!detail::read_leading_number(input, number)) return fail("expected a number, optionally followed by a unit such as GiB or MB");
+  if (!detail::read_leading_number(input, number))
+    return fail("expected a number, optionally followed by a unit such as GiB or MB");
   const std::string_view suffix = detail::trim(number.rest);
   const double multiplier = detail::size_multiplier(suffix);
   if (multiplier == 0)
@@ -233,7 +236,8 @@ inline std::string format_3_digits(double value) {
   };
   detail::leading_number number;
   if (input.empty()) return fail("it is empty");
-  if (!detail::read_leading_number(input, number)) return fail("expected a number, optionally followed by a unit such as ms or us");
+  if (!detail::read_leading_number(input, number))
+    return fail("expected a number, optionally followed by a unit such as ms or us");
   const std::string_view unit = detail::trim(number.rest);
   double scale = 0;
   if (unit.empty() || unit == "s" || unit == "sec") scale = 1;
@@ -279,7 +283,8 @@ inline std::string format_3_digits(double value) {
     throw invalid_input("invalid bandwidth " + detail::quoted(text) + ": " + why);
   };
   if (input.empty()) return fail("it is empty");
-  if (!detail::read_leading_number(input, number)) return fail("expected a number of bytes per second, such as 12 GB/s");
+  if (!detail::read_leading_number(input, number))
+    return fail("expected a number of bytes per second, such as 12 GB/s");
   const double multiplier = detail::size_multiplier(detail::trim(number.rest));
   if (multiplier == 0)
     return fail("unknown unit " + detail::quoted(detail::trim(number.rest)) + " (use B/s, MB/s, GB/s, GiB/s, ...)");

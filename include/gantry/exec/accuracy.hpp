@@ -27,7 +27,8 @@ namespace gantry {
 // two values. Throws invalid_input for series of different lengths.
 [[nodiscard]] inline double pearson(std::span<const double> x, std::span<const double> y) {
   if (x.size() != y.size())
-    throw invalid_input("pearson: series of " + std::to_string(x.size()) + " and " + std::to_string(y.size()) + " values");
+    throw invalid_input("pearson: series of " + std::to_string(x.size()) + " and " + std::to_string(y.size()) +
+                        " values");
   const std::size_t n = x.size();
   if (n < 2) return 0;
   const double mx = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
@@ -60,7 +61,8 @@ namespace gantry {
 // Spearman's rank correlation: Pearson's on the ranks, ties averaged.
 [[nodiscard]] inline double spearman(std::span<const double> x, std::span<const double> y) {
   if (x.size() != y.size())
-    throw invalid_input("spearman: series of " + std::to_string(x.size()) + " and " + std::to_string(y.size()) + " values");
+    throw invalid_input("spearman: series of " + std::to_string(x.size()) + " and " + std::to_string(y.size()) +
+                        " values");
   const auto rx = ranks_of(x), ry = ranks_of(y);
   return pearson(rx, ry);
 }
@@ -84,7 +86,8 @@ struct start_time_error {
       out.worst = v;
     }
   }
-  if (!errors.empty()) out.mean = std::accumulate(errors.begin(), errors.end(), 0.0) / static_cast<double>(errors.size());
+  if (!errors.empty())
+    out.mean = std::accumulate(errors.begin(), errors.end(), 0.0) / static_cast<double>(errors.size());
   out.median = median_of(std::move(errors));
   return out;
 }

@@ -36,7 +36,7 @@ class backend_adaptor final : public any_backend {
  public:
   // B is built in place (a backend is rarely movable: it owns threads or GPU contexts).
   template <class... Args>
-    requires std::constructible_from<B, Args...>
+  requires std::constructible_from<B, Args...>
   explicit backend_adaptor(Args&&... args) : backend_(std::forward<Args>(args)...) {}
 
   void begin(std::size_t devices) override { backend_.begin(devices); }

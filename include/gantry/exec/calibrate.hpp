@@ -23,19 +23,19 @@ namespace gantry {
 
 struct cpu_calibration_options {
   std::size_t devices = 2;
-  seconds loop_time = 0.05;               // how long the busy loop is timed
-  std::size_t overhead_vertices = 1000;   // length of the chain of empty vertices
+  seconds loop_time = 0.05;              // how long the busy loop is timed
+  std::size_t overhead_vertices = 1000;  // length of the chain of empty vertices
   std::vector<byte_count> copy_sizes = {std::uint64_t{4} << 10, std::uint64_t{64} << 10, std::uint64_t{1} << 20,
                                         std::uint64_t{4} << 20, std::uint64_t{16} << 20};
-  int repeats = 7;                        // copies per size; their median is the sample
+  int repeats = 7;  // copies per size; their median is the sample
 };
 
 struct cpu_calibration {
-  double loop_rate = 0;              // busy-loop iterations per second
-  seconds launch_overhead = 0;       // per vertex: the executor's round trip for a vertex of no work
-  link_fit link;                     // the fitted link between two device buffers
+  double loop_rate = 0;                  // busy-loop iterations per second
+  seconds launch_overhead = 0;           // per vertex: the executor's round trip for a vertex of no work
+  link_fit link;                         // the fitted link between two device buffers
   std::vector<transfer_sample> samples;  // per size: the median copy time
-  unsigned hardware_threads = 0;     // std::thread::hardware_concurrency()
+  unsigned hardware_threads = 0;         // std::thread::hardware_concurrency()
 };
 
 // What any backend's calibration measures: the executor's round trip per vertex and the link.
@@ -49,7 +49,7 @@ struct backend_calibration_options {
   std::size_t overhead_vertices = 1000;  // length of the chain of empty vertices
   std::vector<byte_count> copy_sizes = {std::uint64_t{4} << 10, std::uint64_t{64} << 10, std::uint64_t{1} << 20,
                                         std::uint64_t{4} << 20, std::uint64_t{16} << 20};
-  int repeats = 7;                       // copies per size; their median is the sample
+  int repeats = 7;  // copies per size; their median is the sample
 };
 
 // The executor's round trip per vertex on `backend` with `devices` devices: a chain of `vertices`
@@ -102,8 +102,9 @@ template <execution_backend B>
   // The least-squares slope gives the bandwidth; large copies dominate the intercept, so the
   // latency is what the smallest copy takes beyond its bytes at that bandwidth.
   out.link = fit_link(out.samples);
-  const auto smallest = *std::min_element(out.samples.begin(), out.samples.end(),
-                                          [](const transfer_sample& a, const transfer_sample& b) { return a.bytes < b.bytes; });
+  const auto smallest =
+      *std::min_element(out.samples.begin(), out.samples.end(),
+                        [](const transfer_sample& a, const transfer_sample& b) { return a.bytes < b.bytes; });
   out.link.link.latency = std::max(0.0, smallest.time - smallest.bytes / out.link.link.bandwidth);
   return out;
 }
@@ -134,7 +135,8 @@ struct domain_measurement {
     const std::string suffix = std::to_string(k);
     const auto a = g.add_vertex(vertex_properties{.name = "a" + suffix, .output = bytes, .op = "input"});
     const auto b = g.add_vertex(vertex_properties{.name = "b" + suffix, .output = bytes, .op = "input"});
-    const auto sum = g.add_vertex(vertex_properties{.name = "sum" + suffix, .compute = 1e-3, .output = bytes, .op = "add"});
+    const auto sum =
+        g.add_vertex(vertex_properties{.name = "sum" + suffix, .compute = 1e-3, .output = bytes, .op = "add"});
     g.add_edge(a, sum, bytes);
     g.add_edge(b, sum, bytes);
   }
@@ -158,7 +160,8 @@ template <execution_backend B>
       const auto r = execute(probe, model, c, std::span<const device_id>(placement), backend);
       if (!r.ok()) throw invalid_input("measure_domain: the probe did not run: " + r.outcome.message);
       if (run == 0) continue;  // warm-up
-      for (vertex_id v = 2; v < probe.vertex_count(); v += 3) times.push_back(r.schedule.finish[v] - r.schedule.start[v]);
+      for (vertex_id v = 2; v < probe.vertex_count(); v += 3)
+        times.push_back(r.schedule.finish[v] - r.schedule.start[v]);
     }
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
@@ -189,7 +192,8 @@ inline void add_measured_domain(cluster& c, const domain_measurement& m, std::st
   out.hardware_threads = std::thread::hardware_concurrency();
   out.loop_rate = calibrate_busy_loop(options.loop_time);
   const byte_count largest = *std::max_element(options.copy_sizes.begin(), options.copy_sizes.end());
-  cpu_backend backend({.kernel = cpu_kernel::spin, .max_copy_bytes = static_cast<std::size_t>(largest), .pace_copies = false});
+  cpu_backend backend(
+      {.kernel = cpu_kernel::spin, .max_copy_bytes = static_cast<std::size_t>(largest), .pace_copies = false});
   auto measured = calibrate_backend(backend, {.devices = options.devices,
                                               .overhead_vertices = options.overhead_vertices,
                                               .copy_sizes = options.copy_sizes,

@@ -94,10 +94,14 @@ enum class cpu_kernel {
 
 [[nodiscard]] constexpr const char* to_string(cpu_kernel k) noexcept {
   switch (k) {
-    case cpu_kernel::busy_loop: return "busy-loop";
-    case cpu_kernel::spin: return "spin";
-    case cpu_kernel::sleep: return "sleep";
-    case cpu_kernel::work: return "work";
+    case cpu_kernel::busy_loop:
+      return "busy-loop";
+    case cpu_kernel::spin:
+      return "spin";
+    case cpu_kernel::sleep:
+      return "sleep";
+    case cpu_kernel::work:
+      return "work";
   }
   return "unknown";
 }
@@ -292,14 +296,19 @@ class cpu_backend {
 
   void run_kernel(const vertex_launch& job) const {
     const seconds duration = job.duration;
-    const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(duration));
+    const auto until =
+        clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(duration));
     switch (options_.kernel) {
       case cpu_kernel::busy_loop:
         detail::busy_loop_sink().store(
             detail::busy_loop(static_cast<std::uint64_t>(std::min(duration * options_.loop_rate, 1e18))));
         return;
-      case cpu_kernel::sleep: wait_until(until); return;
-      case cpu_kernel::work: options_.work(job); return;
+      case cpu_kernel::sleep:
+        wait_until(until);
+        return;
+      case cpu_kernel::work:
+        options_.work(job);
+        return;
       case cpu_kernel::spin:
         while (clock::now() < until) {
         }
@@ -309,7 +318,8 @@ class cpu_backend {
 
   // Sleeps until sleep_margin before `until`, then spins: a sleep alone ends late by the wake-up.
   void wait_until(clock::time_point until) const {
-    const auto margin = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.sleep_margin));
+    const auto margin =
+        std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.sleep_margin));
     if (until - clock::now() > margin) std::this_thread::sleep_until(until - margin);
     while (clock::now() < until) {
     }
@@ -366,9 +376,7 @@ class cpu_backend {
     }
     copy_wake_.notify_all();
     for (auto& w : workers_) {
-      {
-        std::lock_guard lock(w->mutex);
-      }
+      { std::lock_guard lock(w->mutex); }
       w->wake.notify_all();
     }
     for (auto& w : workers_)
@@ -401,7 +409,7 @@ class cpu_backend {
   // Launched, not yet completed. Only the executor's thread launches, and it is the one that waits
   // for 0, so a launch needs no lock; a completion lowers it under done_mutex_, then wakes it.
   std::atomic<std::size_t> in_flight_ = 0;
-  std::exception_ptr failure_;        // the first exception of a work function (under done_mutex_)
+  std::exception_ptr failure_;  // the first exception of a work function (under done_mutex_)
   clock::time_point epoch_ = clock::now();
 };
 

@@ -92,7 +92,8 @@ inline void cu_check(CUresult e, const char* what) {
 
 inline void blas_check(cublasStatus_t e, const char* what) {
   if (e != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("cuda_backend: ") + what + ": cuBLAS status " + std::to_string(static_cast<int>(e)));
+    throw std::runtime_error(std::string("cuda_backend: ") + what + ": cuBLAS status " +
+                             std::to_string(static_cast<int>(e)));
 }
 
 // One thread spins until `cycles` of the SM clock have passed: a vertex of a profiled graph.
@@ -132,12 +133,23 @@ __global__ void elementwise_kernel(const float* x, unsigned long long reads, flo
       else v += u;
     }
     switch (kind) {
-      case elementwise_op::relu: v = fmaxf(v, 0.0f); break;
-      case elementwise_op::silu: v = v / (1.0f + __expf(-v)); break;
-      case elementwise_op::rope: v = v * 0.5f + v * v * 0.25f; break;
-      case elementwise_op::rmsnorm: v = v * rsqrtf(v * v + 1e-6f); break;
-      case elementwise_op::softmax: v = __expf(v) / (1.0f + __expf(v)); break;
-      default: break;
+      case elementwise_op::relu:
+        v = fmaxf(v, 0.0f);
+        break;
+      case elementwise_op::silu:
+        v = v / (1.0f + __expf(-v));
+        break;
+      case elementwise_op::rope:
+        v = v * 0.5f + v * v * 0.25f;
+        break;
+      case elementwise_op::rmsnorm:
+        v = v * rsqrtf(v * v + 1e-6f);
+        break;
+      case elementwise_op::softmax:
+        v = __expf(v) / (1.0f + __expf(v));
+        break;
+      default:
+        break;
     }
     y[i] = v;
   }
@@ -152,7 +164,7 @@ enum class cuda_replay { streams, graph };
 struct cuda_backend_options {
   // Whole GPUs: device d of the cluster is GPU gpus[d]. Empty: one GPU cut into partitions.
   std::vector<int> gpus{};
-  int gpu = 0;                    // the GPU to partition when gpus is empty
+  int gpu = 0;  // the GPU to partition when gpus is empty
   // SMs per virtual device; 0: the largest equal split the GPU's SM granularity allows
   // (exec/sm_partition.hpp). A size the driver does not allow is refused with the legal ones.
   unsigned sms_per_partition = 0;
@@ -320,7 +332,9 @@ class cuda_backend {
 
   // What the devices are, once made (by begin() or profile()): "GPU 0 (NVIDIA H200, 132 SMs):
   // 4 partitions of 32 SMs (4 of 132 unused); one clock" or the whole GPUs.
-  [[nodiscard]] std::string description() const { return clocks_.empty() ? description_ : description_ + "; " + clocks_; }
+  [[nodiscard]] std::string description() const {
+    return clocks_.empty() ? description_ : description_ + "; " + clocks_;
+  }
 
   // Each shaped vertex's time alone on device 0 (its events), the median of `runs` rounds after a
   // warm-up round, every round running every vertex once in id order; a timed vertex keeps g's
@@ -348,8 +362,8 @@ class cuda_backend {
  private:
   struct device_state {
     int gpu = 0;
-    CUgreenCtx green = nullptr;  // null for a whole GPU
-    CUcontext context = nullptr; // the green context's, or the GPU's primary context
+    CUgreenCtx green = nullptr;            // null for a whole GPU
+    CUcontext context = nullptr;           // the green context's, or the GPU's primary context
     std::vector<cudaEvent_t> free_events;  // made in this context: events belong to one
     cudaEvent_t epoch = nullptr;
     // Whose epoch this device's times are measured from, and that epoch's offset from this
@@ -363,7 +377,7 @@ class cuda_backend {
     void* buffer = nullptr;
     void* staging = nullptr;  // pinned host memory, for copies to GPUs without peer access
     double clock_hz = 1e9;
-    int sms = 0;              // SMs the device runs on: its partition's, or the GPU's
+    int sms = 0;  // SMs the device runs on: its partition's, or the GPU's
     cublasHandle_t blas = nullptr;
     float *a = nullptr, *b = nullptr, *c = nullptr, *x = nullptr, *y = nullptr;  // real work's buffers
   };
@@ -439,13 +453,13 @@ class cuda_backend {
   activity enqueue_copy(const copy_launch& c, const std::vector<cudaEvent_t>& after, bool capturing) {
     auto& from = devices_.at(c.from);
     auto& to = devices_.at(c.to);
-    if (c.from == c.to) throw invalid_input("cuda_backend: a copy from device " + std::to_string(c.from) + " to itself");
+    if (c.from == c.to)
+      throw invalid_input("cuda_backend: a copy from device " + std::to_string(c.from) + " to itself");
     const std::size_t bytes = static_cast<std::size_t>(std::min<byte_count>(c.bytes, options_.max_copy_bytes));
     const bool staged = from.gpu != to.gpu && !peer_access(c.from, c.to);
     const cudaStream_t stream = from.send[c.to];
     set_device(c.from);
-    for (const cudaEvent_t e : after)
-      detail::cuda_check(cudaStreamWaitEvent(stream, e, 0), "wait before a copy");
+    for (const cudaEvent_t e : after) detail::cuda_check(cudaStreamWaitEvent(stream, e, 0), "wait before a copy");
     activity a{true, c.id, c.from, staged ? c.to : c.from, take_event(c.from), nullptr};
     record(a.begin, stream, capturing);
     if (!staged) {
@@ -550,14 +564,15 @@ class cuda_backend {
       // Column-major C (m x n) = A (m x k) B (k x n).
       const float one = 1.0f, zero = 0.0f;
       const int m = static_cast<int>(o->m), n = static_cast<int>(o->n), k = static_cast<int>(o->k);
-      detail::blas_check(cublasSgemm(dev.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dev.a, m, dev.b, k, &zero, dev.c, m),
-                         "run a product");
+      detail::blas_check(
+          cublasSgemm(dev.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dev.a, m, dev.b, k, &zero, dev.c, m),
+          "run a product");
       return;
     }
     if (o != nullptr && o->kind == operation_kind::elementwise) {
       const unsigned threads = 256;
-      const auto blocks = static_cast<unsigned>(
-          std::min<std::uint64_t>((o->elements + threads - 1) / threads, std::uint64_t{8} * static_cast<unsigned>(dev.sms)));
+      const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(
+          (o->elements + threads - 1) / threads, std::uint64_t{8} * static_cast<unsigned>(dev.sms)));
       detail::elementwise_kernel<<<std::max(blocks, 1u), threads, 0, dev.stream>>>(dev.x, o->reads, dev.y, o->elements,
                                                                                    static_cast<int>(o->op));
       detail::cuda_check(cudaGetLastError(), "launch an element-wise kernel");
@@ -705,11 +720,14 @@ class cuda_backend {
       CUdevice cu_device = 0;
       detail::cu_check(detail::driver().device_get(&cu_device, options_.gpu), "cuDeviceGet");
       CUdevResource sms{};
-      detail::cu_check(detail::driver().device_get_dev_resource(cu_device, &sms, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
+      detail::cu_check(detail::driver().device_get_dev_resource(cu_device, &sms, CU_DEV_RESOURCE_TYPE_SM),
+                       "cuDeviceGetDevResource");
       const sm_resource resource{sms.sm.smCount, sms.sm.minSmPartitionSize, sms.sm.smCoscheduledAlignment};
       const auto driver_makes = [&](unsigned per) {
         unsigned count = 0;
-        return detail::driver().dev_sm_resource_split_by_count(nullptr, &count, &sms, nullptr, 0, per) == CUDA_SUCCESS ? count : 0u;
+        return detail::driver().dev_sm_resource_split_by_count(nullptr, &count, &sms, nullptr, 0, per) == CUDA_SUCCESS
+                   ? count
+                   : 0u;
       };
       cudaDeviceProp prop{};
       detail::cuda_check(cudaGetDeviceProperties(&prop, options_.gpu), "read the GPU's properties");
@@ -731,8 +749,10 @@ class cuda_backend {
         if (groups[d].sm.smCount != plan.per_partition)
           description_ += "; partition " + std::to_string(d) + " got " + std::to_string(groups[d].sm.smCount) + " SMs";
         CUdevResourceDesc desc{};
-        detail::cu_check(detail::driver().dev_resource_generate_desc(&desc, &groups[d], 1), "cuDevResourceGenerateDesc");
-        detail::cu_check(detail::driver().green_ctx_create(&dev.green, desc, cu_device, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
+        detail::cu_check(detail::driver().dev_resource_generate_desc(&desc, &groups[d], 1),
+                         "cuDevResourceGenerateDesc");
+        detail::cu_check(detail::driver().green_ctx_create(&dev.green, desc, cu_device, CU_GREEN_CTX_DEFAULT_STREAM),
+                         "cuGreenCtxCreate");
         detail::cu_check(detail::driver().ctx_from_green_ctx(&dev.context, dev.green), "cuCtxFromGreenCtx");
         dev.sms = static_cast<int>(groups[d].sm.smCount);
       }
@@ -753,7 +773,8 @@ class cuda_backend {
       int khz = 0;
       detail::cuda_check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev.gpu), "read the clock rate");
       dev.clock_hz = 1e3 * static_cast<double>(khz);
-      if (dev.sms == 0) detail::cuda_check(cudaDeviceGetAttribute(&dev.sms, cudaDevAttrMultiProcessorCount, dev.gpu), "count SMs");
+      if (dev.sms == 0)
+        detail::cuda_check(cudaDeviceGetAttribute(&dev.sms, cudaDevAttrMultiProcessorCount, dev.gpu), "count SMs");
       if (options_.gpus.size() > 1)  // pinned staging for copies to GPUs without peer access
         detail::cuda_check(cudaMallocHost(&dev.staging, options_.max_copy_bytes), "allocate a pinned staging buffer");
       allocate_work_buffers(dev);
@@ -764,8 +785,9 @@ class cuda_backend {
                        "allocate the gate's flags");
     gate_flags_[0] = 0;
     gate_flags_[1] = 0;
-    detail::cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&gate_device_flags_), const_cast<int*>(gate_flags_), 0),
-                       "map the gate's flags");
+    detail::cuda_check(
+        cudaHostGetDevicePointer(reinterpret_cast<void**>(&gate_device_flags_), const_cast<int*>(gate_flags_), 0),
+        "map the gate's flags");
     detail::cuda_check(cudaEventCreateWithFlags(&gate_, cudaEventDisableTiming), "create the start gate");
     detail::cuda_check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "create a capture's fork");
   }
@@ -779,8 +801,8 @@ class cuda_backend {
       if (o.kind == operation_kind::matmul) {
         a = std::max(a, o.m * o.k), b = std::max(b, o.k * o.n), c = std::max(c, o.m * o.n);
         if (std::max({o.m, o.n, o.k}) > std::uint64_t{INT32_MAX})
-          throw invalid_input("cuda_backend: a product of " + std::to_string(o.m) + " x " + std::to_string(o.k) + " x " +
-                              std::to_string(o.n) + " is beyond cuBLAS's 32-bit sizes");
+          throw invalid_input("cuda_backend: a product of " + std::to_string(o.m) + " x " + std::to_string(o.k) +
+                              " x " + std::to_string(o.n) + " is beyond cuBLAS's 32-bit sizes");
       } else if (o.kind == operation_kind::elementwise) {
         x = std::max(x, o.reads), y = std::max(y, o.elements);
       }
@@ -839,10 +861,10 @@ class cuda_backend {
   std::vector<device_state> devices_;
   std::vector<activity> pending_;
   std::vector<std::pair<int, int>> peers_;  // (from, to) GPUs with peer access enabled
-  cudaEvent_t gate_ = nullptr;  // hold()'s gate, in device 0's context
-  cudaEvent_t fork_ = nullptr;  // a capture's fork, in device 0's context
-  volatile int* gate_flags_ = nullptr;  // [open, expired], pinned and mapped
-  int* gate_device_flags_ = nullptr;     // the same, as the GPU sees them
+  cudaEvent_t gate_ = nullptr;              // hold()'s gate, in device 0's context
+  cudaEvent_t fork_ = nullptr;              // a capture's fork, in device 0's context
+  volatile int* gate_flags_ = nullptr;      // [open, expired], pinned and mapped
+  int* gate_device_flags_ = nullptr;        // the same, as the GPU sees them
   bool last_host_paced_ = false;
   bool events_need_context_ = false;  // see in_context()
   std::string description_, clocks_;

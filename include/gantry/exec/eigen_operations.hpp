@@ -89,19 +89,23 @@ class eigen_operations {
   static void run(const operation& o, buffers& buf, seconds duration) {
     switch (o.kind) {
       case operation_kind::timed: {
-        const auto until = std::chrono::steady_clock::now() +
-                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration));
+        const auto until =
+            std::chrono::steady_clock::now() +
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration));
         while (std::chrono::steady_clock::now() < until) {
         }
         return;
       }
       case operation_kind::matmul: {
-        const auto m = static_cast<Eigen::Index>(o.m), k = static_cast<Eigen::Index>(o.k), n = static_cast<Eigen::Index>(o.n);
+        const auto m = static_cast<Eigen::Index>(o.m), k = static_cast<Eigen::Index>(o.k),
+                   n = static_cast<Eigen::Index>(o.n);
         matrix(buf.c.data(), m, n).noalias() = matrix(buf.a.data(), m, k) * matrix(buf.b.data(), k, n);
         sink(buf.c[0]);
         return;
       }
-      case operation_kind::elementwise: elementwise(o, buf); return;
+      case operation_kind::elementwise:
+        elementwise(o, buf);
+        return;
     }
   }
 
@@ -128,11 +132,20 @@ class eigen_operations {
       case elementwise_op::add:
       case elementwise_op::mul:
       case elementwise_op::select:
-      case elementwise_op::reduce_exp: break;
-      case elementwise_op::relu: y = y.max(0.0f); break;
-      case elementwise_op::silu: y = y / (1.0f + (-y).exp()); break;
-      case elementwise_op::rope: y = y * 0.5f + y * y * 0.25f; break;
-      case elementwise_op::rmsnorm: y *= 1.0f / std::sqrt(y.square().mean() + 1e-6f); break;
+      case elementwise_op::reduce_exp:
+        break;
+      case elementwise_op::relu:
+        y = y.max(0.0f);
+        break;
+      case elementwise_op::silu:
+        y = y / (1.0f + (-y).exp());
+        break;
+      case elementwise_op::rope:
+        y = y * 0.5f + y * y * 0.25f;
+        break;
+      case elementwise_op::rmsnorm:
+        y *= 1.0f / std::sqrt(y.square().mean() + 1e-6f);
+        break;
       case elementwise_op::softmax: {
         y = (y - y.maxCoeff()).exp();
         y *= 1.0f / y.sum();

@@ -29,7 +29,9 @@ struct execute_options {
 
 // The options of a simulation that an execution should share, so both follow one rule set.
 [[nodiscard]] inline execute_options execute_options_from(const simulate_options& o) {
-  return {.policy = o.policy, .priority = o.priority, .cache_transfers = o.cache_transfers,
+  return {.policy = o.policy,
+          .priority = o.priority,
+          .cache_transfers = o.cache_transfers,
           .wait_for_memory = o.wait_for_memory};
 }
 
@@ -58,7 +60,8 @@ class executor : public event_loop<M, D, B, execution_result> {
   executor(const csr_graph& g, const M& model, const D& devices, std::span<const device_id> placement, B& backend,
            execute_options options = {}, std::function<std::string(vertex_id)> names = {})
       : event_loop<M, D, B, execution_result>(g, model, devices, placement, backend,
-                                              {.policy = options.policy, .priority = options.priority,
+                                              {.policy = options.policy,
+                                               .priority = options.priority,
                                                .cache_transfers = options.cache_transfers,
                                                .wait_for_memory = options.wait_for_memory},
                                               "execute", std::move(names)) {}

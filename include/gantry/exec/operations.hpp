@@ -49,8 +49,9 @@ struct operation {
   std::uint32_t operands = 0;               // in-edges
 
   [[nodiscard]] double flops() const noexcept {
-    return kind == operation_kind::matmul ? 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n)
-                                          : 0.0;
+    return kind == operation_kind::matmul
+               ? 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n)
+               : 0.0;
   }
 };
 
@@ -75,7 +76,7 @@ inline constexpr std::array<named_elementwise, 11> elementwise_ops{{
 
 // m and n of a product writing `elements` from operands of `reads` elements with inner dimension k.
 inline std::pair<std::uint64_t, std::uint64_t> product_sides(std::uint64_t elements, std::uint64_t reads,
-                                                              std::uint64_t k) {
+                                                             std::uint64_t k) {
   const double e = static_cast<double>(elements), s = static_cast<double>(reads) / static_cast<double>(k);
   const double discriminant = s * s - 4 * e;
   // Fewer operand elements than any product of E outputs can read: the inputs are broadcast, so
@@ -127,8 +128,8 @@ inline std::pair<std::uint64_t, std::uint64_t> product_sides(std::uint64_t eleme
     const double inner = p.flops / (2.0 * static_cast<double>(o.elements));
     const auto k = static_cast<std::uint64_t>(std::llround(inner));
     if (!(inner >= 0.5) || std::abs(inner - static_cast<double>(k)) > 1e-3 * inner)
-      throw invalid_input(where() + ": " + std::to_string(p.flops) + " FLOPs are not 2 x " + std::to_string(o.elements) +
-                          " output elements x a whole inner dimension");
+      throw invalid_input(where() + ": " + std::to_string(p.flops) + " FLOPs are not 2 x " +
+                          std::to_string(o.elements) + " output elements x a whole inner dimension");
     if (o.operands < 2 || o.reads < 2 * k) throw invalid_input(where() + ": a product needs two operands");
     o.kind = operation_kind::matmul;
     o.k = k;
@@ -151,8 +152,8 @@ inline void check_profile(const char* who, const graph& g, std::span<const opera
   if (runs < 1) throw invalid_input(std::string(who) + ": runs must be >= 1");
 }
 template <class TimeOne>
-[[nodiscard]] std::vector<seconds> profile_rounds(const char* who, const graph& g, std::span<const operation> operations,
-                                                  int runs, TimeOne time_one) {
+[[nodiscard]] std::vector<seconds> profile_rounds(const char* who, const graph& g,
+                                                  std::span<const operation> operations, int runs, TimeOne time_one) {
   check_profile(who, g, operations, runs);
   std::vector<std::vector<seconds>> samples(g.vertex_count());
   for (int round = 0; round <= runs; ++round)

@@ -68,12 +68,12 @@ template <adapted_graph G, placement_model M, device_set D>
   const csr_graph& g = *view;
   const std::size_t n = g.vertex_count(), m = devices.device_count(), t = s.transfers.size();
   if (s.device.size() != n || s.start.size() != n || s.finish.size() != n)
-    throw invalid_input("make_ahead_plan: the schedule has " + std::to_string(s.device.size()) + " vertices; the graph " +
-                        std::to_string(n));
+    throw invalid_input("make_ahead_plan: the schedule has " + std::to_string(s.device.size()) +
+                        " vertices; the graph " + std::to_string(n));
   for (vertex_id v = 0; v < n; ++v)
     if (s.device[v] >= m)
-      throw invalid_input("make_ahead_plan: vertex " + std::to_string(v) + " is on device " + std::to_string(s.device[v]) +
-                          " of " + std::to_string(m));
+      throw invalid_input("make_ahead_plan: vertex " + std::to_string(v) + " is on device " +
+                          std::to_string(s.device[v]) + " of " + std::to_string(m));
   for (std::size_t i = 0; i < t; ++i) {
     const auto& x = s.transfers[i];
     if (x.tensor >= n || x.from >= m || x.to >= m || x.from == x.to || x.edge >= g.edge_count())
@@ -111,15 +111,16 @@ template <adapted_graph G, placement_model M, device_set D>
     const auto u = g.source(e), v = g.target(e);
     if (s.device[u] == s.device[v]) continue;
     if (serving[e] == detail::no_transfer)
-      throw invalid_input("make_ahead_plan: edge " + std::to_string(u) + " -> " + std::to_string(v) + " crosses device " +
-                          std::to_string(s.device[u]) + " -> " + std::to_string(s.device[v]) +
+      throw invalid_input("make_ahead_plan: edge " + std::to_string(u) + " -> " + std::to_string(v) +
+                          " crosses device " + std::to_string(s.device[u]) + " -> " + std::to_string(s.device[v]) +
                           " but no transfer carries it");
     need(v, static_cast<std::uint32_t>(n + serving[e]), true);
   }
   std::vector<std::uint32_t> by_start(t);
   for (std::uint32_t i = 0; i < t; ++i) by_start[i] = i;
   std::stable_sort(by_start.begin(), by_start.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return std::tie(s.transfers[a].start, s.transfers[a].finish) < std::tie(s.transfers[b].start, s.transfers[b].finish);
+    return std::tie(s.transfers[a].start, s.transfers[a].finish) <
+           std::tie(s.transfers[b].start, s.transfers[b].finish);
   });
   const topology net = detail::topology_of(devices);
   std::vector<std::uint32_t> last_on_resource(net.resource_count(), detail::no_transfer);
@@ -172,8 +173,9 @@ template <adapted_graph G, placement_model M, device_set D>
       if (--waiting[c] == 0) ready.push({key(c), c});
   }
   if (plan.activities.size() != n + t)
-    throw invalid_input("make_ahead_plan: the schedule's orders contradict the graph's edges (not a schedule of this "
-                        "graph?)");
+    throw invalid_input(
+        "make_ahead_plan: the schedule's orders contradict the graph's edges (not a schedule of this "
+        "graph?)");
   return plan;
 }
 
@@ -181,7 +183,7 @@ template <adapted_graph G, placement_model M, device_set D>
 // placement and transfers, with the backend's times. Memory is not enforced while it runs (the
 // order is the plan's): the peak is computed from the measured times, and validate() judges it.
 template <adapted_graph G, placement_model M, device_set D, class B>
-  requires ahead_backend<B> && execution_backend<B>
+requires ahead_backend<B> && execution_backend<B>
 [[nodiscard]] execution_result run_ahead_plan(const G& graph, const M& model, const D& devices, const ahead_plan& plan,
                                               const std::vector<transfer>& transfers, B& backend) {
   const detail::csr_view<G> view(graph);
@@ -220,7 +222,7 @@ template <adapted_graph G, placement_model M, device_set D, class B>
 
 // The plan of `simulated` (a schedule of g on devices), run on backend.
 template <adapted_graph G, placement_model M, device_set D, class B>
-  requires ahead_backend<B> && execution_backend<B>
+requires ahead_backend<B> && execution_backend<B>
 [[nodiscard]] execution_result replay_ahead(const G& graph, const M& model, const D& devices, const schedule& simulated,
                                             B& backend) {
   const ahead_plan plan = make_ahead_plan(graph, model, devices, simulated);

@@ -41,7 +41,8 @@ struct sm_partition_plan {
 // with no result array): a size it cannot make `devices` times is stepped down by the alignment (a
 // requested one is refused). `gpu` names the GPU in messages. Throws invalid_input naming the SM
 // count, granularity and request when no legal split exists.
-[[nodiscard]] inline sm_partition_plan plan_sm_partitions(const sm_resource& r, std::size_t devices, unsigned requested = 0,
+[[nodiscard]] inline sm_partition_plan plan_sm_partitions(const sm_resource& r, std::size_t devices,
+                                                          unsigned requested = 0,
                                                           const std::function<unsigned(unsigned)>& groups_for = {},
                                                           const std::string& gpu = "the GPU") {
   const unsigned align = std::max(r.alignment, 1u), least = std::max(r.min_partition, 1u);
@@ -49,26 +50,27 @@ struct sm_partition_plan {
                                   std::to_string(align) + " with at least " + std::to_string(least) + " per partition";
   if (devices == 0) throw invalid_input("SM partitions: no devices to make of " + gpu);
   if (devices > r.sm_count)
-    throw invalid_input("SM partitions: " + gpu + " has " + granularity + ": it cannot make " + std::to_string(devices) +
-                        " partitions");
+    throw invalid_input("SM partitions: " + gpu + " has " + granularity + ": it cannot make " +
+                        std::to_string(devices) + " partitions");
   const auto count = static_cast<unsigned>(devices);
   const auto fits = [&](unsigned sms) { return static_cast<std::size_t>(sms) * devices <= r.sm_count; };
   const auto made = [&](unsigned sms) { return groups_for ? groups_for(sms) : r.sm_count / sms; };
   if (requested != 0) {
     if (!legal_partition_size(r, requested)) {
-      const unsigned below = std::max(requested / align * align, least), above = (requested + align - 1) / align * align;
+      const unsigned below = std::max(requested / align * align, least),
+                     above = (requested + align - 1) / align * align;
       throw invalid_input("SM partitions: " + std::to_string(requested) + " SMs per partition is not a size " + gpu +
                           " allows (" + granularity + "): try " + std::to_string(below) +
                           (above != below && above >= least ? " or " + std::to_string(above) : std::string()));
     }
     if (!fits(requested))
       throw invalid_input("SM partitions: " + std::to_string(devices) + " partitions of " + std::to_string(requested) +
-                          " SMs need " + std::to_string(static_cast<std::size_t>(requested) * devices) + " SMs; " + gpu +
-                          " has " + std::to_string(r.sm_count));
+                          " SMs need " + std::to_string(static_cast<std::size_t>(requested) * devices) + " SMs; " +
+                          gpu + " has " + std::to_string(r.sm_count));
     if (made(requested) < count)
-      throw invalid_input("SM partitions: the driver makes only " + std::to_string(made(requested)) + " partitions of " +
-                          std::to_string(requested) + " SMs of " + gpu + " (" + granularity + "), not " +
-                          std::to_string(devices));
+      throw invalid_input("SM partitions: the driver makes only " + std::to_string(made(requested)) +
+                          " partitions of " + std::to_string(requested) + " SMs of " + gpu + " (" + granularity +
+                          "), not " + std::to_string(devices));
     return {count, requested, r.sm_count - requested * count};
   }
   for (unsigned sms = r.sm_count / count / align * align; sms >= least && sms > 0; sms -= align)

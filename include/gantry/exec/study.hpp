@@ -34,26 +34,26 @@ namespace gantry {
 }
 
 struct placement_candidate {
-  std::string name;                 // the placer, or "<placer>~<k>" for its k-th perturbation
-  std::vector<device_id> device;    // per vertex
-  std::vector<vertex_id> order;     // the priority order (the placer's)
+  std::string name;               // the placer, or "<placer>~<k>" for its k-th perturbation
+  std::vector<device_id> device;  // per vertex
+  std::vector<vertex_id> order;   // the priority order (the placer's)
 };
 
 struct compare_options {
-  std::size_t runs = 5;             // measured runs; their median is compared
-  simulate_options simulation{};    // the rules both follow (its priority is the candidate's order)
+  std::size_t runs = 5;           // measured runs; their median is compared
+  simulate_options simulation{};  // the rules both follow (its priority is the candidate's order)
 };
 
 struct comparison {
-  gantry::outcome outcome;          // ok, or why the simulation or a run failed
-  seconds simulated = 0;            // simulated makespan
-  seconds measured = 0;             // median measured makespan
+  gantry::outcome outcome;  // ok, or why the simulation or a run failed
+  seconds simulated = 0;    // simulated makespan
+  seconds measured = 0;     // median measured makespan
   seconds measured_min = 0, measured_max = 0;
-  double error = 0;                 // measured / simulated - 1
-  start_time_error starts;          // of the median run against the simulation
-  bool valid = true;                // every measured schedule passed validate()
-  std::size_t invalid_runs = 0;     // measured schedules validate() refused
-  std::string violations;           // the first failing run's, when not valid
+  double error = 0;              // measured / simulated - 1
+  start_time_error starts;       // of the median run against the simulation
+  bool valid = true;             // every measured schedule passed validate()
+  std::size_t invalid_runs = 0;  // measured schedules validate() refused
+  std::string violations;        // the first failing run's, when not valid
   simulation_result simulation;
   execution_result median_run;
 
@@ -92,8 +92,9 @@ template <placement_model SimModel, placement_model ExecModel, execution_backend
     }
     runs.push_back(std::move(r));
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const execution_result& a, const execution_result& b) { return a.schedule.makespan < b.schedule.makespan; });
+  std::sort(runs.begin(), runs.end(), [](const execution_result& a, const execution_result& b) {
+    return a.schedule.makespan < b.schedule.makespan;
+  });
   out.measured_min = runs.front().schedule.makespan;
   out.measured_max = runs.back().schedule.makespan;
   out.median_run = std::move(runs[(runs.size() - 1) / 2]);  // the lower median is a real run
@@ -109,10 +110,10 @@ struct study_row {
 };
 
 struct study_result {
-  std::vector<study_row> rows;      // every candidate, in the order given
-  std::size_t compared = 0;         // rows that ran (simulated and measured)
-  double median_abs_error = 0;      // median over compared rows of |measured / simulated - 1|
-  double pearson = 0, spearman = 0; // between simulated and measured makespans
+  std::vector<study_row> rows;       // every candidate, in the order given
+  std::size_t compared = 0;          // rows that ran (simulated and measured)
+  double median_abs_error = 0;       // median over compared rows of |measured / simulated - 1|
+  double pearson = 0, spearman = 0;  // between simulated and measured makespans
 };
 
 // `progress(done, total, name)` is told before each candidate runs (for a progress line).
@@ -154,8 +155,8 @@ template <placement_model SimModel, placement_model ExecModel, execution_backend
 }
 
 struct candidate_options {
-  std::size_t count = 20;           // at least this many candidates, when the placers give any
-  double moved_fraction = 0.15;     // of the vertices, moved by each perturbation (at least one)
+  std::size_t count = 20;        // at least this many candidates, when the placers give any
+  double moved_fraction = 0.15;  // of the vertices, moved by each perturbation (at least one)
   std::uint64_t seed = 1;
   std::vector<std::string> skip = {"exact"};  // placers not run (the exact one takes long)
 };
@@ -177,8 +178,8 @@ struct candidate_options {
   }
   const std::size_t bases = out.size();
   if (bases == 0) return out;
-  const std::size_t moves =
-      std::max<std::size_t>(1, static_cast<std::size_t>(options.moved_fraction * static_cast<double>(g.vertex_count())));
+  const std::size_t moves = std::max<std::size_t>(
+      1, static_cast<std::size_t>(options.moved_fraction * static_cast<double>(g.vertex_count())));
   for (std::size_t k = 0, tries = 0; out.size() < options.count && tries < 20 * options.count; ++tries) {
     const auto& base = out[tries % bases];
     auto device = perturbed_placement(base.device, devices.device_count(), moves, options.seed + tries);

@@ -37,8 +37,8 @@
 namespace gantry {
 
 struct coarsening {
-  graph coarse;                     // one vertex per cluster, numbered 0..k-1
-  std::vector<vertex_id> coarse_of; // per original vertex: its coarse vertex
+  graph coarse;                      // one vertex per cluster, numbered 0..k-1
+  std::vector<vertex_id> coarse_of;  // per original vertex: its coarse vertex
   // Per coarse vertex, its members in the original graph's topological order (Kahn's), so
   // expanding a coarse order gives a topological order of the original.
   std::vector<std::vector<vertex_id>> members;
@@ -164,7 +164,8 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
       for (const vertex_id v : out.members[i]) total += g.compute_on(v, kind);
     for (const auto& [kind, total] : kinds) {
       if (!std::isfinite(total))
-        throw invalid_input("coarsen: the '" + kind + "' compute time of cluster '" + c[static_cast<vertex_id>(i)].name +
+        throw invalid_input("coarsen: the '" + kind + "' compute time of cluster '" +
+                            c[static_cast<vertex_id>(i)].name +
                             "' is not finite: its members' times are too large to add up in a double");
       c.set_compute(static_cast<vertex_id>(i), kind, total);
     }
@@ -185,7 +186,8 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
       auto& slot = name[detail::find_root(parent, cluster)];
       if (slot.empty()) slot = group;
     }
-    for (std::size_t i = 0; i < k; ++i) c[static_cast<vertex_id>(i)].group = name[detail::find_root(parent, static_cast<vertex_id>(i))];
+    for (std::size_t i = 0; i < k; ++i)
+      c[static_cast<vertex_id>(i)].group = name[detail::find_root(parent, static_cast<vertex_id>(i))];
   }
 
   // The coarse graph must be acyclic.
@@ -214,7 +216,8 @@ inline vertex_id find_root(std::vector<vertex_id>& parent, vertex_id x) {
   for (std::size_t v = 0; v < c.coarse_of.size(); ++v) p.device[v] = coarse.device[c.coarse_of[v]];
   p.order.reserve(c.coarse_of.size());
   for (const vertex_id cv : coarse.order) {
-    if (cv >= k) throw invalid_input("expand: the order names coarse vertex " + std::to_string(cv) + " of " + std::to_string(k));
+    if (cv >= k)
+      throw invalid_input("expand: the order names coarse vertex " + std::to_string(cv) + " of " + std::to_string(k));
     p.order.insert(p.order.end(), c.members[cv].begin(), c.members[cv].end());
   }
   return p;

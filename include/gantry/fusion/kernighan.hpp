@@ -30,7 +30,7 @@
 namespace gantry {
 
 struct kernighan_options {
-  std::size_t window = 200;                   // R: the most vertices in one segment (Celeritas: 200)
+  std::size_t window = 200;                      // R: the most vertices in one segment (Celeritas: 200)
   byte_count cluster_memory = unlimited_memory;  // M: the most bytes in one segment (Celeritas: a quarter of a device)
   // Colocation group per vertex (place/colocation.hpp's ids; an id shared by no other vertex, or one
   // of n or more, is no group); empty for none. Beyond Celeritas, which has no groups: a segment
@@ -53,10 +53,11 @@ struct kernighan_breakpoints {
 // bytes a segment sums). Throws invalid_input when the order is not a permutation of the vertices
 // in which every edge goes forward, when a cost is negative or not finite, or when the window is 0.
 template <adapted_graph G, class EdgeCost, class VertexBytes>
-  requires std::is_invocable_r_v<double, const EdgeCost&, edge_id> &&
-           std::is_invocable_r_v<byte_count, const VertexBytes&, vertex_id>
-[[nodiscard]] kernighan_breakpoints kernighan(const G& graph, std::span<const vertex_id> order, const EdgeCost& edge_cost,
-                                              const VertexBytes& vertex_bytes, kernighan_options options = {}) {
+requires std::is_invocable_r_v<double, const EdgeCost&, edge_id> &&
+    std::is_invocable_r_v<byte_count, const VertexBytes&, vertex_id>
+[[nodiscard]] kernighan_breakpoints kernighan(const G& graph, std::span<const vertex_id> order,
+                                              const EdgeCost& edge_cost, const VertexBytes& vertex_bytes,
+                                              kernighan_options options = {}) {
   const detail::csr_view<G> view(graph);
   const csr_graph& g = *view;
   const std::size_t n = g.vertex_count();
@@ -67,7 +68,8 @@ template <adapted_graph G, class EdgeCost, class VertexBytes>
   std::vector<std::size_t> position(n, n);
   for (std::size_t k = 0; k < n; ++k) {
     const vertex_id v = order[k];
-    if (v >= n) throw invalid_input("kernighan: order[" + std::to_string(k) + "] = " + std::to_string(v) + " is not a vertex");
+    if (v >= n)
+      throw invalid_input("kernighan: order[" + std::to_string(k) + "] = " + std::to_string(v) + " is not a vertex");
     if (position[v] != n)
       throw invalid_input("kernighan: vertex " + std::to_string(v) + " is in the order twice (at " +
                           std::to_string(position[v]) + " and " + std::to_string(k) + ")");
@@ -181,7 +183,7 @@ struct kernighan_fusion {
 // temporary (which bound the coarse vertex's own bytes), then the coarse graph. Throws as
 // kernighan() and coarsen() do.
 template <cost_model M, device_set D>
-  requires memory_model<M>
+requires memory_model<M>
 [[nodiscard]] kernighan_fusion fuse_kernighan(const graph& g, std::span<const vertex_id> order, const M& model,
                                               const D& devices, kernighan_options options = {}) {
   const std::size_t m = devices.device_count();
@@ -196,7 +198,7 @@ template <cost_model M, device_set D>
 
 // Celeritas's fusion: the CPD-TOPO order (order/topological.hpp), cut by the DP.
 template <cost_model M, device_set D>
-  requires memory_model<M>
+requires memory_model<M>
 [[nodiscard]] kernighan_fusion fuse_kernighan(const graph& g, const M& model, const D& devices,
                                               kernighan_options options = {}) {
   const auto order = cpd_topo_order(g, model, devices);

@@ -16,17 +16,16 @@ namespace gantry {
 
 struct random_dag_options {
   std::size_t vertices = 100;
-  std::size_t layers = 10;            // vertices are spread evenly over this many layers
-  double mean_out_degree = 2.0;       // edges per vertex into the next few layers
-  std::size_t max_layer_skip = 2;     // an edge from layer i goes to layers i+1 .. i+max_layer_skip
+  std::size_t layers = 10;         // vertices are spread evenly over this many layers
+  double mean_out_degree = 2.0;    // edges per vertex into the next few layers
+  std::size_t max_layer_skip = 2;  // an edge from layer i goes to layers i+1 .. i+max_layer_skip
   seconds min_compute = 1e-3, max_compute = 1e-2;
-  byte_count min_bytes = 1 << 10, max_bytes = 1 << 20;      // edge tensor bytes, and vertex output
-  byte_count max_persistent = 0;      // persistent bytes drawn from [0, max_persistent]
-  byte_count max_temporary = 0;       // temporary bytes drawn from [0, max_temporary]
-  bool names = true;                  // name vertices "v<id>" (false keeps names empty)
+  byte_count min_bytes = 1 << 10, max_bytes = 1 << 20;  // edge tensor bytes, and vertex output
+  byte_count max_persistent = 0;                        // persistent bytes drawn from [0, max_persistent]
+  byte_count max_temporary = 0;                         // temporary bytes drawn from [0, max_temporary]
+  bool names = true;                                    // name vertices "v<id>" (false keeps names empty)
   std::uint64_t seed = 1;
 };
-
 
 // A layered DAG: vertex v belongs to layer v * layers / vertices; each vertex draws its out-degree
 // around mean_out_degree and connects to random vertices of the next max_layer_skip layers. Every
@@ -55,7 +54,8 @@ struct random_dag_options {
     const std::size_t lo = layer_begin(l + 1);
     const std::size_t hi = layer_begin(std::min(layers, l + 1 + std::max<std::size_t>(1, options.max_layer_skip)));
     if (lo >= hi) continue;
-    const auto degree = static_cast<std::size_t>(rng.integer(0, static_cast<std::uint64_t>(2 * options.mean_out_degree)));
+    const auto degree =
+        static_cast<std::size_t>(rng.integer(0, static_cast<std::uint64_t>(2 * options.mean_out_degree)));
     const byte_count bytes = g[static_cast<vertex_id>(v)].output;
     for (std::size_t k = 0; k < degree; ++k) {
       const auto w = static_cast<vertex_id>(rng.integer(lo, hi - 1));

@@ -35,7 +35,8 @@ template <class G>
 concept adapted_graph = requires(const G& g, detail::edge_sink2 sink) {
   { graph_adaptor<G>::vertex_count(g) } -> std::convertible_to<std::size_t>;
   graph_adaptor<G>::for_each_edge(g, sink);
-} || requires(const G& g) {
+}
+|| requires(const G& g) {
   { graph_adaptor<G>::vertex_count(g) } -> std::convertible_to<std::size_t>;
   { graph_adaptor<G>::edge_count(g) } -> std::convertible_to<std::size_t>;
   graph_adaptor<G>::for_each_edge(g, [](std::size_t, std::size_t, std::size_t) {});

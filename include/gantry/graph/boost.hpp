@@ -36,22 +36,22 @@ concept boost_graph_members = requires {
   typename G::traversal_category;
 };
 template <class G>
-concept boost_incidence_graph = boost_graph_members<G> && requires(const G& g, typename boost::graph_traits<G>::vertex_descriptor v,
-                                         typename boost::graph_traits<G>::edge_descriptor e) {
-  { num_vertices(g) };
-  { vertices(g) };
-  { out_edges(v, g) };
-  { target(e, g) };
+concept boost_incidence_graph = boost_graph_members<G> &&
+    requires(const G& g, typename boost::graph_traits<G>::vertex_descriptor v,
+             typename boost::graph_traits<G>::edge_descriptor e) {
+  {num_vertices(g)};
+  {vertices(g)};
+  {out_edges(v, g)};
+  {target(e, g)};
 };
 // Integer vertex descriptors (vecS, compressed_sparse_row_graph) come with a vertex_index map;
 // asking other graphs for one is a hard error inside Boost, not a substitution failure, so the
 // descriptor's type is checked first.
 template <class G>
 concept boost_indexed_graph = boost_incidence_graph<G> &&
-                              std::is_integral_v<typename boost::graph_traits<G>::vertex_descriptor> &&
-                              requires(const G& g) {
-                                { get(boost::vertex_index, g) };
-                              };
+    std::is_integral_v<typename boost::graph_traits<G>::vertex_descriptor> && requires(const G& g) {
+  {get(boost::vertex_index, g)};
+};
 // A Boost graph without a vertex index (listS or setS vertices): numbered in iteration order.
 template <class G>
 concept boost_unindexed_graph = boost_incidence_graph<G> && !boost_indexed_graph<G>;

@@ -24,13 +24,13 @@ namespace gantry {
 
 struct vertex_properties {
   std::string name{};
-  seconds compute = 0;       // device-independent compute time (at speed 1)
-  byte_count persistent = 0; // weights and other state held for the whole step
-  byte_count output = 0;     // bytes of the vertex's output, held until its last consumer ran
-  byte_count temporary = 0;  // scratch, freed when the vertex finishes
-  std::string group{};       // colocation group; empty for none
-  std::string op{};          // operator type, informational
-  double flops = 0;          // FLOP estimate, informational
+  seconds compute = 0;        // device-independent compute time (at speed 1)
+  byte_count persistent = 0;  // weights and other state held for the whole step
+  byte_count output = 0;      // bytes of the vertex's output, held until its last consumer ran
+  byte_count temporary = 0;   // scratch, freed when the vertex finishes
+  std::string group{};        // colocation group; empty for none
+  std::string op{};           // operator type, informational
+  double flops = 0;           // FLOP estimate, informational
 };
 
 class graph {
@@ -176,14 +176,12 @@ class graph {
   }
   void check_vertex(vertex_id v, const char* what) const {
     if (v >= vertices_.size())
-      throw invalid_input(std::string(what) + ": vertex id " + std::to_string(v) +
-                          " is out of range (the graph has " + std::to_string(vertices_.size()) +
-                          " vertices)");
+      throw invalid_input(std::string(what) + ": vertex id " + std::to_string(v) + " is out of range (the graph has " +
+                          std::to_string(vertices_.size()) + " vertices)");
   }
   static void check_time(seconds t, const std::string& name) {
     if (!std::isfinite(t) || t < 0)
-      throw invalid_input("compute time of vertex '" + name + "' must be finite and >= 0, got " +
-                          std::to_string(t));
+      throw invalid_input("compute time of vertex '" + name + "' must be finite and >= 0, got " + std::to_string(t));
   }
   std::uint32_t intern_kind(std::string_view kind) {
     if (const auto k = kind_index_.find(kind); k != kind_index_.end()) return k->second;
@@ -223,7 +221,7 @@ class graph {
   std::vector<std::string> kinds_;
   std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> kind_index_;
   std::vector<kind_entry> kind_entries_;
-  std::vector<std::uint32_t> first_kind_entry_;  // per vertex; sized on the first set_compute
+  std::vector<std::uint32_t> first_kind_entry_;                     // per vertex; sized on the first set_compute
   std::unordered_map<std::uint64_t, std::uint32_t> kind_entry_of_;  // kind_key -> index in kind_entries_
 };
 
@@ -236,9 +234,7 @@ struct graph_adaptor<graph> {
   static void for_each_edge(const graph& g, F&& f) {
     for (edge_id e = 0; e < g.edge_count(); ++e) f(g.source(e), g.target(e), e);
   }
-  static std::string vertex_name(const graph& g, std::size_t v) {
-    return g[static_cast<vertex_id>(v)].name;
-  }
+  static std::string vertex_name(const graph& g, std::size_t v) { return g[static_cast<vertex_id>(v)].name; }
 };
 
 }  // namespace gantry

@@ -68,7 +68,10 @@ class csr_graph {
       walk.push_back(v);
       seen_at[v] = static_cast<std::uint32_t>(walk.size());
       for (const vertex_id u : predecessors(v))
-        if (indegree[u] != 0) { v = u; break; }
+        if (indegree[u] != 0) {
+          v = u;
+          break;
+        }
     }
     std::vector<vertex_id> cycle(walk.begin() + (seen_at[v] - 1), walk.end());
     std::reverse(cycle.begin(), cycle.end());
@@ -82,9 +85,8 @@ class csr_graph {
     in_offset_.assign(n + 1, 0);
     for (std::size_t i = 0; i < e; ++i) {
       if (source_[i] >= n || target_[i] >= n)
-        throw invalid_input("csr_graph: edge " + std::to_string(i) + " (" + std::to_string(source_[i]) +
-                            " -> " + std::to_string(target_[i]) + ") names a vertex outside [0, " +
-                            std::to_string(n) + ")");
+        throw invalid_input("csr_graph: edge " + std::to_string(i) + " (" + std::to_string(source_[i]) + " -> " +
+                            std::to_string(target_[i]) + ") names a vertex outside [0, " + std::to_string(n) + ")");
       ++out_offset_[source_[i] + 1];
       ++in_offset_[target_[i] + 1];
     }

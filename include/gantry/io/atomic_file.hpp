@@ -47,8 +47,8 @@ inline std::string errno_text(int error) { return error != 0 ? std::string(std::
 // up to 255 bytes still leaves room for the 22 bytes added here.
 inline std::filesystem::path temporary_path_for(const std::filesystem::path& target) {
   static std::atomic<std::uint64_t> counter{0};
-  thread_local std::mt19937_64 bits{std::random_device{}() ^
-                                    static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
+  thread_local std::mt19937_64 bits{
+      std::random_device{}() ^ static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
   const std::uint64_t salt = bits() ^ (counter.fetch_add(1) << 48);
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%016llx.tmp", static_cast<unsigned long long>(salt));
@@ -119,7 +119,8 @@ inline void sync_file(const std::filesystem::path& path) {
 // signal handler can remove it too.
 class temporary_file_guard {
  public:
-  explicit temporary_file_guard(std::filesystem::path path) : path_(std::move(path)), slot_(register_temporary(path_)) {}
+  explicit temporary_file_guard(std::filesystem::path path)
+      : path_(std::move(path)), slot_(register_temporary(path_)) {}
   temporary_file_guard(const temporary_file_guard&) = delete;
   temporary_file_guard& operator=(const temporary_file_guard&) = delete;
   ~temporary_file_guard() {
@@ -153,11 +154,12 @@ class atomic_file_group {
   // naming the path when the directory is missing, the file cannot be created or written, or
   // `target` is already in the group; an exception from `write` propagates unchanged.
   template <class Writer>
-    requires std::invocable<Writer&, std::ostream&>
+  requires std::invocable<Writer&, std::ostream&>
   void add(const std::filesystem::path& target, Writer&& write) {
     namespace fs = std::filesystem;
     if (target.empty()) throw io_error("cannot write a file with an empty path");
-    if (!target.has_filename()) throw io_error("cannot write " + detail::quote_path(target) + ": the path names a directory");
+    if (!target.has_filename())
+      throw io_error("cannot write " + detail::quote_path(target) + ": the path names a directory");
     const fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     std::error_code error;
     if (!fs::is_directory(directory, error))
@@ -181,12 +183,14 @@ class atomic_file_group {
       out.flush();
       if (!out) {
         const int reason = errno;
-        throw io_error("cannot write " + detail::quote_path(target) + ": writing failed (" + detail::errno_text(reason) + ")");
+        throw io_error("cannot write " + detail::quote_path(target) + ": writing failed (" +
+                       detail::errno_text(reason) + ")");
       }
       out.close();
       if (out.fail()) {
         const int reason = errno;
-        throw io_error("cannot write " + detail::quote_path(target) + ": closing failed (" + detail::errno_text(reason) + ")");
+        throw io_error("cannot write " + detail::quote_path(target) + ": closing failed (" +
+                       detail::errno_text(reason) + ")");
       }
     }
     detail::sync_file(file->guard.path());
@@ -205,8 +209,9 @@ class atomic_file_group {
       std::error_code error;
       std::filesystem::rename(file->guard.path(), file->target, error);
       if (error)
-        throw io_error("cannot write " + detail::quote_path(file->target) + ": renaming the temporary file over it failed (" +
-                       error.message() + ")" + (written.empty() ? std::string() : "; already written: " + written));
+        throw io_error("cannot write " + detail::quote_path(file->target) +
+                       ": renaming the temporary file over it failed (" + error.message() + ")" +
+                       (written.empty() ? std::string() : "; already written: " + written));
       file->guard.release();
       written += (written.empty() ? "" : ", ") + detail::quote_path(file->target);
     }
@@ -217,7 +222,8 @@ class atomic_file_group {
 
  private:
   struct staged_file {
-    explicit staged_file(std::filesystem::path path) : target(std::move(path)), guard(detail::temporary_path_for(target)) {}
+    explicit staged_file(std::filesystem::path path)
+        : target(std::move(path)), guard(detail::temporary_path_for(target)) {}
     std::filesystem::path target;
     detail::temporary_file_guard guard;
   };
@@ -229,7 +235,7 @@ class atomic_file_group {
 // created, written or renamed; an exception from `write` propagates unchanged. Either way no
 // temporary file is left behind and an existing target is untouched.
 template <class Writer>
-  requires std::invocable<Writer&, std::ostream&>
+requires std::invocable<Writer&, std::ostream&>
 void write_file_atomically(const std::filesystem::path& target, Writer&& write) {
   atomic_file_group group;
   group.add(target, std::forward<Writer>(write));
@@ -243,13 +249,15 @@ void write_file_atomically(const std::filesystem::path& target, Writer&& write) 
 inline void remove_temporary_files_on_signals() {
 #ifdef GANTRY_IO_HAS_FSYNC
   (void)detail::live_temporaries();  // constructed now, not first inside a handler
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, detail::remove_temporaries_and_reraise);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP})
+    std::signal(signal_number, detail::remove_temporaries_and_reraise);
 #endif
 }
 
 // Writes `content` to `target` atomically (see write_file_atomically).
 inline void write_text_file(const std::filesystem::path& target, std::string_view content) {
-  write_file_atomically(target, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_file_atomically(
+      target, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
 }
 
 }  // namespace gantry

@@ -74,7 +74,8 @@ inline std::uint64_t trace_thread(int kind, std::uint32_t lane, std::uint64_t pe
 template <adapted_graph G>
 [[nodiscard]] nlohmann::json chrome_trace(const G& g, const schedule& s, const chrome_trace_options& options = {}) {
   const std::size_t n = graph_adaptor<G>::vertex_count(g);
-  const std::size_t m = detail::schedule_device_count(s, options.devices != nullptr ? options.devices->device_count() : 0);
+  const std::size_t m =
+      detail::schedule_device_count(s, options.devices != nullptr ? options.devices->device_count() : 0);
   detail::check_drawable(s, n, m, "chrome_trace");
   const auto device_name = [&](device_id d) {
     if (options.devices != nullptr && d < options.devices->device_count()) return (*options.devices)[d].name;
@@ -88,7 +89,8 @@ template <adapted_graph G>
   nlohmann::json events = nlohmann::json::array();
   const auto thread_name = [&](device_id d, std::uint64_t tid, const std::string& name) {
     events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid(d)}, {"tid", tid}, {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid(d)}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid(d)}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
   };
   for (device_id d = 0; d < m; ++d) {
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid(d)}, {"args", {{"name", device_name(d)}}}});
@@ -114,9 +116,14 @@ template <adapted_graph G>
         if (!g[v].op.empty()) args["op"] = g[v].op;
         args["output_bytes"] = g[v].output;
       }
-      events.push_back({{"ph", "X"}, {"cat", "compute"}, {"name", vertex_name(g, v)}, {"pid", pid(d)},
-                        {"tid", detail::trace_thread(0, lanes[i])}, {"ts", micro(s.start[v])},
-                        {"dur", micro(std::max(0.0, s.finish[v] - s.start[v]))}, {"args", std::move(args)}});
+      events.push_back({{"ph", "X"},
+                        {"cat", "compute"},
+                        {"name", vertex_name(g, v)},
+                        {"pid", pid(d)},
+                        {"tid", detail::trace_thread(0, lanes[i])},
+                        {"ts", micro(s.start[v])},
+                        {"dur", micro(std::max(0.0, s.finish[v] - s.start[v]))},
+                        {"args", std::move(args)}});
     }
     for (std::uint32_t lane = 0; lane < std::max<std::uint32_t>(lane_count, 1); ++lane)
       thread_name(d, detail::trace_thread(0, lane), lane == 0 ? "compute" : "compute " + std::to_string(lane + 1));
@@ -139,10 +146,12 @@ template <adapted_graph G>
         const auto& head = s.transfers[list[first]];
         const device_id d = here(head), other_device = peer(head);
         std::size_t last = first;
-        while (last < list.size() && here(s.transfers[list[last]]) == d && peer(s.transfers[list[last]]) == other_device)
+        while (last < list.size() && here(s.transfers[list[last]]) == d &&
+               peer(s.transfers[list[last]]) == other_device)
           ++last;
         intervals.clear();
-        for (std::size_t k = first; k < last; ++k) intervals.emplace_back(s.transfers[list[k]].start, s.transfers[list[k]].finish);
+        for (std::size_t k = first; k < last; ++k)
+          intervals.emplace_back(s.transfers[list[k]].start, s.transfers[list[k]].finish);
         const auto lanes = detail::assign_lanes(intervals);
         std::uint32_t lane_count = 0;
         const std::string other = device_name(other_device);
@@ -150,13 +159,20 @@ template <adapted_graph G>
           const auto& t = s.transfers[list[k]];
           const std::uint32_t lane = lanes[k - first];
           lane_count = std::max(lane_count, lane + 1);
-          nlohmann::json args = {{"tensor", vertex_name(g, t.tensor)}, {"bytes", t.bytes}, {"from", device_name(t.from)},
-                                 {"to", device_name(t.to)}, {"start_s", t.start}, {"finish_s", t.finish}};
+          nlohmann::json args = {{"tensor", vertex_name(g, t.tensor)},
+                                 {"bytes", t.bytes},
+                                 {"from", device_name(t.from)},
+                                 {"to", device_name(t.to)},
+                                 {"start_s", t.start},
+                                 {"finish_s", t.finish}};
           if (t.edge != no_edge) args["edge"] = t.edge;
-          events.push_back({{"ph", "X"}, {"cat", kind == 1 ? "send" : "receive"},
+          events.push_back({{"ph", "X"},
+                            {"cat", kind == 1 ? "send" : "receive"},
                             {"name", vertex_name(g, t.tensor) + (kind == 1 ? " to " : " from ") + other},
-                            {"pid", pid(d)}, {"tid", detail::trace_thread(kind, lane, other_device)},
-                            {"ts", micro(t.start)}, {"dur", micro(std::max(0.0, t.finish - t.start))},
+                            {"pid", pid(d)},
+                            {"tid", detail::trace_thread(kind, lane, other_device)},
+                            {"ts", micro(t.start)},
+                            {"dur", micro(std::max(0.0, t.finish - t.start))},
                             {"args", std::move(args)}});
         }
         const std::string base = (kind == 1 ? "send to " : "receive from ") + other;
@@ -174,7 +190,10 @@ template <adapted_graph G>
                           " devices, the schedule " + std::to_string(m));
     for (device_id d = 0; d < m; ++d)
       for (const memory_step& step : (*options.memory)[d])
-        events.push_back({{"ph", "C"}, {"name", "memory"}, {"pid", pid(d)}, {"ts", micro(step.time)},
+        events.push_back({{"ph", "C"},
+                          {"name", "memory"},
+                          {"pid", pid(d)},
+                          {"ts", micro(step.time)},
                           {"args", {{"bytes", step.bytes}}}});
   }
 
@@ -183,8 +202,12 @@ template <adapted_graph G>
   for (const auto& t : s.transfers) makespan = std::max(makespan, t.finish);
   return {{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ms"},
-          {"otherData", {{"generator", "gantry"}, {"makespan_s", makespan}, {"bytes_moved", s.bytes_moved},
-                         {"vertices", n}, {"transfers", s.transfers.size()}}}};
+          {"otherData",
+           {{"generator", "gantry"},
+            {"makespan_s", makespan},
+            {"bytes_moved", s.bytes_moved},
+            {"vertices", n},
+            {"transfers", s.transfers.size()}}}};
 }
 
 // The trace as JSON text. Names that are not valid UTF-8 are repaired (U+FFFD), since a trace

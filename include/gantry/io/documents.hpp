@@ -22,8 +22,8 @@ struct graph_file {
 };
 
 struct placement_json_options {
-  std::string algorithm{};                     // written as "algorithm", e.g. "m-topo"
-  const gantry::schedule* schedule = nullptr;  // when set: makespan, per-device summary, vertex times
+  std::string algorithm{};                             // written as "algorithm", e.g. "m-topo"
+  const gantry::schedule* schedule = nullptr;          // when set: makespan, per-device summary, vertex times
   nlohmann::json metadata = nlohmann::json::object();  // written as "metadata" when not empty
 };
 

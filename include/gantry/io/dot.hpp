@@ -43,7 +43,8 @@ struct dot_options {
   out += "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\"];\n";
   for (vertex_id v = 0; v < n; ++v) {
     const auto& p = g[v];
-    std::string label = detail::dot_escape(p.name.empty() ? "#" + std::to_string(v) : p.name) + "\\n" + format_seconds(p.compute);
+    std::string label =
+        detail::dot_escape(p.name.empty() ? "#" + std::to_string(v) : p.name) + "\\n" + format_seconds(p.compute);
     std::string attributes;
     if (placed && options.device[v] != no_device) {
       label += "\\n" + detail::dot_escape(device_name(options.device[v]));
@@ -69,7 +70,8 @@ struct dot_options {
     device_id used = 0;
     for (const device_id d : options.device)
       if (d != no_device) used = std::max(used, d + 1);
-    if (options.devices != nullptr) used = std::max<device_id>(used, static_cast<device_id>(options.devices->device_count()));
+    if (options.devices != nullptr)
+      used = std::max<device_id>(used, static_cast<device_id>(options.devices->device_count()));
     out += "  subgraph cluster_legend {\n    label=\"devices\";\n    fontname=\"Helvetica\";\n    fontsize=10;\n";
     for (device_id d = 0; d < used; ++d)
       out += "    legend" + std::to_string(d) + " [label=\"" + detail::dot_escape(device_name(d)) + "\", fillcolor=\"" +

@@ -29,10 +29,10 @@ enum class field_type {
 struct vertex_field {
   std::string_view key;
   field_type type;
-  std::string_view unit{};   // for documents and messages: "s", "B", "FLOP" or empty
-  bool required = false;     // a file without it is refused
-  bool always_written = false;  // written even at its default value
-  bool per_kind = false;     // also "<key>_<kind>" in DOT / {"default": .., "<kind>": ..} in JSON
+  std::string_view unit{};                         // for documents and messages: "s", "B", "FLOP" or empty
+  bool required = false;                           // a file without it is refused
+  bool always_written = false;                     // written even at its default value
+  bool per_kind = false;                           // also "<key>_<kind>" in DOT / {"default": .., "<kind>": ..} in JSON
   std::string vertex_properties::*text = nullptr;  // name, text
   double vertex_properties::*real = nullptr;       // time, number
   byte_count vertex_properties::*whole = nullptr;  // bytes
@@ -40,8 +40,16 @@ struct vertex_field {
 
 // The vertex fields, in the order writers put them.
 inline constexpr vertex_field vertex_fields[] = {
-    {.key = "name", .type = field_type::name, .required = true, .always_written = true, .text = &vertex_properties::name},
-    {.key = "compute", .type = field_type::time, .unit = "s", .always_written = true, .per_kind = true,
+    {.key = "name",
+     .type = field_type::name,
+     .required = true,
+     .always_written = true,
+     .text = &vertex_properties::name},
+    {.key = "compute",
+     .type = field_type::time,
+     .unit = "s",
+     .always_written = true,
+     .per_kind = true,
      .real = &vertex_properties::compute},
     {.key = "persistent", .type = field_type::bytes, .unit = "B", .whole = &vertex_properties::persistent},
     {.key = "output", .type = field_type::bytes, .unit = "B", .whole = &vertex_properties::output},
@@ -80,7 +88,8 @@ inline constexpr auto edge_field_keys = [] {
   for (std::size_t i = 0; i < std::size(edge_fields); ++i) keys[i] = edge_fields[i].key;
   return keys;
 }();
-inline constexpr std::array<std::string_view, 5> graph_document_keys = {"format", "version", "metadata", "vertices", "edges"};
+inline constexpr std::array<std::string_view, 5> graph_document_keys = {"format", "version", "metadata", "vertices",
+                                                                        "edges"};
 
 namespace detail {
 // a == b for short keys, compared inline: readers look a key up for every field they read, and
@@ -113,11 +122,15 @@ namespace detail {
   const vertex_properties& p = g[v];
   switch (f.type) {
     case field_type::name:
-    case field_type::text: return (p.*f.text).empty();
+    case field_type::text:
+      return (p.*f.text).empty();
     case field_type::time:
-    case field_type::number: return p.*f.real == 0 && (!f.per_kind || g.kind_count() == 0 || g.kind_times(v).empty());
-    case field_type::bytes: return p.*f.whole == 0;
-    case field_type::vertex_reference: return g.forward_of(v) == no_vertex;
+    case field_type::number:
+      return p.*f.real == 0 && (!f.per_kind || g.kind_count() == 0 || g.kind_times(v).empty());
+    case field_type::bytes:
+      return p.*f.whole == 0;
+    case field_type::vertex_reference:
+      return g.forward_of(v) == no_vertex;
   }
   return true;
 }
@@ -127,11 +140,13 @@ namespace detail {
 [[nodiscard]] inline bool same_field(const graph& g, vertex_id a, const graph& h, vertex_id b, const vertex_field& f) {
   switch (f.type) {
     case field_type::name:
-    case field_type::text: return g[a].*f.text == h[b].*f.text;
+    case field_type::text:
+      return g[a].*f.text == h[b].*f.text;
     case field_type::time:
     case field_type::number:
       return g[a].*f.real == h[b].*f.real && (!f.per_kind || g.kind_times(a) == h.kind_times(b));
-    case field_type::bytes: return g[a].*f.whole == h[b].*f.whole;
+    case field_type::bytes:
+      return g[a].*f.whole == h[b].*f.whole;
     case field_type::vertex_reference: {
       const vertex_id x = g.forward_of(a), y = h.forward_of(b);
       return (x == no_vertex) == (y == no_vertex) && (x == no_vertex || g[x].name == h[y].name);

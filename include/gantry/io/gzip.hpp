@@ -29,7 +29,8 @@ namespace gantry {
 
 // True when `bytes` starts with the gzip magic number (1f 8b).
 [[nodiscard]] inline bool is_gzip(std::string_view bytes) noexcept {
-  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
 namespace detail {
@@ -69,8 +70,8 @@ inline void resize_for_overwrite(std::string& s, std::size_t n) { s.resize(n); }
 inline void resize_for_overwrite(byte_buffer& b, std::size_t n) { b.resize_for_overwrite(n); }
 
 [[noreturn]] inline void throw_inflated_too_large(std::string_view source_name, std::size_t max_inflated_bytes) {
-  throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " + format_bytes(max_inflated_bytes) +
-                    " (" + std::to_string(max_inflated_bytes) +
+  throw parse_error(std::string(source_name) + ": the gzip data inflates to more than " +
+                    format_bytes(max_inflated_bytes) + " (" + std::to_string(max_inflated_bytes) +
                     " bytes), the limit for one input file; raise read_limits::max_inflated_bytes "
                     "(--max-inflated-size in the gantry tool) if the file is genuine");
 }

@@ -51,8 +51,7 @@ class dot_parser {
   graph parse() {
     next();
     if (keyword("strict")) next();
-    if (keyword("graph"))
-      fail("undirected graphs are not dataflow graphs: write 'digraph' and '->' edges");
+    if (keyword("graph")) fail("undirected graphs are not dataflow graphs: write 'digraph' and '->' edges");
     if (!keyword("digraph")) fail("expected 'digraph' at the start of the file, found " + describe());
     next();
     if (token_.kind == token_kind::id) next();  // the graph's name
@@ -99,11 +98,16 @@ class dot_parser {
 
   std::string describe() const {
     switch (token_.kind) {
-      case token_kind::end: return "the end of the file";
-      case token_kind::arrow: return "'->'";
-      case token_kind::undirected: return "'--'";
-      case token_kind::punct: return "'" + token_.text + "'";
-      case token_kind::id: return token_.quoted ? detail::quoted(token_.text, '"') : detail::quoted(token_.text);
+      case token_kind::end:
+        return "the end of the file";
+      case token_kind::arrow:
+        return "'->'";
+      case token_kind::undirected:
+        return "'--'";
+      case token_kind::punct:
+        return "'" + token_.text + "'";
+      case token_kind::id:
+        return token_.quoted ? detail::quoted(token_.text, '"') : detail::quoted(token_.text);
     }
     return "?";
   }
@@ -348,7 +352,8 @@ class dot_parser {
     }
     // statements -> statement -> subgraph recurse once per level: bound the depth.
     if (nesting_ >= max_nesting_)
-      fail("subgraphs nest deeper than " + std::to_string(max_nesting_) + " levels (the limit, read_limits::max_nesting)");
+      fail("subgraphs nest deeper than " + std::to_string(max_nesting_) +
+           " levels (the limit, read_limits::max_nesting)");
     const std::size_t line = token_.line;
     expect_punct('{', "to open the subgraph");
     ++nesting_;
@@ -392,7 +397,8 @@ class dot_parser {
         next();
         if (!punct('=')) fail("expected '=' after attribute " + detail::quoted(name) + ", found " + describe());
         next();
-        if (token_.kind != token_kind::id) fail("expected a value for attribute " + detail::quoted(name) + ", found " + describe());
+        if (token_.kind != token_kind::id)
+          fail("expected a value for attribute " + detail::quoted(name) + ", found " + describe());
         out[name] = {token_.text, line};
         next();
         while (punct(',') || punct(';')) next();
@@ -430,8 +436,8 @@ class dot_parser {
       for (const auto& [name, a] : node.attrs) {
         require_utf8(name, "an attribute name of " + who, a.line);
         const std::size_t index = find_vertex_field(name);
-        if (index < vertex_field_count &&
-            (vertex_fields[index].type == field_type::text || vertex_fields[index].type == field_type::vertex_reference))
+        if (index < vertex_field_count && (vertex_fields[index].type == field_type::text ||
+                                           vertex_fields[index].type == field_type::vertex_reference))
           require_utf8(a.value, "attribute " + detail::quoted(name) + " of " + who, a.line);
       }
       vertex_properties p{.name = node.name};
@@ -447,12 +453,23 @@ class dot_parser {
         }
         const vertex_field& f = vertex_fields[index];
         switch (f.type) {
-          case field_type::name: break;  // a node's name is its ID
-          case field_type::time: p.*f.real = convert(who, name, a, parse_duration); break;
-          case field_type::bytes: p.*f.whole = convert(who, name, a, parse_bytes); break;
-          case field_type::number: p.*f.real = convert(who, name, a, parse_flops); break;
-          case field_type::text: p.*f.text = a.value; break;
-          case field_type::vertex_reference: forwards.emplace_back(static_cast<vertex_id>(g.vertex_count()), &a); break;
+          case field_type::name:
+            break;  // a node's name is its ID
+          case field_type::time:
+            p.*f.real = convert(who, name, a, parse_duration);
+            break;
+          case field_type::bytes:
+            p.*f.whole = convert(who, name, a, parse_bytes);
+            break;
+          case field_type::number:
+            p.*f.real = convert(who, name, a, parse_flops);
+            break;
+          case field_type::text:
+            p.*f.text = a.value;
+            break;
+          case field_type::vertex_reference:
+            forwards.emplace_back(static_cast<vertex_id>(g.vertex_count()), &a);
+            break;
         }
       }
       const auto v = g.add_vertex(std::move(p));
@@ -461,26 +478,31 @@ class dot_parser {
     for (const auto& [backward, a] : forwards) {
       const auto it = index_.find(a->value);
       if (it == index_.end())
-        fail("attribute 'forward' of vertex " + detail::quoted(g[backward].name, '"') + " names " + detail::quoted(a->value, '"') +
-                 ", which is not a vertex of the graph", a->line);
+        fail("attribute 'forward' of vertex " + detail::quoted(g[backward].name, '"') + " names " +
+                 detail::quoted(a->value, '"') + ", which is not a vertex of the graph",
+             a->line);
       if (it->second == backward)
         fail("vertex " + detail::quoted(g[backward].name, '"') + " names itself as its forward vertex", a->line);
       g.set_forward(backward, static_cast<vertex_id>(it->second));
     }
     for (const auto& e : edges_) {
-      if (e.from == e.to) fail("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> itself: a dataflow graph has no self-loops", e.line);
+      if (e.from == e.to)
+        fail("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> itself: a dataflow graph has no self-loops",
+             e.line);
       byte_count bytes = g[static_cast<vertex_id>(e.from)].output;
       const std::string bytes_key(edge_fields[edge_bytes_field].key);
       if (const auto it = e.attrs.find(bytes_key); it != e.attrs.end())
-        bytes = convert("edge " + detail::quoted(nodes_[e.from].name, '"') + " -> " + detail::quoted(nodes_[e.to].name, '"'), bytes_key,
-                        it->second, parse_bytes);
+        bytes = convert(
+            "edge " + detail::quoted(nodes_[e.from].name, '"') + " -> " + detail::quoted(nodes_[e.to].name, '"'),
+            bytes_key, it->second, parse_bytes);
       g.add_edge(static_cast<vertex_id>(e.from), static_cast<vertex_id>(e.to), bytes);
     }
     if (const auto overflow = find_byte_overflow(g))
       fail(byte_overflow_reason() + " (reached at " +
                (overflow->at_vertex ? "vertex " + detail::quoted(nodes_[overflow->index].name, '"')
-                                    : "edge " + detail::quoted(nodes_[edges_[overflow->index].from].name, '"') + " -> " +
-                                          detail::quoted(nodes_[edges_[overflow->index].to].name, '"')) + ")",
+                                    : "edge " + detail::quoted(nodes_[edges_[overflow->index].from].name, '"') +
+                                          " -> " + detail::quoted(nodes_[edges_[overflow->index].to].name, '"')) +
+               ")",
            overflow->at_vertex ? nodes_[overflow->index].line : edges_[overflow->index].line);
     if (const auto cycle = snapshot(g).find_cycle(); !cycle.empty())
       throw parse_error(std::string(source_) + ": the graph has a cycle: " + describe_cycle(g, cycle));
@@ -566,8 +588,8 @@ inline void write_graph_dot(std::ostream& out, const graph& g, std::string_view 
   std::unordered_map<std::string_view, vertex_id> seen;
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
     if (!seen.try_emplace(g[v].name, v).second)
-      throw invalid_input("write_graph_dot: vertices " + std::to_string(seen[g[v].name]) + " and " +
-                          std::to_string(v) + " share the name " + detail::quoted(g[v].name, '"'));
+      throw invalid_input("write_graph_dot: vertices " + std::to_string(seen[g[v].name]) + " and " + std::to_string(v) +
+                          " share the name " + detail::quoted(g[v].name, '"'));
   using detail::dot_id;
   using detail::exact_number;
   out << "digraph " << dot_id(graph_name) << " {\n";
@@ -581,7 +603,9 @@ inline void write_graph_dot(std::ostream& out, const graph& g, std::string_view 
       separator = ", ";
       switch (f.type) {
         case field_type::name:
-        case field_type::text: out << dot_id(p.*f.text); break;
+        case field_type::text:
+          out << dot_id(p.*f.text);
+          break;
         case field_type::time:
         case field_type::number:
           out << dot_id(exact_number(p.*f.real));
@@ -589,8 +613,12 @@ inline void write_graph_dot(std::ostream& out, const graph& g, std::string_view 
             for (const auto& [kind, time] : g.kind_times(v))
               out << ", " << dot_id(std::string(f.key) + "_" + kind) << "=" << dot_id(exact_number(time));
           break;
-        case field_type::bytes: out << p.*f.whole; break;
-        case field_type::vertex_reference: out << dot_id(g[g.forward_of(v)].name); break;
+        case field_type::bytes:
+          out << p.*f.whole;
+          break;
+        case field_type::vertex_reference:
+          out << dot_id(g[g.forward_of(v)].name);
+          break;
       }
     }
     out << (separator[0] == ' ' ? "" : "]") << ";\n";

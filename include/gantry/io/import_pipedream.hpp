@@ -3,8 +3,8 @@
 // the line and the reason.
 //
 // Lines, as PipeDream writes them:
-//   node4 -- Conv2d(3, 64, kernel_size=(3, 3)) -- forward_compute_time=3.047, backward_compute_time=6.213, activation_size=102760448.0, parameter_size=7168.000
-//   <TAB>node1 -- node4
+//   node4 -- Conv2d(3, 64, kernel_size=(3, 3)) -- forward_compute_time=3.047, backward_compute_time=6.213,
+//   activation_size=102760448.0, parameter_size=7168.000 <TAB>node1 -- node4
 // Times are milliseconds, sizes bytes; activation_size may be a list "[a; b]" (summed); a
 // trailing " -- stage_id=N" (a previous partition) is accepted and ignored; blank lines too.
 // parameter_size is the bytes of the layer's parameters (fp32 weights only, no gradients or
@@ -39,9 +39,9 @@
 namespace gantry {
 
 struct pipedream_options {
-  bool backward = true;          // false: forward vertices and edges only
-  bool colocate_pairs = false;   // put n and n.backward in colocation group "n" (PipeDream keeps
-                                 // a layer's forward and backward on one stage)
+  bool backward = true;         // false: forward vertices and edges only
+  bool colocate_pairs = false;  // put n and n.backward in colocation group "n" (PipeDream keeps
+                                // a layer's forward and backward on one stage)
   std::string backward_suffix = ".backward";
   // An "Input" source's time is data loading, not a stage's work: PipeDream's optimizer zeroes it.
   bool zero_input_time = false;
@@ -80,9 +80,11 @@ class pipedream_parser {
       begin = end + 1;
     }
     if (nodes_.empty() && trim(text_).empty())
-      throw parse_error(std::string(source_) + ": the file is empty (expected PipeDream node lines "
-                                               "'node1 -- description -- forward_compute_time=...')");
-    if (nodes_.empty()) fail(line_number, "no node lines (expected 'node1 -- description -- forward_compute_time=...')");
+      throw parse_error(std::string(source_) +
+                        ": the file is empty (expected PipeDream node lines "
+                        "'node1 -- description -- forward_compute_time=...')");
+    if (nodes_.empty())
+      fail(line_number, "no node lines (expected 'node1 -- description -- forward_compute_time=...')");
     return build();
   }
 
@@ -118,31 +120,36 @@ class pipedream_parser {
   void node_line(std::string_view line, std::size_t line_number) {
     const auto parts = split(line, " -- ");
     if (parts.size() < 3 || parts.size() > 4)
-      fail(line_number, "expected 'id -- description -- forward_compute_time=..., backward_compute_time=..., "
-                        "activation_size=..., parameter_size=...', found " + std::to_string(parts.size()) +
-                        " field(s) separated by ' -- '");
-    pipedream_node node{.id = std::string(trim(parts[0])), .description = std::string(trim(parts[1])), .line = line_number};
+      fail(line_number,
+           "expected 'id -- description -- forward_compute_time=..., backward_compute_time=..., "
+           "activation_size=..., parameter_size=...', found " +
+               std::to_string(parts.size()) + " field(s) separated by ' -- '");
+    pipedream_node node{
+        .id = std::string(trim(parts[0])), .description = std::string(trim(parts[1])), .line = line_number};
     if (node.id.empty()) fail(line_number, "empty node id");
     // Names and descriptions go into JSON and SVG files, which need UTF-8.
     if (const std::string problem = utf8_problem(node.id); !problem.empty()) fail(line_number, "node id: " + problem);
     if (const std::string problem = utf8_problem(node.description); !problem.empty())
       fail(line_number, "description of node " + detail::quoted(node.id) + ": " + problem);
     if (parts.size() == 4 && !trim(parts[3]).starts_with("stage_id=") && !trim(parts[3]).starts_with("vlayer_id="))
-      fail(line_number, "unexpected fourth field " + detail::quoted(std::string(trim(parts[3]))) + " (only stage_id=N may follow)");
+      fail(line_number,
+           "unexpected fourth field " + detail::quoted(std::string(trim(parts[3]))) + " (only stage_id=N may follow)");
     bool seen[4] = {false, false, false, false};
     static constexpr std::string_view keys[] = {"forward_compute_time", "backward_compute_time", "activation_size",
                                                 "parameter_size"};
     // Splitting at '=' rather than ", " copes with list-valued activation sizes "[a; b]".
     for (const auto field : split(parts[2], ", ")) {
       const std::size_t eq = field.find('=');
-      if (eq == std::string_view::npos) fail(line_number, "expected key=value, found " + detail::quoted(std::string(field)));
+      if (eq == std::string_view::npos)
+        fail(line_number, "expected key=value, found " + detail::quoted(std::string(field)));
       const std::string_view key = trim(field.substr(0, eq));
       std::string_view value = trim(field.substr(eq + 1));
       std::size_t k = 0;
       while (k < 4 && keys[k] != key) ++k;
       if (k == 4)
-        fail(line_number, "unknown key " + detail::quoted(key) +
-                              " (expected forward_compute_time, backward_compute_time, activation_size, parameter_size)");
+        fail(line_number,
+             "unknown key " + detail::quoted(key) +
+                 " (expected forward_compute_time, backward_compute_time, activation_size, parameter_size)");
       if (seen[k]) fail(line_number, "key " + detail::quoted(std::string(key)) + " given twice");
       seen[k] = true;
       double parsed = 0;
@@ -206,12 +213,13 @@ class pipedream_parser {
             << " is 2^63 bytes (8 EiB) or more";
         fail(node.line, why.str());
       }
-      (void)g.add_vertex(vertex_properties{.name = node.id,
-                                           .compute = input && options_.zero_input_time ? 0.0 : node.forward_ms / 1000.0,
-                                           .persistent = bytes(node.parameters * options_.weight_factor),
-                                           .output = bytes(node.activation),
-                                           .group = options_.colocate_pairs ? node.id : std::string{},
-                                           .op = node.description});
+      (void)g.add_vertex(
+          vertex_properties{.name = node.id,
+                            .compute = input && options_.zero_input_time ? 0.0 : node.forward_ms / 1000.0,
+                            .persistent = bytes(node.parameters * options_.weight_factor),
+                            .output = bytes(node.activation),
+                            .group = options_.colocate_pairs ? node.id : std::string{},
+                            .op = node.description});
     }
     if (options_.backward)
       for (std::size_t i = 0; i < n; ++i)
@@ -226,8 +234,8 @@ class pipedream_parser {
         if (in_degree[i] == 0 && node.parameters == 0 && node.backward_ms == 0) continue;  // an input
         std::string name = node.id + options_.backward_suffix;
         if (names.contains(name))
-          fail(node.line, "the backward vertex of node " + detail::quoted(node.id) + " would be named " + detail::quoted(name) +
-                              ", which is already a node (choose another backward_suffix)");
+          fail(node.line, "the backward vertex of node " + detail::quoted(node.id) + " would be named " +
+                              detail::quoted(name) + ", which is already a node (choose another backward_suffix)");
         names.emplace(name, i);
         backward[i] = g.add_vertex(vertex_properties{.name = std::move(name),
                                                      .compute = node.backward_ms / 1000.0,
@@ -246,7 +254,8 @@ class pipedream_parser {
         g.add_edge(backward[v], backward[u], bytes(nodes_[u].activation));
     if (const auto overflow = find_byte_overflow(g)) {
       // Vertices 0..n-1 are the nodes; the rest are backward vertices of nodes, found by name.
-      const vertex_id v = overflow->at_vertex ? static_cast<vertex_id>(overflow->index) : g.source(static_cast<edge_id>(overflow->index));
+      const vertex_id v = overflow->at_vertex ? static_cast<vertex_id>(overflow->index)
+                                              : g.source(static_cast<edge_id>(overflow->index));
       const vertex_id node = v < n ? v : g.forward_of(v);
       fail(nodes_[node].line, byte_overflow_reason() + " (reached at node " + detail::quoted(nodes_[node].id) + ")");
     }
@@ -289,8 +298,8 @@ class pipedream_parser {
 
 // Reads a PipeDream graph.txt file (gzip-compressed or not). Throws io_error when it cannot be
 // read and parse_error, naming the file and line, when its content is wrong.
-[[nodiscard]] inline graph read_graph_pipedream(const std::filesystem::path& path, const pipedream_options& options = {},
-                                                const read_limits& limits = {}) {
+[[nodiscard]] inline graph read_graph_pipedream(const std::filesystem::path& path,
+                                                const pipedream_options& options = {}, const read_limits& limits = {}) {
   return detail::with_text_file(
       path, limits, [&](std::string_view text) { return parse_graph_pipedream(text, path.string(), options); });
 }

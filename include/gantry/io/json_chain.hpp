@@ -39,13 +39,14 @@ namespace gantry {
     x.backward = reader.time(reader.require(item, "backward", at), detail::pointer_to(at, "backward"), "backward time");
     total_time += x.forward + x.backward;
     if (!std::isfinite(total_time))
-      reader.fail(detail::pointer_to(at, "backward"), "the forward and backward times of layers 0 to " + std::to_string(i) +
-                                                        " add up to more than the largest finite number of seconds");
+      reader.fail(detail::pointer_to(at, "backward"), "the forward and backward times of layers 0 to " +
+                                                          std::to_string(i) +
+                                                          " add up to more than the largest finite number of seconds");
     const auto add_bytes = [&](byte_count bytes, std::string_view field) {
       if (bytes >= max_chain_bytes - total_bytes)
         reader.fail(detail::pointer_to(at, field), "the weights and activations of layers 0 to " + std::to_string(i) +
-                                                    " add up to 2^63 bytes (8 EiB) or more, which gantry's memory "
-                                                    "sums cannot hold");
+                                                       " add up to 2^63 bytes (8 EiB) or more, which gantry's memory "
+                                                       "sums cannot hold");
       total_bytes += bytes;
       return bytes;
     };
@@ -56,8 +57,9 @@ namespace gantry {
     for (auto it = item.begin(); it != item.end(); ++it)
       if (it.key() != "name" && it.key() != "forward" && it.key() != "backward" && it.key() != "weights" &&
           it.key() != "activation")
-        reader.fail(detail::pointer_to(at, it.key()), "unknown field (a layer has name, forward, backward, weights, "
-                                                      "activation)");
+        reader.fail(detail::pointer_to(at, it.key()),
+                    "unknown field (a layer has name, forward, backward, weights, "
+                    "activation)");
     c.layers.push_back(std::move(x));
   }
   return c;
@@ -65,7 +67,8 @@ namespace gantry {
 
 // Reads a chain file (gzip-compressed or not). Throws io_error or parse_error naming the file.
 [[nodiscard]] inline chain read_chain(const std::filesystem::path& path) {
-  return detail::with_text_file(path, read_limits{}, [&](std::string_view text) { return parse_chain(text, path.string()); });
+  return detail::with_text_file(path, read_limits{},
+                                [&](std::string_view text) { return parse_chain(text, path.string()); });
 }
 
 [[nodiscard]] inline std::string chain_text(const chain& c) {
@@ -75,7 +78,10 @@ namespace gantry {
   doc["version"] = 1;
   auto layers = nlohmann::ordered_json::array();
   for (const auto& x : c.layers)
-    layers.push_back({{"name", x.name}, {"forward", x.forward}, {"backward", x.backward}, {"weights", x.weights},
+    layers.push_back({{"name", x.name},
+                      {"forward", x.forward},
+                      {"backward", x.backward},
+                      {"weights", x.weights},
                       {"activation", x.activation}});
   doc["layers"] = std::move(layers);
   return detail::document_text(doc, "chain");

@@ -1,6 +1,7 @@
 // Reading and writing a gantry::cluster as a "gantry.cluster" JSON document (docs/format.md):
 // devices with kind, memory and speed, the default link, per-pair link overrides, the
-// communication mode (Baechi §3.4, §4.1) and the memory-bandwidth domains devices share. Same error discipline as the graph reader.
+// communication mode (Baechi §3.4, §4.1) and the memory-bandwidth domains devices share. Same error discipline as the
+// graph reader.
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -26,7 +27,9 @@ inline constexpr std::string_view cluster_format_name = "gantry.cluster";
 inline constexpr int cluster_format_version = 1;
 
 // "parallel", "sequential" or "duplex" (comm_mode's name table, any case); nullopt for anything else.
-[[nodiscard]] inline std::optional<comm_mode> parse_comm_mode(std::string_view text) { return parse_enum<comm_mode>(text); }
+[[nodiscard]] inline std::optional<comm_mode> parse_comm_mode(std::string_view text) {
+  return parse_enum<comm_mode>(text);
+}
 
 namespace detail {
 
@@ -48,7 +51,8 @@ inline double read_bandwidth(const json_reader& in, const nlohmann::json& value,
 }
 
 // Reads "latency" and "bandwidth" of a link object; absent fields keep the values in `link`.
-inline link_model read_link(const json_reader& in, const nlohmann::json& object, const std::string& pointer, link_model link) {
+inline link_model read_link(const json_reader& in, const nlohmann::json& object, const std::string& pointer,
+                            link_model link) {
   if (const auto* latency = json_reader::find(object, "latency"))
     link.latency = in.time(*latency, pointer_to(pointer, "latency"), "latency");
   if (const auto* bandwidth = json_reader::find(object, "bandwidth"))
@@ -70,15 +74,17 @@ inline nlohmann::ordered_json link_to_json(const link_model& link) {
 namespace detail {
 inline cluster read_cluster_document(const nlohmann::json& document, const json_reader& in) {
   in.header(document, cluster_format_name, cluster_format_version);
-  static constexpr std::string_view document_keys[] = {"format", "version", "metadata", "communication",
-                                                       "devices", "link", "links", "domains"};
+  static constexpr std::string_view document_keys[] = {"format",  "version", "metadata", "communication",
+                                                       "devices", "link",    "links",    "domains"};
   in.only_known_keys(document, "", document_keys, "a cluster document");
 
   comm_mode comm = comm_mode::parallel;
   if (const auto* value = detail::json_reader::find(document, "communication")) {
     const std::string text = in.string(*value, "/communication");
     const auto mode = parse_comm_mode(text);
-    if (!mode) in.fail("/communication", "unknown mode " + detail::quoted(text) + " (expected " + enum_choices<comm_mode>() + ")");
+    if (!mode)
+      in.fail("/communication",
+              "unknown mode " + detail::quoted(text) + " (expected " + enum_choices<comm_mode>() + ")");
     comm = *mode;
   }
 
@@ -99,13 +105,14 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     if (const auto [existing, inserted] = by_name.try_emplace(dev.name, static_cast<device_id>(i)); !inserted)
       in.fail(detail::pointer_to(at, "name"), "duplicate device name " + detail::quoted(dev.name, '"') + " (also at " +
                                                   detail::pointer_to("/devices", existing->second) + ")");
-    if (const auto* kind = detail::json_reader::find(entry, "kind")) dev.kind = in.name(*kind, detail::pointer_to(at, "kind"));
+    if (const auto* kind = detail::json_reader::find(entry, "kind"))
+      dev.kind = in.name(*kind, detail::pointer_to(at, "kind"));
     if (const auto* memory = detail::json_reader::find(entry, "memory")) {
       const std::string field = detail::pointer_to(at, "memory");
-      if (memory->is_string() && detail::equals_ignoring_case(detail::trim(memory->get_ref<const std::string&>()), "unlimited"))
+      if (memory->is_string() &&
+          detail::equals_ignoring_case(detail::trim(memory->get_ref<const std::string&>()), "unlimited"))
         dev.capacity = unlimited_memory;
-      else
-        dev.capacity = in.bytes(*memory, field);
+      else dev.capacity = in.bytes(*memory, field);
     }
     if (const auto* speed = detail::json_reader::find(entry, "speed")) {
       const std::string field = detail::pointer_to(at, "speed");
@@ -116,9 +123,11 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     if (const auto* node = detail::json_reader::find(entry, "node")) {
       const std::string field = detail::pointer_to(at, "node");
       if (!node->is_number_unsigned() && !(node->is_number_integer() && node->get<std::int64_t>() >= 0))
-        in.fail(field, "a node is a whole number >= 0 naming the machine the device sits in, got " + detail::describe_json(*node));
+        in.fail(field, "a node is a whole number >= 0 naming the machine the device sits in, got " +
+                           detail::describe_json(*node));
       const auto id = node->get<std::uint64_t>();
-      if (id >= no_node) in.fail(field, "node " + std::to_string(id) + " is too large (at most " + std::to_string(no_node - 1) + ")");
+      if (id >= no_node)
+        in.fail(field, "node " + std::to_string(id) + " is too large (at most " + std::to_string(no_node - 1) + ")");
       node_of[i] = static_cast<std::uint32_t>(id);
       has_nodes = true;
     }
@@ -146,14 +155,17 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
         const std::string field = detail::pointer_to(at, key);
         const std::string name = in.string(in.require(entry, key, at), field);
         const auto it = by_name.find(name);
-        if (it == by_name.end()) in.fail(field, "unknown device " + detail::quoted(name, '"') + " (no device has this name)");
+        if (it == by_name.end())
+          in.fail(field, "unknown device " + detail::quoted(name, '"') + " (no device has this name)");
         return it->second;
       };
       const device_id from = endpoint("from"), to = endpoint("to");
-      if (from == to) in.fail(at, "a link joins two different devices, but both ends are " + detail::quoted(result[from].name, '"'));
+      if (from == to)
+        in.fail(at, "a link joins two different devices, but both ends are " + detail::quoted(result[from].name, '"'));
       const auto key = (std::uint64_t{from} << 32) | to;
       if (const auto [earlier, inserted] = seen_pairs.try_emplace(key, i); !inserted)
-        in.fail(at, "a second link from " + detail::quoted(result[from].name, '"') + " to " + detail::quoted(result[to].name, '"') + " (the first is " +
+        in.fail(at, "a second link from " + detail::quoted(result[from].name, '"') + " to " +
+                        detail::quoted(result[to].name, '"') + " (the first is " +
                         detail::pointer_to("/links", earlier->second) + ")");
       result.set_link(from, to, detail::read_link(in, entry, at, default_link));
     }
@@ -171,8 +183,9 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
       bandwidth_domain domain;
       domain.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
       if (const auto [earlier, inserted] = domain_names.try_emplace(domain.name, i); !inserted)
-        in.fail(detail::pointer_to(at, "name"), "duplicate domain name " + detail::quoted(domain.name, '"') + " (also at " +
-                                                    detail::pointer_to("/domains", earlier->second) + ")");
+        in.fail(detail::pointer_to(at, "name"), "duplicate domain name " + detail::quoted(domain.name, '"') +
+                                                    " (also at " + detail::pointer_to("/domains", earlier->second) +
+                                                    ")");
       const std::string members_at = detail::pointer_to(at, "devices");
       const auto& members = in.array(in.require(entry, "devices", at), members_at);
       if (members.empty()) in.fail(members_at, "a bandwidth domain needs at least one device");
@@ -180,10 +193,12 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
         const std::string field = detail::pointer_to(members_at, k);
         const std::string name = in.string(members[k], field);
         const auto it = by_name.find(name);
-        if (it == by_name.end()) in.fail(field, "unknown device " + detail::quoted(name, '"') + " (no device has this name)");
+        if (it == by_name.end())
+          in.fail(field, "unknown device " + detail::quoted(name, '"') + " (no device has this name)");
         if (placed[it->second])
           in.fail(field, "device " + detail::quoted(name, '"') + " is already in a bandwidth domain (at " +
-                             detail::pointer_to("/domains", domain_at[it->second]) + "); a device shares one domain at most");
+                             detail::pointer_to("/domains", domain_at[it->second]) +
+                             "); a device shares one domain at most");
         placed[it->second] = 1;
         domain_at[it->second] = i;
         domain.devices.push_back(it->second);
@@ -192,14 +207,16 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
         domain.bandwidth = detail::read_bandwidth(in, *bandwidth, detail::pointer_to(at, "bandwidth"));
       if (const auto* copies = detail::json_reader::find(entry, "copies")) {
         if (!copies->is_boolean())
-          in.fail(detail::pointer_to(at, "copies"), "expected true or false (copies between devices draw on the domain), got " +
-                                                        detail::describe_json(*copies));
+          in.fail(detail::pointer_to(at, "copies"),
+                  "expected true or false (copies between devices draw on the domain), got " +
+                      detail::describe_json(*copies));
         domain.copies = copies->get<bool>();
       }
       if (const auto* cores = detail::json_reader::find(entry, "cores")) {
         const std::string field = detail::pointer_to(at, "cores");
         if (!cores->is_number_integer() || cores->get<std::int64_t>() < 0 || cores->get<std::int64_t>() > 1'000'000)
-          in.fail(field, "cores is a whole number from 0 (none shared) to 1000000, got " + detail::describe_json(*cores));
+          in.fail(field,
+                  "cores is a whole number from 0 (none shared) to 1000000, got " + detail::describe_json(*cores));
         domain.cores = static_cast<std::uint32_t>(cores->get<std::int64_t>());
       }
       result.add_domain(std::move(domain));
@@ -210,7 +227,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 }  // namespace detail
 
 // Builds a cluster from a parsed "gantry.cluster" document. `source_name` prefixes every message.
-[[nodiscard]] inline cluster cluster_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
+[[nodiscard]] inline cluster cluster_from_json(const nlohmann::json& document,
+                                               std::string_view source_name = "<json>") {
   return detail::read_cluster_document(document, detail::json_reader{std::string(source_name)});
 }
 
@@ -247,7 +265,8 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     entry["kind"] = dev.kind;
     if (dev.capacity != unlimited_memory) entry["memory"] = dev.capacity;
     entry["speed"] = dev.speed;
-    if (const auto d = static_cast<std::size_t>(&dev - c.devices().data()); !c.nodes().empty() && c.nodes()[d] != no_node)
+    if (const auto d = static_cast<std::size_t>(&dev - c.devices().data());
+        !c.nodes().empty() && c.nodes()[d] != no_node)
       entry["node"] = c.nodes()[d];
     devices.push_back(std::move(entry));
   }

@@ -39,8 +39,8 @@ namespace detail {
 
 // Reads a per-kind time such as a vertex's "compute": a number (seconds), or
 // {"default": t, "<kind>": t, ...}.
-inline void read_compute(const json_reader& in, const nlohmann::json& value, const std::string& pointer,
-                         seconds& time, std::vector<std::pair<std::string, seconds>>& kinds) {
+inline void read_compute(const json_reader& in, const nlohmann::json& value, const std::string& pointer, seconds& time,
+                         std::vector<std::pair<std::string, seconds>>& kinds) {
   if (!value.is_object()) {
     time = in.time(value, pointer, "compute time");
     return;
@@ -86,7 +86,8 @@ class name_index {
   // The id of `name`, or no_vertex.
   [[nodiscard]] vertex_id find(std::string_view name) const {
     if (slots_.empty()) return no_vertex;
-    for (std::size_t slot = hash(name) & (slots_.size() - 1); slots_[slot] != no_vertex; slot = (slot + 1) & (slots_.size() - 1))
+    for (std::size_t slot = hash(name) & (slots_.size() - 1); slots_[slot] != no_vertex;
+         slot = (slot + 1) & (slots_.size() - 1))
       if (names_[slots_[slot]] == name) return slots_[slot];
     return no_vertex;
   }
@@ -103,7 +104,8 @@ class name_index {
       h ^= h >> 31;
     }
     std::uint64_t tail = 0;
-    for (std::size_t k = 0; i + k < text.size(); ++k) tail |= std::uint64_t{static_cast<unsigned char>(text[i + k])} << (8 * k);
+    for (std::size_t k = 0; i + k < text.size(); ++k)
+      tail |= std::uint64_t{static_cast<unsigned char>(text[i + k])} << (8 * k);
     h = (h ^ tail) * 0x94D049BB133111EBull;
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
@@ -249,19 +251,27 @@ class fast_graph_reader {
           if (!in_.plain_string(key) || !in_.take(':')) return false;
           const std::size_t index = find_vertex_field(key);
           if (index == vertex_field_count) return false;  // an unknown key: the checked reader names it
-          if ((seen >> index) & 1u) return false;  // a key twice: the checked reader decides
+          if ((seen >> index) & 1u) return false;         // a key twice: the checked reader decides
           seen |= 1u << index;
           if (in_.null()) continue;  // a null counts as absent
           const vertex_field& f = vertex_fields[index];
           bool ok = true;
           switch (f.type) {
-            case field_type::name: ok = in_.plain_string(name) && !name.empty(); break;
+            case field_type::name:
+              ok = in_.plain_string(name) && !name.empty();
+              break;
             case field_type::time:
               ok = f.per_kind && in_.next() == '{' ? compute_object(p.*f.real, kinds) : time(p.*f.real);
               break;
-            case field_type::bytes: ok = bytes(p.*f.whole); break;
-            case field_type::text: ok = text(p.*f.text); break;
-            case field_type::number: ok = in_.real(p.*f.real) && p.*f.real >= 0; break;
+            case field_type::bytes:
+              ok = bytes(p.*f.whole);
+              break;
+            case field_type::text:
+              ok = text(p.*f.text);
+              break;
+            case field_type::number:
+              ok = in_.real(p.*f.real) && p.*f.real >= 0;
+              break;
             case field_type::vertex_reference: {
               std::string_view forward;
               ok = in_.plain_string(forward) && !forward.empty();
@@ -351,12 +361,14 @@ class fast_graph_reader {
 }  // namespace detail
 
 // Builds a graph from a parsed "gantry.graph" document. `source_name` prefixes every message.
-[[nodiscard]] inline graph_file graph_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
+[[nodiscard]] inline graph_file graph_from_json(const nlohmann::json& document,
+                                                std::string_view source_name = "<json>") {
   const detail::json_reader in{std::string(source_name)};
   in.header(document, graph_format_name, graph_format_version);
   in.only_known_keys(document, "", graph_document_keys, "a graph document");
   graph_file file;
-  if (const auto* metadata = detail::json_reader::find(document, "metadata")) file.metadata = in.object(*metadata, "/metadata");
+  if (const auto* metadata = detail::json_reader::find(document, "metadata"))
+    file.metadata = in.object(*metadata, "/metadata");
 
   const auto& vertices = in.array(in.require(document, "vertices", ""), "/vertices");
   const auto* edges = detail::json_reader::find(document, "edges");
@@ -380,25 +392,34 @@ class fast_graph_reader {
       if (value == nullptr) continue;
       const std::string field = detail::pointer_to(at, f.key);
       switch (f.type) {
-        case field_type::name: properties.*f.text = in.name(*value, field); break;
+        case field_type::name:
+          properties.*f.text = in.name(*value, field);
+          break;
         case field_type::time:
           if (f.per_kind) detail::read_compute(in, *value, field, properties.*f.real, kinds);
           else properties.*f.real = in.time(*value, field, f.key);
           break;
-        case field_type::bytes: properties.*f.whole = in.bytes(*value, field); break;
-        case field_type::text: properties.*f.text = in.string(*value, field); break;
+        case field_type::bytes:
+          properties.*f.whole = in.bytes(*value, field);
+          break;
+        case field_type::text:
+          properties.*f.text = in.string(*value, field);
+          break;
         case field_type::number:
           properties.*f.real = in.number(*value, field);
           if (!std::isfinite(properties.*f.real) || properties.*f.real < 0)
             in.fail(field, std::string(f.key) + " must be a finite number >= 0, got " + detail::describe_json(*value));
           break;
-        case field_type::vertex_reference: forward = value; break;
+        case field_type::vertex_reference:
+          forward = value;
+          break;
       }
     }
     const auto [existing, inserted] = by_name.try_emplace(properties.name, static_cast<vertex_id>(i));
     if (!inserted)
-      in.fail(detail::pointer_to(at, "name"), "duplicate vertex name " + detail::quoted(properties.name, '"') + " (also at " +
-                                                  detail::pointer_to("/vertices", existing->second) + ")");
+      in.fail(detail::pointer_to(at, "name"), "duplicate vertex name " + detail::quoted(properties.name, '"') +
+                                                  " (also at " + detail::pointer_to("/vertices", existing->second) +
+                                                  ")");
     const vertex_id v = g.add_vertex(std::move(properties));
     for (const auto& [kind, time] : kinds) g.set_compute(v, kind, time);
     if (forward != nullptr) forwards.emplace_back(v, forward);
@@ -409,7 +430,8 @@ class fast_graph_reader {
     const std::string name = in.name(*forward, at);
     const auto it = by_name.find(name);
     if (it == by_name.end()) in.fail(at, "unknown vertex " + detail::quoted(name, '"') + " (no vertex has this name)");
-    if (it->second == backward) in.fail(at, "vertex " + detail::quoted(name, '"') + " names itself as its forward vertex");
+    if (it->second == backward)
+      in.fail(at, "vertex " + detail::quoted(name, '"') + " names itself as its forward vertex");
     g.set_forward(backward, it->second);
   }
 
@@ -420,7 +442,8 @@ class fast_graph_reader {
       if (!value.is_string()) in.fail(field, "expected a vertex name, got " + detail::describe_json(value));
       const auto it = by_name.find(value.get_ref<const std::string&>());
       if (it == by_name.end())
-        in.fail(field, "unknown vertex " + detail::quoted(value.get<std::string>(), '"') + " (no vertex has this name)");
+        in.fail(field,
+                "unknown vertex " + detail::quoted(value.get<std::string>(), '"') + " (no vertex has this name)");
       return it->second;
     };
     for (std::size_t i = 0; i < edges->size(); ++i) {
@@ -431,7 +454,8 @@ class fast_graph_reader {
       const vertex_id to = endpoint(edge, edge_fields[edge_to_field].key, at);
       const std::string_view bytes_key = edge_fields[edge_bytes_field].key;
       byte_count bytes = 0;
-      if (const auto* b = detail::json_reader::find(edge, bytes_key)) bytes = in.bytes(*b, detail::pointer_to(at, bytes_key));
+      if (const auto* b = detail::json_reader::find(edge, bytes_key))
+        bytes = in.bytes(*b, detail::pointer_to(at, bytes_key));
       g.add_edge(from, to, bytes);
     }
   }
@@ -451,7 +475,7 @@ class fast_graph_reader {
 // Well-formed documents take a fast path without a JSON tree; anything it does not read goes
 // through the checked reader, so every error message is the same either way.
 [[nodiscard]] inline graph_file parse_graph_file(std::string_view text, std::string_view source_name = "<string>",
-                                                const read_limits& limits = {}) {
+                                                 const read_limits& limits = {}) {
   try {
     if (auto fast = detail::fast_graph_reader(text, limits.max_nesting).read()) return std::move(*fast);
   } catch (const invalid_input&) {
@@ -488,7 +512,8 @@ inline void check_graph_for_writing(const graph& g, const nlohmann::json& metada
   for (vertex_id v = 0; v < g.vertex_count(); ++v) {
     const std::string& name = g[v].name;
     if (name.empty())
-      throw invalid_input("graph_to_json: vertex " + std::to_string(v) + " has no name (a graph file refers to vertices by name)");
+      throw invalid_input("graph_to_json: vertex " + std::to_string(v) +
+                          " has no name (a graph file refers to vertices by name)");
     if (const std::string problem = detail::utf8_problem(name); !problem.empty())
       throw invalid_input("graph_to_json: the name of vertex " + std::to_string(v) + " is not valid UTF-8 (" + problem +
                           "); JSON strings must be");
@@ -510,13 +535,27 @@ inline void append_json_string(std::string& out, std::string_view text) {
     out.append(text, plain, i - plain);
     plain = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           static constexpr char hex[] = "0123456789abcdef";
@@ -590,7 +629,8 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
 // The "gantry.graph" document of g. Vertex names must be non-empty, unique and valid UTF-8 (the
 // file refers to vertices by name); throws invalid_input otherwise. Fields with default values
 // (zero bytes, no group) are left out; compute and edge bytes are always written.
-[[nodiscard]] inline nlohmann::ordered_json graph_to_json(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
+[[nodiscard]] inline nlohmann::ordered_json graph_to_json(const graph& g,
+                                                          const nlohmann::json& metadata = nlohmann::json::object()) {
   detail::check_graph_for_writing(g, metadata);
 
   nlohmann::ordered_json document;
@@ -606,7 +646,9 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
       const std::string key(f.key);
       switch (f.type) {
         case field_type::name:
-        case field_type::text: vertex[key] = p.*f.text; break;
+        case field_type::text:
+          vertex[key] = p.*f.text;
+          break;
         case field_type::time:
         case field_type::number: {
           nlohmann::ordered_json value =
@@ -620,8 +662,12 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
           }
           break;
         }
-        case field_type::bytes: vertex[key] = p.*f.whole; break;
-        case field_type::vertex_reference: vertex[key] = g[g.forward_of(v)].name; break;
+        case field_type::bytes:
+          vertex[key] = p.*f.whole;
+          break;
+        case field_type::vertex_reference:
+          vertex[key] = g[g.forward_of(v)].name;
+          break;
       }
     }
     vertices.push_back(std::move(vertex));
@@ -636,7 +682,8 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
 
 // The "gantry.graph" JSON text of g, one vertex and one edge per line: the document and layout of
 // detail::document_text(graph_to_json(g)), written directly instead of through a JSON tree.
-[[nodiscard]] inline std::string graph_to_json_text(const graph& g, const nlohmann::json& metadata = nlohmann::json::object()) {
+[[nodiscard]] inline std::string graph_to_json_text(const graph& g,
+                                                    const nlohmann::json& metadata = nlohmann::json::object()) {
   detail::check_graph_for_writing(g, metadata);
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
     for (const vertex_field& f : vertex_fields)
@@ -663,7 +710,9 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
       out += "\":";
       switch (f.type) {
         case field_type::name:
-        case field_type::text: detail::append_json_string(out, p.*f.text); break;
+        case field_type::text:
+          detail::append_json_string(out, p.*f.text);
+          break;
         case field_type::time:
         case field_type::number: {
           const auto kinds = f.per_kind && g.kind_count() != 0 ? g.kind_times(v) : decltype(g.kind_times(v)){};
@@ -684,8 +733,12 @@ inline void append_json_unsigned(std::string& out, std::uint64_t x) {
           out += '}';
           break;
         }
-        case field_type::bytes: detail::append_json_unsigned(out, p.*f.whole); break;
-        case field_type::vertex_reference: detail::append_json_string(out, g[g.forward_of(v)].name); break;
+        case field_type::bytes:
+          detail::append_json_unsigned(out, p.*f.whole);
+          break;
+        case field_type::vertex_reference:
+          detail::append_json_string(out, g[g.forward_of(v)].name);
+          break;
       }
     }
     out += '}';

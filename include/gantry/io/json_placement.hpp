@@ -66,8 +66,9 @@ std::unordered_map<std::string, vertex_id> vertex_ids_by_name(const G& g, std::s
   ids.reserve(n);
   for (vertex_id v = 0; v < n; ++v)
     if (const auto [it, inserted] = ids.try_emplace(vertex_name(g, v), v); !inserted)
-      throw invalid_input(std::string(caller) + ": vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
-                          " are both named " + detail::quoted(it->first) + " (a placement file refers to vertices by name)");
+      throw invalid_input(std::string(caller) + ": vertices " + std::to_string(it->second) + " and " +
+                          std::to_string(v) + " are both named " + detail::quoted(it->first) +
+                          " (a placement file refers to vertices by name)");
   return ids;
 }
 
@@ -75,9 +76,10 @@ inline void check_device_names(const cluster& c, std::string_view caller) {
   std::unordered_map<std::string_view, device_id> seen;
   for (device_id d = 0; d < c.device_count(); ++d)
     if (const auto [it, inserted] = seen.try_emplace(c[d].name, d); !inserted || c[d].name.empty())
-      throw invalid_input(std::string(caller) + ": device " + std::to_string(d) +
-                          (c[d].name.empty() ? " has no name" : " has the same name as device " + std::to_string(it->second)) +
-                          " (a placement file refers to devices by name)");
+      throw invalid_input(
+          std::string(caller) + ": device " + std::to_string(d) +
+          (c[d].name.empty() ? " has no name" : " has the same name as device " + std::to_string(it->second)) +
+          " (a placement file refers to devices by name)");
 }
 
 }  // namespace detail
@@ -94,14 +96,15 @@ template <adapted_graph G>
                         " devices but the graph has " + std::to_string(n) + " vertices");
   for (vertex_id v = 0; v < n; ++v)
     if (p.device[v] != no_device && p.device[v] >= c.device_count())
-      throw invalid_input("placement_to_json: vertex " + detail::quoted(vertex_name(g, v)) + " is on device " + std::to_string(p.device[v]) +
-                          " but the cluster has " + std::to_string(c.device_count()));
+      throw invalid_input("placement_to_json: vertex " + detail::quoted(vertex_name(g, v)) + " is on device " +
+                          std::to_string(p.device[v]) + " but the cluster has " + std::to_string(c.device_count()));
   const schedule* s = options.schedule;
   if (s != nullptr && (s->start.size() != n || s->finish.size() != n))
     throw invalid_input("placement_to_json: the schedule has times for " + std::to_string(s->start.size()) +
                         " vertices but the graph has " + std::to_string(n));
   if (!options.metadata.is_object() && !options.metadata.is_null())
-    throw invalid_input("placement_to_json: metadata must be a JSON object, got " + detail::describe_json(options.metadata));
+    throw invalid_input("placement_to_json: metadata must be a JSON object, got " +
+                        detail::describe_json(options.metadata));
 
   nlohmann::ordered_json document;
   document["format"] = placement_format_name;
@@ -109,7 +112,8 @@ template <adapted_graph G>
   document["algorithm"] = options.algorithm;
   document["status"] = status_identifier(p.outcome.code);
   document["message"] = p.outcome.message;
-  if (!options.metadata.is_null() && !options.metadata.empty()) document["metadata"] = nlohmann::ordered_json(options.metadata);
+  if (!options.metadata.is_null() && !options.metadata.empty())
+    document["metadata"] = nlohmann::ordered_json(options.metadata);
   document["placement_time"] = detail::finite_number(p.placement_time, "placement_to_json: placement_time");
   if (s != nullptr) {
     document["makespan"] = detail::finite_number(s->makespan, "placement_to_json: makespan");
@@ -134,10 +138,13 @@ template <adapted_graph G>
   auto& entries = document["placement"] = nlohmann::ordered_json::array();
   for (vertex_id v = 0; v < n; ++v) {
     nlohmann::ordered_json entry = {{"vertex", vertex_name(g, v)}};
-    entry["device"] = p.device[v] == no_device ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c[p.device[v]].name);
+    entry["device"] =
+        p.device[v] == no_device ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c[p.device[v]].name);
     if (s != nullptr) {
-      entry["start"] = detail::finite_number(s->start[v], "placement_to_json: start of " + detail::quoted(vertex_name(g, v)));
-      entry["finish"] = detail::finite_number(s->finish[v], "placement_to_json: finish of " + detail::quoted(vertex_name(g, v)));
+      entry["start"] =
+          detail::finite_number(s->start[v], "placement_to_json: start of " + detail::quoted(vertex_name(g, v)));
+      entry["finish"] =
+          detail::finite_number(s->finish[v], "placement_to_json: finish of " + detail::quoted(vertex_name(g, v)));
     }
     entries.push_back(std::move(entry));
   }
@@ -175,15 +182,16 @@ template <adapted_graph G>
   const detail::json_reader in{std::string(source_name)};
   in.header(document, placement_format_name, placement_format_version);
   static constexpr std::string_view document_keys[] = {
-      "format",    "version", "algorithm", "status",         "message",   "metadata", "placement_time", "makespan",
-      "bytes_moved", "transfers", "devices", "cluster", "device_summary", "placement", "order"};
+      "format",      "version",   "algorithm", "status",  "message",        "metadata",  "placement_time", "makespan",
+      "bytes_moved", "transfers", "devices",   "cluster", "device_summary", "placement", "order"};
   in.only_known_keys(document, "", document_keys, "a placement document");
   const auto vertex_ids = detail::vertex_ids_by_name(g, "placement_from_json");
   const std::size_t n = graph_adaptor<G>::vertex_count(g);
 
   placement_file file;
   placement& p = file.placement;
-  if (const auto* algorithm = detail::json_reader::find(document, "algorithm")) file.algorithm = in.string(*algorithm, "/algorithm");
+  if (const auto* algorithm = detail::json_reader::find(document, "algorithm"))
+    file.algorithm = in.string(*algorithm, "/algorithm");
   if (const auto* value = detail::json_reader::find(document, "status")) {
     const std::string text = in.string(*value, "/status");
     const auto parsed = parse_status(text);
@@ -191,11 +199,14 @@ template <adapted_graph G>
       in.fail("/status", "unknown status " + detail::quoted(text) + " (expected " + status_identifiers() + ")");
     p.outcome.code = *parsed;
   }
-  if (const auto* message = detail::json_reader::find(document, "message")) p.outcome.message = in.string(*message, "/message");
-  if (const auto* metadata = detail::json_reader::find(document, "metadata")) file.metadata = in.object(*metadata, "/metadata");
+  if (const auto* message = detail::json_reader::find(document, "message"))
+    p.outcome.message = in.string(*message, "/message");
+  if (const auto* metadata = detail::json_reader::find(document, "metadata"))
+    file.metadata = in.object(*metadata, "/metadata");
   if (const auto* time = detail::json_reader::find(document, "placement_time"))
     p.placement_time = in.time(*time, "/placement_time", "placement time");
-  if (const auto* makespan = detail::json_reader::find(document, "makespan")) file.makespan = in.time(*makespan, "/makespan", "makespan");
+  if (const auto* makespan = detail::json_reader::find(document, "makespan"))
+    file.makespan = in.time(*makespan, "/makespan", "makespan");
 
   const auto device_id_of = [&](const nlohmann::json& value, const std::string& at) {
     const std::string name = in.string(value, at);
@@ -205,12 +216,14 @@ template <adapted_graph G>
   };
   if (const auto* devices = detail::json_reader::find(document, "devices")) {
     in.array(*devices, "/devices");
-    for (std::size_t i = 0; i < devices->size(); ++i) (void)device_id_of((*devices)[i], detail::pointer_to("/devices", i));
+    for (std::size_t i = 0; i < devices->size(); ++i)
+      (void)device_id_of((*devices)[i], detail::pointer_to("/devices", i));
   }
   const auto vertex_id_of = [&](const nlohmann::json& value, const std::string& at) {
     const std::string name = in.string(value, at);
     const auto it = vertex_ids.find(name);
-    if (it == vertex_ids.end()) in.fail(at, "unknown vertex " + detail::quoted(name, '"') + " (the graph has no vertex of this name)");
+    if (it == vertex_ids.end())
+      in.fail(at, "unknown vertex " + detail::quoted(name, '"') + " (the graph has no vertex of this name)");
     return it->second;
   };
 
@@ -224,10 +237,12 @@ template <adapted_graph G>
     in.only_known_keys(entry, at, entry_keys, "a placement entry");
     const vertex_id v = vertex_id_of(in.require(entry, "vertex", at), detail::pointer_to(at, "vertex"));
     if (entry_of[v] != static_cast<std::size_t>(-1))
-      in.fail(detail::pointer_to(at, "vertex"), "vertex " + detail::quoted(vertex_name(g, v), '"') + " is placed twice (also at " +
+      in.fail(detail::pointer_to(at, "vertex"), "vertex " + detail::quoted(vertex_name(g, v), '"') +
+                                                    " is placed twice (also at " +
                                                     detail::pointer_to("/placement", entry_of[v]) + ")");
     entry_of[v] = i;
-    if (const auto* dev = detail::json_reader::find(entry, "device")) p.device[v] = device_id_of(*dev, detail::pointer_to(at, "device"));
+    if (const auto* dev = detail::json_reader::find(entry, "device"))
+      p.device[v] = device_id_of(*dev, detail::pointer_to(at, "device"));
     else if (p.outcome.code == status::ok)
       in.fail(at, "vertex " + detail::quoted(vertex_name(g, v), '"') + " has no device, but the status is ok");
   }
@@ -268,7 +283,8 @@ template <adapted_graph G>
 inline void require_complete_placement(const placement_file& file, std::string_view source_name) {
   const placement& p = file.placement;
   if (p.outcome.code != status::ok)
-    throw parse_error(std::string(source_name) + ": /status: the placement failed (" + status_identifier(p.outcome.code) +
+    throw parse_error(std::string(source_name) + ": /status: the placement failed (" +
+                      status_identifier(p.outcome.code) +
                       (p.outcome.message.empty() ? std::string() : ": " + p.outcome.message) +
                       "); only a placement with status ok can be simulated");
   for (std::size_t v = 0; v < p.device.size(); ++v)
@@ -278,7 +294,8 @@ inline void require_complete_placement(const placement_file& file, std::string_v
 
 // The cluster a placement document was written for (its "cluster" member). Throws parse_error
 // when the document has none or it is not a valid gantry.cluster document.
-[[nodiscard]] inline cluster placement_cluster_from_json(const nlohmann::json& document, std::string_view source_name = "<json>") {
+[[nodiscard]] inline cluster placement_cluster_from_json(const nlohmann::json& document,
+                                                         std::string_view source_name = "<json>") {
   const detail::json_reader in{std::string(source_name)};
   in.header(document, placement_format_name, placement_format_version);
   const auto& embedded = in.require(document, "cluster", "");
@@ -294,7 +311,8 @@ inline void require_complete_placement(const placement_file& file, std::string_v
 
 template <adapted_graph G>
 [[nodiscard]] placement_file read_placement_json(std::string_view text, const G& g, const cluster& c,
-                                                 std::string_view source_name = "<string>", const read_limits& limits = {}) {
+                                                 std::string_view source_name = "<string>",
+                                                 const read_limits& limits = {}) {
   return placement_from_json(detail::parse_json_text(text, source_name, limits.max_nesting), g, c, source_name);
 }
 

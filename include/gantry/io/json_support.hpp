@@ -62,8 +62,9 @@ inline void check_json_nesting(std::string_view text, std::string_view source, s
       i = end == std::string_view::npos ? text.size() : end + 1;
     } else if (c == '[' || c == '{') {
       if (++depth > max_nesting)
-        throw parse_error(std::string(source) + ": " + describe_position(text, i) + ": arrays and objects nest deeper than " +
-                          std::to_string(max_nesting) + " levels (the limit, read_limits::max_nesting)");
+        throw parse_error(std::string(source) + ": " + describe_position(text, i) +
+                          ": arrays and objects nest deeper than " + std::to_string(max_nesting) +
+                          " levels (the limit, read_limits::max_nesting)");
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
@@ -144,8 +145,12 @@ inline std::string describe_json(const nlohmann::json& value) {
   std::string text;
   append_json_prefix(value, text, 61);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
-  const char* kind = value.is_string() ? "string " : value.is_number() ? "number " : value.is_boolean() ? "boolean " :
-                     value.is_array() ? "array " : value.is_object() ? "object " : "";
+  const char* kind = value.is_string()    ? "string "
+                     : value.is_number()  ? "number "
+                     : value.is_boolean() ? "boolean "
+                     : value.is_array()   ? "array "
+                     : value.is_object()  ? "object "
+                                          : "";
   return kind + text;
 }
 
@@ -154,7 +159,8 @@ inline std::string describe_json(const nlohmann::json& value) {
 // (a placement file's "/cluster").
 class json_reader {
  public:
-  explicit json_reader(std::string source, std::string base = {}) : source_(std::move(source)), base_(std::move(base)) {}
+  explicit json_reader(std::string source, std::string base = {})
+      : source_(std::move(source)), base_(std::move(base)) {}
 
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
 
@@ -233,7 +239,8 @@ class json_reader {
         fail(pointer, e.what());
       }
     }
-    if (!value.is_number()) fail(pointer, "expected a " + std::string(what) + " in seconds, got " + describe_json(value));
+    if (!value.is_number())
+      fail(pointer, "expected a " + std::string(what) + " in seconds, got " + describe_json(value));
     const double x = value.get<double>();
     if (!std::isfinite(x) || x < 0)
       fail(pointer, std::string(what) + " must be a finite number of seconds >= 0, got " + describe_json(value));
@@ -259,9 +266,9 @@ class json_reader {
         list += (list.empty() ? "" : ", ") + std::string(name);
         if (const std::size_t d = edit_distance(key, name); d < best) best = d, nearest = name;
       }
-      fail(pointer_to(pointer, key), "unknown field" + (nearest.empty() ? std::string() : " (did you mean \"" + nearest + "\"?)") +
-                                         "; " + std::string(what) + " has " + list +
-                                         "; free-form data belongs under /metadata");
+      fail(pointer_to(pointer, key),
+           "unknown field" + (nearest.empty() ? std::string() : " (did you mean \"" + nearest + "\"?)") + "; " +
+               std::string(what) + " has " + list + "; free-form data belongs under /metadata");
     }
   }
 

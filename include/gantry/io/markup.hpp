@@ -46,10 +46,24 @@ void for_each_code_point(std::string_view text, F&& f) {
     const unsigned char lead = byte(i);
     std::size_t length = 0;
     std::uint32_t c = 0, minimum = 0;
-    if (lead < 0x80) { f(static_cast<std::uint32_t>(lead)); ++i; continue; }
-    if ((lead & 0xE0) == 0xC0) { length = 2; c = lead & 0x1F; minimum = 0x80; }
-    else if ((lead & 0xF0) == 0xE0) { length = 3; c = lead & 0x0F; minimum = 0x800; }
-    else if ((lead & 0xF8) == 0xF0) { length = 4; c = lead & 0x07; minimum = 0x10000; }
+    if (lead < 0x80) {
+      f(static_cast<std::uint32_t>(lead));
+      ++i;
+      continue;
+    }
+    if ((lead & 0xE0) == 0xC0) {
+      length = 2;
+      c = lead & 0x1F;
+      minimum = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      length = 3;
+      c = lead & 0x0F;
+      minimum = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      length = 4;
+      c = lead & 0x07;
+      minimum = 0x10000;
+    }
     bool valid = length != 0 && i + length <= text.size();
     for (std::size_t k = 1; valid && k < length; ++k) {
       if ((byte(i + k) & 0xC0) != 0x80) valid = false;
@@ -81,14 +95,29 @@ inline std::string xml_escape(std::string_view text) {
   out.reserve(text.size() + text.size() / 8);
   for_each_code_point(text, [&](std::uint32_t c) {
     switch (c) {
-      case '&': out += "&amp;"; return;
-      case '<': out += "&lt;"; return;
-      case '>': out += "&gt;"; return;
-      case '"': out += "&quot;"; return;
-      case '\'': out += "&apos;"; return;
-      case '\n': out += "&#10;"; return;
-      case '\t': out += "&#9;"; return;
-      default: break;
+      case '&':
+        out += "&amp;";
+        return;
+      case '<':
+        out += "&lt;";
+        return;
+      case '>':
+        out += "&gt;";
+        return;
+      case '"':
+        out += "&quot;";
+        return;
+      case '\'':
+        out += "&apos;";
+        return;
+      case '\n':
+        out += "&#10;";
+        return;
+      case '\t':
+        out += "&#9;";
+        return;
+      default:
+        break;
     }
     if (c < 0x20 || c == 0xFFFE || c == 0xFFFF) c = replacement_character;
     append_utf8(out, c);
@@ -124,12 +153,25 @@ inline std::string hsl_colour(double hue, double saturation, double lightness) {
   const double h = std::fmod(hue, 1.0) * 6;
   const double x = chroma * (1 - std::fabs(std::fmod(h, 2.0) - 1));
   double r = 0, g = 0, b = 0;
-  if (h < 1) { r = chroma; g = x; }
-  else if (h < 2) { r = x; g = chroma; }
-  else if (h < 3) { g = chroma; b = x; }
-  else if (h < 4) { g = x; b = chroma; }
-  else if (h < 5) { r = x; b = chroma; }
-  else { r = chroma; b = x; }
+  if (h < 1) {
+    r = chroma;
+    g = x;
+  } else if (h < 2) {
+    r = x;
+    g = chroma;
+  } else if (h < 3) {
+    g = chroma;
+    b = x;
+  } else if (h < 4) {
+    g = x;
+    b = chroma;
+  } else if (h < 5) {
+    r = x;
+    b = chroma;
+  } else {
+    r = chroma;
+    b = x;
+  }
   const double m = lightness - chroma / 2;
   return hex_colour(r + m, g + m, b + m);
 }
@@ -171,16 +213,20 @@ inline void check_drawable(const schedule& s, std::size_t n, std::size_t m, cons
   const auto fail = [&](const std::string& why) { throw invalid_input(std::string(caller) + ": " + why); };
   if (s.device.size() != n || s.start.size() != n || s.finish.size() != n)
     fail("the schedule has " + std::to_string(s.device.size()) + " devices, " + std::to_string(s.start.size()) +
-         " starts and " + std::to_string(s.finish.size()) + " finishes for a graph of " + std::to_string(n) + " vertices");
+         " starts and " + std::to_string(s.finish.size()) + " finishes for a graph of " + std::to_string(n) +
+         " vertices");
   for (vertex_id v = 0; v < n; ++v) {
-    if (s.device[v] >= m) fail("vertex " + std::to_string(v) + " has no device (or device " + std::to_string(s.device[v]) + ")");
+    if (s.device[v] >= m)
+      fail("vertex " + std::to_string(v) + " has no device (or device " + std::to_string(s.device[v]) + ")");
     if (!std::isfinite(s.start[v]) || !std::isfinite(s.finish[v]))
       fail("vertex " + std::to_string(v) + " has a time that is not finite");
   }
   for (std::size_t i = 0; i < s.transfers.size(); ++i) {
     const auto& t = s.transfers[i];
-    if (t.from >= m || t.to >= m) fail("transfer " + std::to_string(i) + " names a device outside [0, " + std::to_string(m) + ")");
-    if (t.tensor >= n) fail("transfer " + std::to_string(i) + " moves vertex " + std::to_string(t.tensor) + ", which does not exist");
+    if (t.from >= m || t.to >= m)
+      fail("transfer " + std::to_string(i) + " names a device outside [0, " + std::to_string(m) + ")");
+    if (t.tensor >= n)
+      fail("transfer " + std::to_string(i) + " moves vertex " + std::to_string(t.tensor) + ", which does not exist");
     if (!std::isfinite(t.start) || !std::isfinite(t.finish))
       fail("transfer " + std::to_string(i) + " has a time that is not finite");
   }

@@ -54,12 +54,13 @@ inline double pattern_tick(double period, int count = 6) {
     const auto& st = p.stages[i];
     if (st.resource >= rows) continue;
     auto& text = stages_on[st.resource];
-    text += (text.empty() ? "" : ", ") + std::string(st.link ? "" : "stage ") + number[i] + " " + detail::stage_label(c, st);
+    text += (text.empty() ? "" : ", ") + std::string(st.link ? "" : "stage ") + number[i] + " " +
+            detail::stage_label(c, st);
   }
   for (std::size_t r = 0; r < rows; ++r) {
     const double y = top + row * static_cast<double>(r);
-    const std::string label = r < p.processor_count ? "processor " + std::to_string(r)
-                                                    : "link " + std::to_string(r - p.processor_count);
+    const std::string label =
+        r < p.processor_count ? "processor " + std::to_string(r) : "link " + std::to_string(r - p.processor_count);
     std::string stages = stages_on[r];
     if (stages.size() > 36) stages = stages.substr(0, 33) + "...";
     out += "<text x=\"4\" y=\"" + svg_coordinate(y + row / 2 - 2) + "\">" + xml_escape(label) + "<title>" +
@@ -88,8 +89,8 @@ inline double pattern_tick(double period, int count = 6) {
              svg_coordinate(piece * scale) + "\" height=\"" + svg_coordinate(row - 8) + "\" fill=\"" + fill +
              "\" stroke=\"#333\"><title>" + xml_escape(title) + "</title></rect>\n";
       if (piece * scale >= label_width)
-        out += "<text x=\"" + svg_coordinate(left + start * scale + 2) + "\" y=\"" + svg_coordinate(y + row / 2) + "\">" +
-               xml_escape(text) + "</text>\n";
+        out += "<text x=\"" + svg_coordinate(left + start * scale + 2) + "\" y=\"" + svg_coordinate(y + row / 2) +
+               "\">" + xml_escape(text) + "</text>\n";
       remaining -= piece;
       start = 0;
       if (piece <= 0) break;
@@ -116,9 +117,10 @@ inline double pattern_tick(double period, int count = 6) {
   for (const auto& [colour, text] : {std::pair<const char*, const char*>{"#8ecae6", "forward (F)"},
                                      {"#f4a261", "backward (B)"},
                                      {"#c9c9c9", "transfer on a link"}}) {
-    out += "<rect x=\"" + svg_coordinate(x) + "\" y=\"" + svg_coordinate(legend_y - 9) + "\" width=\"12\" height=\"12\" fill=\"" +
-           colour + "\" stroke=\"#333\"/>\n";
-    out += "<text x=\"" + svg_coordinate(x + 16) + "\" y=\"" + svg_coordinate(legend_y + 1) + "\">" + text + "</text>\n";
+    out += "<rect x=\"" + svg_coordinate(x) + "\" y=\"" + svg_coordinate(legend_y - 9) +
+           "\" width=\"12\" height=\"12\" fill=\"" + colour + "\" stroke=\"#333\"/>\n";
+    out +=
+        "<text x=\"" + svg_coordinate(x + 16) + "\" y=\"" + svg_coordinate(legend_y + 1) + "\">" + text + "</text>\n";
     x += 130;
   }
   out += "<text x=\"" + svg_coordinate(x) + "\" y=\"" + svg_coordinate(legend_y + 1) +

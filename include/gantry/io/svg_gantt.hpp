@@ -58,8 +58,8 @@ inline std::string shorten(std::string_view text, std::size_t characters) {
 
 struct gantt_bar {
   seconds start, finish;
-  vertex_id vertex;   // the vertex, or the tensor's producer for a transfer
-  std::uint32_t item; // vertex id or transfer index
+  vertex_id vertex;    // the vertex, or the tensor's producer for a transfer
+  std::uint32_t item;  // vertex id or transfer index
 };
 
 class svg_writer {
@@ -71,7 +71,8 @@ class svg_writer {
   // Draws the bars of one track at [y, y + height), merging runs of narrow bars.
   template <class Title, class Name>
   void track(std::vector<gantt_bar>& bars, double y, double height, const Title& title, const Name& name) {
-    std::stable_sort(bars.begin(), bars.end(), [](const gantt_bar& a, const gantt_bar& b) { return a.start < b.start; });
+    std::stable_sort(bars.begin(), bars.end(),
+                     [](const gantt_bar& a, const gantt_bar& b) { return a.start < b.start; });
     std::size_t run_begin = 0, run_end = 0;
     double run_x0 = 0, run_x1 = 0;
     const auto flush = [&] {
@@ -107,12 +108,13 @@ class svg_writer {
   template <class Title, class Name>
   void bar(const gantt_bar& b, double y, double height, const Title& title, const Name& name) {
     const double x0 = x(b.start), width = std::max(x(b.finish) - x0, min_width_);
-    out_ += "<rect class=\"bar\" x=\"" + svg_coordinate(x0) + "\" y=\"" + svg_coordinate(y) + "\" width=\"" + svg_coordinate(width) + "\" height=\"" +
-            svg_coordinate(height) + "\" fill=\"" + vertex_colour(b.vertex) + "\"><title>" + xml_escape(title(b)) + "</title></rect>\n";
+    out_ += "<rect class=\"bar\" x=\"" + svg_coordinate(x0) + "\" y=\"" + svg_coordinate(y) + "\" width=\"" +
+            svg_coordinate(width) + "\" height=\"" + svg_coordinate(height) + "\" fill=\"" + vertex_colour(b.vertex) +
+            "\"><title>" + xml_escape(title(b)) + "</title></rect>\n";
     if (width >= label_width_) {
       const auto characters = static_cast<std::size_t>((width - 6) / 6.2);
-      out_ += "<text class=\"label\" x=\"" + svg_coordinate(x0 + 3) + "\" y=\"" + svg_coordinate(y + height / 2 + 4) + "\">" +
-              xml_escape(shorten(name(b.vertex), characters)) + "</text>\n";
+      out_ += "<text class=\"label\" x=\"" + svg_coordinate(x0 + 3) + "\" y=\"" + svg_coordinate(y + height / 2 + 4) +
+              "\">" + xml_escape(shorten(name(b.vertex), characters)) + "</text>\n";
     }
   }
 
@@ -143,7 +145,8 @@ class svg_writer {
 template <adapted_graph G>
 [[nodiscard]] std::string svg_gantt(const G& g, const schedule& s, const svg_gantt_options& options = {}) {
   const std::size_t n = graph_adaptor<G>::vertex_count(g);
-  const std::size_t m = detail::schedule_device_count(s, options.devices != nullptr ? options.devices->device_count() : 0);
+  const std::size_t m =
+      detail::schedule_device_count(s, options.devices != nullptr ? options.devices->device_count() : 0);
   detail::check_drawable(s, n, m, "svg_gantt");
   if (!(options.width >= 100 && options.width <= 1e6) || !(options.row_height >= 4 && options.row_height <= 1000) ||
       !(options.min_bar_width > 0) || !(options.label_min_width >= 0))
@@ -172,8 +175,10 @@ template <adapted_graph G>
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + detail::svg_coordinate(total_width) + "\" height=\"" +
          detail::svg_coordinate(total_height) + "\" viewBox=\"0 0 " + detail::svg_coordinate(total_width) + " " +
          detail::svg_coordinate(total_height) + "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n";
-  out += "<style>.label{font-size:10px;fill:#1a1a1a;pointer-events:none}.row{font-size:12px}.sub{font-size:10px;fill:#666}"
-         ".tick{font-size:10px;fill:#444}.bar{stroke:#ffffff;stroke-width:0.5}.merged{fill:#9e9e9e}.grid{stroke:#dddddd;stroke-width:1}</style>\n";
+  out +=
+      "<style>.label{font-size:10px;fill:#1a1a1a;pointer-events:none}.row{font-size:12px}.sub{font-size:10px;fill:#666}"
+      ".tick{font-size:10px;fill:#444}.bar{stroke:#ffffff;stroke-width:0.5}.merged{fill:#9e9e9e}.grid{stroke:#dddddd;"
+      "stroke-width:1}</style>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   if (!options.title.empty())
     out += "<text x=\"" + detail::svg_coordinate(left) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
@@ -182,19 +187,21 @@ template <adapted_graph G>
   // Time axis: grid lines through the rows, tick labels below them.
   const double step = detail::tick_step(end, std::max(2, static_cast<int>(options.width / 110)));
   const double axis_y = top + chart_height + 4;
-  out += "<g class=\"axis\">\n<line x1=\"" + detail::svg_coordinate(left) + "\" y1=\"" + detail::svg_coordinate(axis_y) + "\" x2=\"" +
-         detail::svg_coordinate(left + options.width) + "\" y2=\"" + detail::svg_coordinate(axis_y) + "\" stroke=\"#444444\"/>\n";
+  out += "<g class=\"axis\">\n<line x1=\"" + detail::svg_coordinate(left) + "\" y1=\"" +
+         detail::svg_coordinate(axis_y) + "\" x2=\"" + detail::svg_coordinate(left + options.width) + "\" y2=\"" +
+         detail::svg_coordinate(axis_y) + "\" stroke=\"#444444\"/>\n";
   for (int k = 0;; ++k) {
     const double t = k * step;
     if (t > end * (1 + 1e-9)) break;
     const double tx = left + t * scale;
-    out += "<line class=\"grid\" x1=\"" + detail::svg_coordinate(tx) + "\" y1=\"" + detail::svg_coordinate(top) + "\" x2=\"" +
-           detail::svg_coordinate(tx) + "\" y2=\"" + detail::svg_coordinate(axis_y + 4) + "\"/>\n";
+    out += "<line class=\"grid\" x1=\"" + detail::svg_coordinate(tx) + "\" y1=\"" + detail::svg_coordinate(top) +
+           "\" x2=\"" + detail::svg_coordinate(tx) + "\" y2=\"" + detail::svg_coordinate(axis_y + 4) + "\"/>\n";
     out += "<text class=\"tick\" x=\"" + detail::svg_coordinate(tx) + "\" y=\"" + detail::svg_coordinate(axis_y + 16) +
            "\" text-anchor=\"middle\">" + detail::xml_escape(format_seconds(t)) + "</text>\n";
   }
-  out += "<text class=\"tick\" x=\"" + detail::svg_coordinate(left + options.width) + "\" y=\"" + detail::svg_coordinate(axis_y + 30) +
-         "\" text-anchor=\"end\">makespan " + detail::xml_escape(format_seconds(end)) + "</text>\n</g>\n";
+  out += "<text class=\"tick\" x=\"" + detail::svg_coordinate(left + options.width) + "\" y=\"" +
+         detail::svg_coordinate(axis_y + 30) + "\" text-anchor=\"end\">makespan " +
+         detail::xml_escape(format_seconds(end)) + "</text>\n</g>\n";
 
   std::vector<std::vector<detail::gantt_bar>> compute(m);
   for (vertex_id v = 0; v < n; ++v) compute[s.device[v]].push_back({s.start[v], s.finish[v], v, v});
@@ -211,8 +218,8 @@ template <adapted_graph G>
   };
   const auto transfer_title = [&](const detail::gantt_bar& b) {
     const auto& t = s.transfers[b.item];
-    return name(t.tensor) + ": " + device_name(t.from) + " \xE2\x86\x92 " + device_name(t.to) + ", " + format_bytes(t.bytes) +
-           "\n" + format_seconds(t.start) + " \xE2\x80\x93 " + format_seconds(t.finish) + " (" +
+    return name(t.tensor) + ": " + device_name(t.from) + " \xE2\x86\x92 " + device_name(t.to) + ", " +
+           format_bytes(t.bytes) + "\n" + format_seconds(t.start) + " \xE2\x80\x93 " + format_seconds(t.finish) + " (" +
            format_seconds(t.finish - t.start) + ")";
   };
 
@@ -221,10 +228,10 @@ template <adapted_graph G>
     const double y = top + d * device_height;
     out += "<g class=\"device\">\n";
     out += "<rect x=\"" + detail::svg_coordinate(left) + "\" y=\"" + detail::svg_coordinate(y) + "\" width=\"" +
-           detail::svg_coordinate(options.width) + "\" height=\"" + detail::svg_coordinate(compute_height) + "\" fill=\"" +
-           (d % 2 == 0 ? "#f6f6f6" : "#eeeeee") + "\"/>\n";
-    out += "<rect x=\"4\" y=\"" + detail::svg_coordinate(y + 3) + "\" width=\"8\" height=\"" + detail::svg_coordinate(compute_height - 6) +
-           "\" fill=\"" + detail::device_colour(d) + "\"/>\n";
+           detail::svg_coordinate(options.width) + "\" height=\"" + detail::svg_coordinate(compute_height) +
+           "\" fill=\"" + (d % 2 == 0 ? "#f6f6f6" : "#eeeeee") + "\"/>\n";
+    out += "<rect x=\"4\" y=\"" + detail::svg_coordinate(y + 3) + "\" width=\"8\" height=\"" +
+           detail::svg_coordinate(compute_height - 6) + "\" fill=\"" + detail::device_colour(d) + "\"/>\n";
     out += "<text class=\"row\" x=\"16\" y=\"" + detail::svg_coordinate(y + compute_height / 2 + 4) + "\">" +
            detail::xml_escape(detail::shorten(device_name(d), 20)) + "</text>\n";
     writer.track(compute[d], y, compute_height, compute_title, name);
@@ -246,7 +253,8 @@ template <adapted_graph G>
 
 // Writes the chart atomically.
 template <adapted_graph G>
-void write_svg_gantt(const std::filesystem::path& path, const G& g, const schedule& s, const svg_gantt_options& options = {}) {
+void write_svg_gantt(const std::filesystem::path& path, const G& g, const schedule& s,
+                     const svg_gantt_options& options = {}) {
   save_text_file(path, svg_gantt(g, s, options));
 }
 

@@ -39,25 +39,25 @@ namespace gantry::learn {
 using measure_function = std::function<std::optional<seconds>(const placement&, std::size_t episode)>;
 
 struct doppler_options {
-  std::size_t hidden = 32;           // width of SEL's and PLC's hidden layer
-  unsigned encoder_rounds = 2;       // message-passing hops each way
+  std::size_t hidden = 32;      // width of SEL's and PLC's hidden layer
+  unsigned encoder_rounds = 2;  // message-passing hops each way
   std::size_t imitation_episodes = 20;
   std::size_t reinforce_episodes = 200;
   std::size_t measured_episodes = 0;
-  double imitation_rate = 1e-2;      // Adam step sizes
+  double imitation_rate = 1e-2;  // Adam step sizes
   double reinforce_rate = 1e-3;
-  double entropy_bonus = 1e-2;       // DOPPLER §7: 1e-2, at the first REINFORCE episode
+  double entropy_bonus = 1e-2;  // DOPPLER §7: 1e-2, at the first REINFORCE episode
   // The bonus halves every this many REINFORCE episodes (0: constant) *(beyond)*. A constant 1e-2
   // outweighs the advantages once they shrink: on DOPPLER's chainmm on 4 devices the mean episode
   // makespan climbed from 167 ms to 210 ms over 3,000 episodes, toward random placements.
   double entropy_half_life = 100;
-  double temperature = 1.0;          // sampled decoding
-  std::size_t greedy_every = 10;     // also decode greedily every this many RL episodes (0: never)
+  double temperature = 1.0;       // sampled decoding
+  std::size_t greedy_every = 10;  // also decode greedily every this many RL episodes (0: never)
   // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
   // placer's) is imitated instead: its first-placed ready vertex, on its device. Teacher-forced
   // placements never count as found: the result is always decoded by the policy itself.
   std::optional<placement> teacher{};
-  double measured_cv = 0.1;          // stage III default: lognormal duration noise of the simulator
+  double measured_cv = 0.1;  // stage III default: lognormal duration noise of the simulator
   // How "best seen" is judged: the mean makespan of judge_draws simulations with durations drawn
   // with judge_cv (seeds judge_seed, judge_seed + 1, ...: the same draws for every placement);
   // judge_cv = 0 simulates the model's durations once.
@@ -76,9 +76,9 @@ struct doppler_options {
   // Seconds of training over all stages, the final greedy decode and finish() included: no episode
   // starts when the longest so far, one more decode and the rechecks could end past the limit.
   double time_limit = std::numeric_limits<double>::infinity();
-  list_options list{};               // the engine's options (memory, groups, ...)
-  simulate_options simulation{};     // how a placement is judged; priority is set per placement
-  measure_function measure{};        // stage III's makespan; empty: the simulator with drawn durations
+  list_options list{};            // the engine's options (memory, groups, ...)
+  simulate_options simulation{};  // how a placement is judged; priority is set per placement
+  measure_function measure{};     // stage III's makespan; empty: the simulator with drawn durations
   std::function<void(const learning_point&)> on_episode{};  // progress
 };
 
@@ -87,10 +87,10 @@ struct doppler_result {
   gantry::placement placement;  // the best placement seen
   seconds makespan = std::numeric_limits<seconds>::infinity();  // its simulated makespan (the recheck
                                                                 // mean when `rechecked`)
-  bool rechecked = false;       // chosen among the best candidates on fresh draws (judge_cv > 0)
-  dual_policy weights;          // after the last episode
+  bool rechecked = false;  // chosen among the best candidates on fresh draws (judge_cv > 0)
+  dual_policy weights;     // after the last episode
   std::vector<learning_point> curve;
-  double agreement = 0;         // of the last imitation episode (0 when none ran)
+  double agreement = 0;  // of the last imitation episode (0 when none ran)
   std::size_t episodes = 0;
   double training_seconds = 0;
   bool stopped_by_time_limit = false;  // the options' time_limit ended training before its episode counts
@@ -171,17 +171,18 @@ class doppler_trainer {
     weights_.select.zero_gradient();
     weights_.place.zero_gradient();
     const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
-    const double entropy = options_.entropy_bonus * (options_.entropy_half_life > 0
-                                                         ? std::exp2(-static_cast<double>(reinforced_) / options_.entropy_half_life)
-                                                         : 1.0);
+    const double entropy =
+        options_.entropy_bonus * (options_.entropy_half_life > 0
+                                      ? std::exp2(-static_cast<double>(reinforced_) / options_.entropy_half_life)
+                                      : 1.0);
     for (const auto& step : trace.steps) accumulate(step, advantage * scale, entropy * scale);
     step_optimizers(options_.reinforce_rate);
     ++reinforced_;
     if (options_.baseline_decay == 0 || reinforced_ == 1)
       baseline_ += (reward_makespan - baseline_) / static_cast<double>(reinforced_);  // mean of all so far
-    else
-      baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
-    if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0) consider(run_episode(decoding::greedy, nullptr));
+    else baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
+    if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0)
+      consider(run_episode(decoding::greedy, nullptr));
     return record(stage, run, reward_makespan, 0);
   }
 
@@ -277,8 +278,8 @@ class doppler_trainer {
     }
     chosen_makespan_ = std::numeric_limits<seconds>::infinity();
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-      const auto m = judge(candidates_[i].placement, options_.judge_seed + options_.judge_draws,
-                           options_.recheck_draws);
+      const auto m =
+          judge(candidates_[i].placement, options_.judge_seed + options_.judge_draws, options_.recheck_draws);
       candidates_[i].rechecked = m ? *m : std::numeric_limits<seconds>::infinity();
       if (candidates_[i].rechecked < chosen_makespan_) {
         chosen_makespan_ = candidates_[i].rechecked;
@@ -320,9 +321,9 @@ class doppler_trainer {
       out.makespan = best_makespan_;
       out.outcome = best_->outcome;
     } else {
-      out.outcome = last_outcome_.ok() ? gantry::outcome{.code = status::infeasible,
-                                                         .message = "doppler: no episode ran"}
-                                       : last_outcome_;
+      out.outcome = last_outcome_.ok()
+                        ? gantry::outcome{.code = status::infeasible, .message = "doppler: no episode ran"}
+                        : last_outcome_;
       out.placement.outcome = out.outcome;
     }
     return out;
@@ -352,7 +353,8 @@ class doppler_trainer {
       out = {};
       out.placement.outcome = {.code = status::infeasible,
                                .message = "doppler: the time limit (" + std::to_string(options_.time_limit) +
-                                          " s) ran out during an episode on " + std::to_string(devices_.device_count()) +
+                                          " s) ran out during an episode on " +
+                                          std::to_string(devices_.device_count()) +
                                           " devices, before any episode had placed every vertex"};
       if (!best_) last_outcome_ = out.placement.outcome;
       if (trace != nullptr) trace->steps.clear();
@@ -365,11 +367,11 @@ class doppler_trainer {
 
   void accumulate(const step_record& step, double weight, double entropy) {
     const vector ps = softmax(weights_.select.forward(step.select_inputs), options_.temperature);
-    weights_.select.backward(step.select_inputs, choice_gradient(ps, step.select_choice, weight, entropy) /
-                                                     options_.temperature);
+    weights_.select.backward(step.select_inputs,
+                             choice_gradient(ps, step.select_choice, weight, entropy) / options_.temperature);
     const vector pp = softmax(weights_.place.forward(step.place_inputs), options_.temperature);
-    weights_.place.backward(step.place_inputs, choice_gradient(pp, step.place_choice, weight, entropy) /
-                                                   options_.temperature);
+    weights_.place.backward(step.place_inputs,
+                            choice_gradient(pp, step.place_choice, weight, entropy) / options_.temperature);
   }
 
   void step_optimizers(double rate) {
@@ -409,15 +411,19 @@ class doppler_trainer {
     if (candidates_.size() == limit && makespan >= candidates_.back().makespan) return;
     for (const auto& c : candidates_)
       if (c.placement.device == p.device && c.placement.order == p.order) return;
-    auto at = std::find_if(candidates_.begin(), candidates_.end(),
-                           [&](const candidate& c) { return makespan < c.makespan; });
+    auto at =
+        std::find_if(candidates_.begin(), candidates_.end(), [&](const candidate& c) { return makespan < c.makespan; });
     candidates_.insert(at, candidate{.placement = p, .makespan = makespan});
     if (candidates_.size() > limit) candidates_.pop_back();
     if (chosen_) chosen_.reset();
   }
   learning_point record(learn_stage stage, const list_schedule_result&, seconds makespan, double agreement) {
-    learning_point point{.episode = episodes_, .stage = stage, .makespan = makespan, .best = best_makespan_,
-                         .baseline = stage == learn_stage::imitation ? 0.0 : baseline_, .agreement = agreement,
+    learning_point point{.episode = episodes_,
+                         .stage = stage,
+                         .makespan = makespan,
+                         .best = best_makespan_,
+                         .baseline = stage == learn_stage::imitation ? 0.0 : baseline_,
+                         .agreement = agreement,
                          .seconds_elapsed = elapsed()};
     curve_.push_back(point);
     if (options_.on_episode) options_.on_episode(point);

@@ -197,9 +197,15 @@ class doppler_policy {
         if (teacher_rank_[candidates_[i]] < teacher_rank_[candidates_[taught_vertex]]) taught_vertex = i;
     std::size_t vertex_index = 0;
     switch (mode_) {
-      case decoding::greedy: vertex_index = static_cast<std::size_t>(own_vertex); break;
-      case decoding::sampled: vertex_index = static_cast<std::size_t>(draw(softmax(select_scores, temperature_))); break;
-      case decoding::teacher: vertex_index = taught_vertex; break;
+      case decoding::greedy:
+        vertex_index = static_cast<std::size_t>(own_vertex);
+        break;
+      case decoding::sampled:
+        vertex_index = static_cast<std::size_t>(draw(softmax(select_scores, temperature_)));
+        break;
+      case decoding::teacher:
+        vertex_index = taught_vertex;
+        break;
     }
     const vertex_id v = candidates_[vertex_index];
 
@@ -238,17 +244,17 @@ class doppler_policy {
       row[f + 1] = static_cast<std::size_t>(i) == teacher_device ? 1.0 : 0.0;
       row[f + 2] = (view.available_at(d) - now) / s;
       row[f + 3] = placed_load_ > 0 ? device_load_[d] / placed_load_ : 0.0;
-      row[f + 4] = view.placed_count() > 0 ? static_cast<double>(device_count_[d]) / static_cast<double>(view.placed_count()) : 0.0;
+      row[f + 4] = view.placed_count() > 0
+                       ? static_cast<double>(device_count_[d]) / static_cast<double>(view.placed_count())
+                       : 0.0;
       row[f + 5] = input_bytes > 0 ? local / input_bytes : 0.0;
       row[f + 6] = (start - now) / s;
       row[f + 7] = view.model().compute_time(v, d) / s;
       row[f + 8] = follows ? 1.0 : 0.0;
       const auto capacity = static_cast<double>(view.devices().capacity(d));
       row[f + 9] = capacity > 0 ? static_cast<double>(view.free_memory(d)) / capacity : 0.0;
-      if (device_count_[d] > 0)
-        row.tail(f) = device_features_.row(d) / static_cast<double>(device_count_[d]);
-      else
-        row.tail(f).setZero();
+      if (device_count_[d] > 0) row.tail(f) = device_features_.row(d) / static_cast<double>(device_count_[d]);
+      else row.tail(f).setZero();
     }
     const vector place_scores = weights_->place.forward(place_x);
     const auto own_device = argmax(place_scores);
@@ -258,9 +264,15 @@ class doppler_policy {
         if (devices_[i] == teacher_->device[v]) taught_device = i;
     std::size_t device_index = 0;
     switch (mode_) {
-      case decoding::greedy: device_index = static_cast<std::size_t>(own_device); break;
-      case decoding::sampled: device_index = static_cast<std::size_t>(draw(softmax(place_scores, temperature_))); break;
-      case decoding::teacher: device_index = taught_device; break;
+      case decoding::greedy:
+        device_index = static_cast<std::size_t>(own_device);
+        break;
+      case decoding::sampled:
+        device_index = static_cast<std::size_t>(draw(softmax(place_scores, temperature_)));
+        break;
+      case decoding::teacher:
+        device_index = taught_device;
+        break;
     }
     if (trace_ != nullptr) {
       trace_->steps.push_back({std::move(select_x), static_cast<Eigen::Index>(vertex_index), std::move(place_x),
@@ -298,7 +310,7 @@ class doppler_policy {
   double temperature_;
   const placement* teacher_;
   std::vector<std::size_t> teacher_rank_;  // per vertex: its position in the teacher's order
-  matrix device_features_;  // per device: sum of the static features of the vertices on it
+  matrix device_features_;                 // per device: sum of the static features of the vertices on it
   std::vector<std::size_t> device_count_;
   std::vector<seconds> device_load_;
   seconds placed_load_ = 0;
@@ -345,7 +357,8 @@ inline void write_weights(std::ostream& out, const dual_policy& w) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
   };
   next("the header 'gantry-doppler-weights 1'");
-  if (line != "gantry-doppler-weights 1") fail("expected the header 'gantry-doppler-weights 1', got '" + line.substr(0, 60) + "'");
+  if (line != "gantry-doppler-weights 1")
+    fail("expected the header 'gantry-doppler-weights 1', got '" + line.substr(0, 60) + "'");
   next("'rounds <n>'");
   dual_policy w;
   {
@@ -367,7 +380,8 @@ inline void write_weights(std::ostream& out, const dual_policy& w) {
     if (inputs != static_cast<long long>(expected_inputs))
       fail(std::string(name) + " takes " + std::to_string(expected_inputs) + " inputs with " +
            std::to_string(w.rounds) + " encoder rounds, the file says " + std::to_string(inputs));
-    if (hidden < 1 || hidden > 4096) fail(std::string(name) + ": hidden must be in 1..4096, got " + std::to_string(hidden));
+    if (hidden < 1 || hidden > 4096)
+      fail(std::string(name) + ": hidden must be in 1..4096, got " + std::to_string(hidden));
     mlp net(static_cast<std::size_t>(inputs), static_cast<std::size_t>(hidden));
     for (Eigen::Index i = 0; i < net.parameters().size(); ++i) {
       next((std::string("parameter ") + std::to_string(i + 1) + " of " + name).c_str());

@@ -39,24 +39,23 @@ inline constexpr std::size_t place_dynamic_count = 10;
 }
 // PLC's input: the vertex's static features, dynamic pair features, mean static features of the
 // vertices already on the device.
-[[nodiscard]] constexpr std::size_t place_input_size() {
-  return 2 * vertex_feature_count + place_dynamic_count;
-}
+[[nodiscard]] constexpr std::size_t place_input_size() { return 2 * vertex_feature_count + place_dynamic_count; }
 
 // The per-episode encoding of a graph.
 struct graph_encoding {
-  seconds scale = 1;           // the critical path (mean costs), the unit of every time feature
-  matrix features;             // n x vertex_feature_count
-  matrix embedding;            // n x embedding_size(rounds)
-  matrix bottom_path;          // n x vertex_feature_count: mean over v's bottom-level path
-  matrix top_path;             // n x vertex_feature_count: mean over v's top-level path
+  seconds scale = 1;                          // the critical path (mean costs), the unit of every time feature
+  matrix features;                            // n x vertex_feature_count
+  matrix embedding;                           // n x embedding_size(rounds)
+  matrix bottom_path;                         // n x vertex_feature_count: mean over v's bottom-level path
+  matrix top_path;                            // n x vertex_feature_count: mean over v's top-level path
   std::vector<seconds> bottom, top, compute;  // levels and mean compute time per vertex
   std::vector<vertex_id> topological;         // Kahn order
 };
 
 // Encodes g for a model over `devices` devices. O((n + e) · (m + rounds · F)).
 template <placement_model M>
-[[nodiscard]] graph_encoding encode_graph(const csr_graph& g, const M& model, std::size_t devices, unsigned rounds = 2) {
+[[nodiscard]] graph_encoding encode_graph(const csr_graph& g, const M& model, std::size_t devices,
+                                          unsigned rounds = 2) {
   graph_encoding out;
   const std::size_t n = g.vertex_count();
   const auto rows = static_cast<Eigen::Index>(n);

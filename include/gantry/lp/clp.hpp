@@ -24,9 +24,12 @@ enum class clp_method { dual_simplex, primal_simplex, barrier };
 
 [[nodiscard]] constexpr const char* to_string(clp_method m) noexcept {
   switch (m) {
-    case clp_method::dual_simplex: return "dual simplex";
-    case clp_method::primal_simplex: return "primal simplex";
-    case clp_method::barrier: return "barrier";
+    case clp_method::dual_simplex:
+      return "dual simplex";
+    case clp_method::primal_simplex:
+      return "primal simplex";
+    case clp_method::barrier:
+      return "barrier";
   }
   return "unknown";
 }
@@ -82,8 +85,12 @@ struct clp_backend {
         for (int i = 0; i < rows; ++i) model.setRowStatus(i, stat(lp.row_basis[i]));
       }
       switch (method) {
-        case clp_method::dual_simplex: model.dual(); break;
-        case clp_method::primal_simplex: model.primal(); break;
+        case clp_method::dual_simplex:
+          model.dual();
+          break;
+        case clp_method::primal_simplex:
+          model.primal();
+          break;
         case clp_method::barrier: {
           ClpSolve options;
           options.setSolveType(ClpSolve::useBarrier);
@@ -99,9 +106,9 @@ struct clp_backend {
         out.values.assign(solution, solution + columns);
       }
     } catch (const CoinError& e) {
-      out.outcome = {.code = status::solver_error,
-                     .message = "CLP " + out.method + " failed in " + e.className() + "::" + e.methodName() + ": " +
-                                e.message()};
+      out.outcome = {
+          .code = status::solver_error,
+          .message = "CLP " + out.method + " failed in " + e.className() + "::" + e.methodName() + ": " + e.message()};
       return out;
     }
     out.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

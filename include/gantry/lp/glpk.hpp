@@ -21,9 +21,12 @@ enum class glpk_method { primal_simplex, dual_simplex, interior_point };
 
 [[nodiscard]] constexpr const char* to_string(glpk_method m) noexcept {
   switch (m) {
-    case glpk_method::primal_simplex: return "primal simplex";
-    case glpk_method::dual_simplex: return "dual simplex";
-    case glpk_method::interior_point: return "interior point";
+    case glpk_method::primal_simplex:
+      return "primal simplex";
+    case glpk_method::dual_simplex:
+      return "dual simplex";
+    case glpk_method::interior_point:
+      return "interior point";
   }
   return "unknown";
 }
@@ -44,32 +47,54 @@ inline int glpk_bound_type(double lower, double upper) {
 }
 inline std::string glpk_code_text(int code) {
   switch (code) {
-    case 0: return "0 (solved)";
-    case GLP_EBADB: return "GLP_EBADB (invalid initial basis)";
-    case GLP_ESING: return "GLP_ESING (singular basis matrix)";
-    case GLP_ECOND: return "GLP_ECOND (ill-conditioned basis matrix)";
-    case GLP_EBOUND: return "GLP_EBOUND (incorrect bounds)";
-    case GLP_EFAIL: return "GLP_EFAIL (solver failure)";
-    case GLP_EOBJLL: return "GLP_EOBJLL (objective below its lower limit)";
-    case GLP_EOBJUL: return "GLP_EOBJUL (objective above its upper limit)";
-    case GLP_EITLIM: return "GLP_EITLIM (iteration limit reached)";
-    case GLP_ETMLIM: return "GLP_ETMLIM (time limit reached)";
-    case GLP_ENOPFS: return "GLP_ENOPFS (no primal feasible solution)";
-    case GLP_ENODFS: return "GLP_ENODFS (no dual feasible solution)";
-    case GLP_ENOCVG: return "GLP_ENOCVG (no convergence)";
-    case GLP_EINSTAB: return "GLP_EINSTAB (numerical instability)";
-    default: return std::to_string(code);
+    case 0:
+      return "0 (solved)";
+    case GLP_EBADB:
+      return "GLP_EBADB (invalid initial basis)";
+    case GLP_ESING:
+      return "GLP_ESING (singular basis matrix)";
+    case GLP_ECOND:
+      return "GLP_ECOND (ill-conditioned basis matrix)";
+    case GLP_EBOUND:
+      return "GLP_EBOUND (incorrect bounds)";
+    case GLP_EFAIL:
+      return "GLP_EFAIL (solver failure)";
+    case GLP_EOBJLL:
+      return "GLP_EOBJLL (objective below its lower limit)";
+    case GLP_EOBJUL:
+      return "GLP_EOBJUL (objective above its upper limit)";
+    case GLP_EITLIM:
+      return "GLP_EITLIM (iteration limit reached)";
+    case GLP_ETMLIM:
+      return "GLP_ETMLIM (time limit reached)";
+    case GLP_ENOPFS:
+      return "GLP_ENOPFS (no primal feasible solution)";
+    case GLP_ENODFS:
+      return "GLP_ENODFS (no dual feasible solution)";
+    case GLP_ENOCVG:
+      return "GLP_ENOCVG (no convergence)";
+    case GLP_EINSTAB:
+      return "GLP_EINSTAB (numerical instability)";
+    default:
+      return std::to_string(code);
   }
 }
 inline std::string glpk_status_text(int status) {
   switch (status) {
-    case GLP_OPT: return "GLP_OPT (optimal)";
-    case GLP_FEAS: return "GLP_FEAS (feasible, not proven optimal)";
-    case GLP_INFEAS: return "GLP_INFEAS (infeasible)";
-    case GLP_NOFEAS: return "GLP_NOFEAS (no feasible solution)";
-    case GLP_UNBND: return "GLP_UNBND (unbounded)";
-    case GLP_UNDEF: return "GLP_UNDEF (undefined)";
-    default: return std::to_string(status);
+    case GLP_OPT:
+      return "GLP_OPT (optimal)";
+    case GLP_FEAS:
+      return "GLP_FEAS (feasible, not proven optimal)";
+    case GLP_INFEAS:
+      return "GLP_INFEAS (infeasible)";
+    case GLP_NOFEAS:
+      return "GLP_NOFEAS (no feasible solution)";
+    case GLP_UNBND:
+      return "GLP_UNBND (unbounded)";
+    case GLP_UNDEF:
+      return "GLP_UNDEF (undefined)";
+    default:
+      return std::to_string(status);
   }
 }
 }  // namespace detail
@@ -84,9 +109,7 @@ struct glpk_backend {
   // Start the simplex from the LP's starting basis when it has one (and presolve is off).
   bool warm_start = true;
 
-  [[nodiscard]] std::string name() const {
-    return std::string("glpk ") + glp_version();
-  }
+  [[nodiscard]] std::string name() const { return std::string("glpk ") + glp_version(); }
 
   [[nodiscard]] lp_solution solve(const linear_program& lp) const {
     lp.check("glpk_backend");
@@ -183,11 +206,12 @@ struct glpk_backend {
       return out;
     }
     const bool no_solution = status == GLP_NOFEAS || status == GLP_UNBND || code == GLP_ENOPFS || code == GLP_ENODFS;
-    out.outcome = {.code = no_solution ? status::infeasible : status::solver_error,
-                   .time = code == GLP_ETMLIM ? std::optional<seconds>(time_limit) : std::nullopt,
-                   .message = "GLPK " + out.method + " returned " + detail::glpk_code_text(code) + " with status " +
-                              detail::glpk_status_text(status) +
-                              (code == GLP_ETMLIM ? " after the time limit of " + std::to_string(time_limit) + " s" : "")};
+    out.outcome = {
+        .code = no_solution ? status::infeasible : status::solver_error,
+        .time = code == GLP_ETMLIM ? std::optional<seconds>(time_limit) : std::nullopt,
+        .message = "GLPK " + out.method + " returned " + detail::glpk_code_text(code) + " with status " +
+                   detail::glpk_status_text(status) +
+                   (code == GLP_ETMLIM ? " after the time limit of " + std::to_string(time_limit) + " s" : "")};
     return out;
   }
 };

@@ -69,9 +69,9 @@ struct linear_program {
     for (std::size_t k = 0; k < entry_row.size(); ++k) {
       if (entry_row[k] < 0 || static_cast<std::size_t>(entry_row[k]) >= row_count() || entry_column[k] < 0 ||
           static_cast<std::size_t>(entry_column[k]) >= column_count())
-        throw invalid_input(name + ": matrix entry " + std::to_string(k) + " at (" + std::to_string(entry_row[k]) + ", " +
-                            std::to_string(entry_column[k]) + ") is outside " + std::to_string(row_count()) + " rows and " +
-                            std::to_string(column_count()) + " columns");
+        throw invalid_input(name + ": matrix entry " + std::to_string(k) + " at (" + std::to_string(entry_row[k]) +
+                            ", " + std::to_string(entry_column[k]) + ") is outside " + std::to_string(row_count()) +
+                            " rows and " + std::to_string(column_count()) + " columns");
       if (!(entry_value[k] == entry_value[k]))
         throw invalid_input(name + ": matrix entry " + std::to_string(k) + " is not a number");
     }

@@ -24,15 +24,38 @@ struct capacity_grid {
 
   [[nodiscard]] static byte_count point(unsigned k) {
     // 2^(j/32), j = 0..31, to 20 digits (the nearest doubles); ldexp scales exactly.
-    static constexpr std::array<double, steps_per_octave> mantissa{
-        1.0, 1.0218971486541166782, 1.0442737824274138403, 1.0671404006768236181,
-        1.0905077326652576592, 1.1143867425958925363, 1.1387886347566916537, 1.1637248587775775138,
-        1.1892071150027210667, 1.2152473599804688781, 1.2418578120734840485, 1.2690509571917332225,
-        1.2968395546510096659, 1.3252366431597412946, 1.3542555469368927282, 1.3839098819638319548,
-        1.4142135623730950488, 1.4451808069770466200, 1.4768261459394993113, 1.5091644275934227397,
-        1.5422108254079408236, 1.5759808451078864864, 1.6104903319492543081, 1.6457554781539648445,
-        1.6817928305074290860, 1.7186192981224779156, 1.7562521603732994831, 1.7947090750031071864,
-        1.8340080864093424634, 1.8741676341102999013, 1.9152065613971472938, 1.9571441241754002690};
+    static constexpr std::array<double, steps_per_octave> mantissa{1.0,
+                                                                   1.0218971486541166782,
+                                                                   1.0442737824274138403,
+                                                                   1.0671404006768236181,
+                                                                   1.0905077326652576592,
+                                                                   1.1143867425958925363,
+                                                                   1.1387886347566916537,
+                                                                   1.1637248587775775138,
+                                                                   1.1892071150027210667,
+                                                                   1.2152473599804688781,
+                                                                   1.2418578120734840485,
+                                                                   1.2690509571917332225,
+                                                                   1.2968395546510096659,
+                                                                   1.3252366431597412946,
+                                                                   1.3542555469368927282,
+                                                                   1.3839098819638319548,
+                                                                   1.4142135623730950488,
+                                                                   1.4451808069770466200,
+                                                                   1.4768261459394993113,
+                                                                   1.5091644275934227397,
+                                                                   1.5422108254079408236,
+                                                                   1.5759808451078864864,
+                                                                   1.6104903319492543081,
+                                                                   1.6457554781539648445,
+                                                                   1.6817928305074290860,
+                                                                   1.7186192981224779156,
+                                                                   1.7562521603732994831,
+                                                                   1.7947090750031071864,
+                                                                   1.8340080864093424634,
+                                                                   1.8741676341102999013,
+                                                                   1.9152065613971472938,
+                                                                   1.9571441241754002690};
     k = std::min(k, last);
     return static_cast<byte_count>(
         std::floor(std::ldexp(mantissa[k % steps_per_octave], static_cast<int>(k / steps_per_octave))));
@@ -60,26 +83,16 @@ class capacity_scaled {
   [[nodiscard]] std::size_t device_count() const { return devices_.device_count(); }
   [[nodiscard]] byte_count capacity(device_id d) const {
     const byte_count full = devices_.capacity(d);
-    return full == unlimited_memory ? full
-                                    : std::min(cap_, full / 16 * sixteenths_ + full % 16 * sixteenths_ / 16);
+    return full == unlimited_memory ? full : std::min(cap_, full / 16 * sixteenths_ + full % 16 * sixteenths_ / 16);
   }
   [[nodiscard]] comm_mode comm() const { return devices_.comm(); }
   [[nodiscard]] gantry::topology topology() const { return detail::topology_of(devices_); }
-  [[nodiscard]] decltype(auto) domains() const
-    requires requires(const D& x) { x.domains(); }
-  {
-    return devices_.domains();
-  }
-  [[nodiscard]] std::uint32_t domain_of(device_id d) const
-    requires requires(const D& x) { x.domain_of(d); }
-  {
-    return devices_.domain_of(d);
-  }
-  [[nodiscard]] decltype(auto) operator[](device_id d) const
-    requires requires(const D& x) { x[d]; }
-  {
-    return devices_[d];
-  }
+  [[nodiscard]] decltype(auto) domains() const requires requires(const D& x) { x.domains(); }
+  { return devices_.domains(); }
+  [[nodiscard]] std::uint32_t domain_of(device_id d) const requires requires(const D& x) { x.domain_of(d); }
+  { return devices_.domain_of(d); }
+  [[nodiscard]] decltype(auto) operator[](device_id d) const requires requires(const D& x) { x[d]; }
+  { return devices_[d]; }
 
  private:
   const D& devices_;

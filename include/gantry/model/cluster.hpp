@@ -40,9 +40,9 @@ struct link_model {
 
 struct device {
   std::string name;
-  std::string kind = "default";         // selects per-kind compute times
+  std::string kind = "default";  // selects per-kind compute times
   byte_count capacity = unlimited_memory;
-  double speed = 1.0;                    // compute time is divided by this
+  double speed = 1.0;  // compute time is divided by this
 };
 
 // Devices that draw on one memory bandwidth: `bandwidth` bytes per second for all of them together.
@@ -69,7 +69,8 @@ class cluster {
   cluster(std::vector<device> devices, link_model link = {}, comm_mode comm = comm_mode::parallel)
       : devices_(std::move(devices)), default_link_(link), comm_(comm) {
     if (devices_.size() >= no_device)
-      throw invalid_input("cluster: " + std::to_string(devices_.size()) + " devices is more than device ids can number");
+      throw invalid_input("cluster: " + std::to_string(devices_.size()) +
+                          " devices is more than device ids can number");
     for (std::size_t d = 0; d < devices_.size(); ++d) check_device(d);
     check_link(default_link_, "default link");
     by_name_.reserve(devices_.size());
@@ -79,8 +80,8 @@ class cluster {
   }
 
   // m identical devices named "d0".."d<m-1>".
-  [[nodiscard]] static cluster uniform(std::size_t count, byte_count capacity = unlimited_memory,
-                                       link_model link = {}, comm_mode comm = comm_mode::parallel) {
+  [[nodiscard]] static cluster uniform(std::size_t count, byte_count capacity = unlimited_memory, link_model link = {},
+                                       comm_mode comm = comm_mode::parallel) {
     std::vector<device> devices(count);
     for (std::size_t d = 0; d < count; ++d) {
       devices[d].name = std::string("d").append(std::to_string(d));
@@ -213,8 +214,7 @@ class cluster {
   void check_device(std::size_t d) const {
     const auto& dev = devices_[d];
     if (!std::isfinite(dev.speed) || dev.speed <= 0)
-      throw invalid_input("device '" + dev.name + "': speed must be finite and > 0, got " +
-                          std::to_string(dev.speed));
+      throw invalid_input("device '" + dev.name + "': speed must be finite and > 0, got " + std::to_string(dev.speed));
   }
   static void check_link(const link_model& l, const std::string& what) {
     if (!std::isfinite(l.latency) || l.latency < 0)

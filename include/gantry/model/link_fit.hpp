@@ -37,8 +37,8 @@ struct link_fit {
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto& s = samples[i];
     if (!std::isfinite(s.bytes) || !std::isfinite(s.time) || s.bytes < 0 || s.time < 0)
-      throw invalid_input("fit_link: sample " + std::to_string(i) + " (bytes " + std::to_string(s.bytes) +
-                          ", time " + std::to_string(s.time) + ") must be finite and >= 0");
+      throw invalid_input("fit_link: sample " + std::to_string(i) + " (bytes " + std::to_string(s.bytes) + ", time " +
+                          std::to_string(s.time) + ") must be finite and >= 0");
     mean_bytes += s.bytes;
     mean_time += s.time;
   }

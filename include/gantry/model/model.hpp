@@ -54,7 +54,9 @@ template <memory_model M>
 // pairs of distinct devices for transfers) is taken.
 template <cost_model M>
 [[nodiscard]] seconds mean_compute_time(const M& m, vertex_id v, std::size_t devices) {
-  if constexpr (requires { { m.mean_compute_time(v) } -> std::convertible_to<seconds>; }) {
+  if constexpr (requires {
+                  { m.mean_compute_time(v) } -> std::convertible_to<seconds>;
+                }) {
     return m.mean_compute_time(v);
   } else {
     seconds sum = 0;
@@ -64,7 +66,9 @@ template <cost_model M>
 }
 template <cost_model M>
 [[nodiscard]] seconds mean_transfer_time(const M& m, edge_id e, std::size_t devices) {
-  if constexpr (requires { { m.mean_transfer_time(e) } -> std::convertible_to<seconds>; }) {
+  if constexpr (requires {
+                  { m.mean_transfer_time(e) } -> std::convertible_to<seconds>;
+                }) {
     return m.mean_transfer_time(e);
   } else {
     if (devices < 2) return 0.0;
@@ -190,8 +194,8 @@ struct array_model {
 
 // A cost model from two callables: compute(v, d) and transfer(e, from, to).
 template <class Compute, class Transfer>
-  requires std::is_invocable_r_v<seconds, const Compute&, vertex_id, device_id> &&
-           std::is_invocable_r_v<seconds, const Transfer&, edge_id, device_id, device_id>
+requires std::is_invocable_r_v<seconds, const Compute&, vertex_id, device_id> &&
+    std::is_invocable_r_v<seconds, const Transfer&, edge_id, device_id, device_id>
 struct cost_functions {
   Compute compute;
   Transfer transfer;

@@ -79,9 +79,7 @@ class topology {
   [[nodiscard]] std::size_t node_count() const noexcept { return node_names_.size(); }
   // The node of device d (dense, in order of first appearance), or no_node.
   [[nodiscard]] std::uint32_t node(std::size_t d) const noexcept { return node_.empty() ? no_node : node_[d]; }
-  [[nodiscard]] std::size_t resource_count() const noexcept {
-    return per_device_ * devices_ + 2 * node_names_.size();
-  }
+  [[nodiscard]] std::size_t resource_count() const noexcept { return per_device_ * devices_ + 2 * node_names_.size(); }
   // True when some transfers wait for others (any resource at all).
   [[nodiscard]] bool shared() const noexcept { return resource_count() > 0; }
 
@@ -101,13 +99,14 @@ class topology {
       const std::uint32_t a = node_[from], b = node_[to];
       if (a != b) {
         const std::size_t base = per_device_ * devices_;
-        if (a != no_node) add(base + 2 * a);       // a's outgoing port
-        if (b != no_node) add(base + 2 * b + 1);   // b's incoming port
+        if (a != no_node) add(base + 2 * a);      // a's outgoing port
+        if (b != no_node) add(base + 2 * b + 1);  // b's incoming port
       }
     }
     // At most four: insertion sort (std::sort, inlined here, also trips GCC 12's -Warray-bounds).
     for (std::size_t i = 1; i < r.count; ++i)
-      for (std::size_t j = i; j > 0 && r.resources[j] < r.resources[j - 1]; --j) std::swap(r.resources[j], r.resources[j - 1]);
+      for (std::size_t j = i; j > 0 && r.resources[j] < r.resources[j - 1]; --j)
+        std::swap(r.resources[j], r.resources[j - 1]);
     return r;
   }
 
@@ -135,10 +134,11 @@ namespace detail {
 // The topology of a device set: its own if it has one, else the one its communication mode builds.
 template <class D>
 [[nodiscard]] topology topology_of(const D& devices) {
-  if constexpr (requires { { devices.topology() } -> std::convertible_to<const topology&>; })
+  if constexpr (requires {
+                  { devices.topology() } -> std::convertible_to<const topology&>;
+                })
     return devices.topology();
-  else
-    return topology(devices.comm(), devices.device_count());
+  else return topology(devices.comm(), devices.device_count());
 }
 }  // namespace detail
 

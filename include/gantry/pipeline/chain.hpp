@@ -21,9 +21,9 @@ namespace gantry {
 
 struct layer {
   std::string name;
-  seconds forward = 0;      // u_F
-  seconds backward = 0;     // u_B
-  byte_count weights = 0;   // W: weights, gradients and optimizer state, held all the time
+  seconds forward = 0;        // u_F
+  seconds backward = 0;       // u_B
+  byte_count weights = 0;     // W: weights, gradients and optimizer state, held all the time
   byte_count activation = 0;  // a: the output of the forward, held until the backward ran
   // Bytes of trainable parameters, all-reduced once per batch when the stage is replicated
   // (PipeDream's parameter_size); 0 takes `weights`.
@@ -73,11 +73,13 @@ inline constexpr byte_count max_chain_bytes = byte_count{1} << 63;
         return where() + ": " + what + " time must be finite and >= 0, got " + std::to_string(time);
     total_time += x.forward + x.backward;
     if (!std::isfinite(total_time))
-      return "the forward and backward times up to " + where() + " add up to more than the largest finite number "
+      return "the forward and backward times up to " + where() +
+             " add up to more than the largest finite number "
              "of seconds, so no period can be computed";
     for (const byte_count bytes : {x.weights, x.activation}) {
       if (bytes >= max_chain_bytes - total_bytes)
-        return "the weights and activations up to " + where() + " add up to 2^63 bytes (8 EiB) or more, which "
+        return "the weights and activations up to " + where() +
+               " add up to 2^63 bytes (8 EiB) or more, which "
                "gantry's memory sums cannot hold";
       total_bytes += bytes;
     }
@@ -115,8 +117,7 @@ struct chain_partition {
 
 // Throws invalid_input unless p is a partition of a chain of `layers` layers.
 inline void check_partition(const chain_partition& p, std::size_t layers) {
-  if (p.first.empty() || p.first[0] != 0)
-    throw invalid_input("partition: the first stage must start at layer 0");
+  if (p.first.empty() || p.first[0] != 0) throw invalid_input("partition: the first stage must start at layer 0");
   for (std::size_t s = 1; s < p.first.size(); ++s)
     if (p.first[s] <= p.first[s - 1] || p.first[s] >= layers)
       throw invalid_input("partition: stage " + std::to_string(s) + " starts at layer " + std::to_string(p.first[s]) +
@@ -144,7 +145,7 @@ inline void check_partition(const chain_partition& p, std::size_t layers) {
 struct stage {
   std::uint32_t first_layer = 0, end_layer = 0;  // layers [first, end); for a link, the sending layer is end-1
   bool link = false;
-  device_id resource = 0;  // processor for a compute stage; P + i for the i-th link
+  device_id resource = 0;             // processor for a compute stage; P + i for the i-th link
   seconds forward = 0, backward = 0;  // per batch; a stage on r replicas counts 1/r of its time
   byte_count weights = 0, activation = 0;
   // Workers running this stage, each taking every r-th batch (PipeDream's data parallelism inside
@@ -253,7 +254,9 @@ struct stage {
   }
   return anchor;
 }
-[[nodiscard]] inline std::vector<vertex_id> forward_anchors(const graph& g) { return forward_anchors(g, backward_owners(g)); }
+[[nodiscard]] inline std::vector<vertex_id> forward_anchors(const graph& g) {
+  return forward_anchors(g, backward_owners(g));
+}
 
 struct chain_from_graph_options {
   // Number of layers to form; 0 makes one layer per forward vertex.
@@ -303,7 +306,8 @@ struct chain_from_graph_options {
       g.for_each_out_edge(v, [&](edge_id e) {
         const auto w = g.target(e);
         if (!is_backward(w) && position[w] < position[v])
-          throw invalid_input("chain_from_graph: the order puts '" + g[w].name + "' before its input '" + g[v].name + "'");
+          throw invalid_input("chain_from_graph: the order puts '" + g[w].name + "' before its input '" + g[v].name +
+                              "'");
       });
     }
   }

@@ -80,7 +80,8 @@ struct chain_sums {
 inline std::pair<seconds, seconds> stage_times(const chain& c, const chain_sums& sums, const pipeline_comm& comm,
                                                std::size_t x, std::size_t e, std::size_t replicas) {
   seconds forward = sums.forward[e] - sums.forward[x];
-  seconds backward = sums.backward[e] - sums.backward[x] + comm.allreduce(sums.parameters[e] - sums.parameters[x], replicas);
+  seconds backward =
+      sums.backward[e] - sums.backward[x] + comm.allreduce(sums.parameters[e] - sums.parameters[x], replicas);
   if (comm.overlap == transfer_overlap::on_processors) {
     const seconds moved = (x > 0 ? comm.transfer(c.crossing_bytes(x - 1)) : 0.0) +
                           (e < c.size() ? comm.transfer(c.crossing_bytes(e - 1)) : 0.0);
@@ -96,7 +97,8 @@ inline std::pair<seconds, seconds> stage_times(const chain& c, const chain_sums&
 inline seconds link_time(const chain& c, const pipeline_comm& comm, std::size_t last, std::size_t replicas_before,
                          std::size_t replicas_after) {
   if (comm.overlap != transfer_overlap::link_stages || !comm.link) return 0.0;
-  return comm.transfer(c.crossing_bytes(last)) / static_cast<double>(std::max<std::size_t>(1, std::min(replicas_before, replicas_after)));
+  return comm.transfer(c.crossing_bytes(last)) /
+         static_cast<double>(std::max<std::size_t>(1, std::min(replicas_before, replicas_after)));
 }
 
 }  // namespace detail
@@ -105,14 +107,17 @@ inline seconds link_time(const chain& c, const pipeline_comm& comm, std::size_t 
 // the pattern builders (1F1B*, 1F1B, GPipe, k-periodic): compute stage s on resource s with its
 // per-batch times, and with link_stages and a link a link stage after every stage but the last.
 [[nodiscard]] inline std::vector<stage> pipeline_stages(const chain& c, const chain_partition& partition,
-                                                        const std::vector<std::uint32_t>& replicas, const pipeline_comm& comm) {
+                                                        const std::vector<std::uint32_t>& replicas,
+                                                        const pipeline_comm& comm) {
   check_partition(partition, c.size());
   const std::size_t count = partition.stage_count();
   if (!replicas.empty() && replicas.size() != count)
     throw invalid_input("pipeline_stages: " + std::to_string(replicas.size()) + " replica counts for " +
                         std::to_string(count) + " stages");
   const detail::chain_sums sums(c);
-  const auto replicas_of = [&](std::size_t s) { return replicas.empty() ? 1u : std::max<std::uint32_t>(1, replicas[s]); };
+  const auto replicas_of = [&](std::size_t s) {
+    return replicas.empty() ? 1u : std::max<std::uint32_t>(1, replicas[s]);
+  };
   const bool links = comm.link && comm.overlap == transfer_overlap::link_stages;
   std::vector<stage> stages;
   for (std::size_t s = 0; s < count; ++s) {
@@ -148,11 +153,11 @@ struct comm_partition_options {
 };
 
 struct comm_partition_result {
-  gantry::outcome outcome;                   // why nothing fits, naming layers, workers and bytes
+  gantry::outcome outcome;  // why nothing fits, naming layers, workers and bytes
   chain_partition partition;
   std::vector<std::uint32_t> replicas;  // per stage
-  seconds period = 0;                  // the largest per-batch load over compute and link stages
-  std::vector<stage> stages;           // pipeline_stages of the answer
+  seconds period = 0;                   // the largest per-batch load over compute and link stages
+  std::vector<stage> stages;            // pipeline_stages of the answer
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
@@ -210,7 +215,8 @@ struct comm_partition_result {
   const auto fits = [&](std::size_t x, std::size_t e, std::size_t r, std::size_t m) {
     const std::size_t after = (m - r) * (links ? 2 : 1);
     const std::uint64_t held = (after + 1 + r - 1) / r;
-    return detail::stage_fits(sums.weights[e] - sums.weights[x], sums.activation[e] - sums.activation[x], held, capacity);
+    return detail::stage_fits(sums.weights[e] - sums.weights[x], sums.activation[e] - sums.activation[x], held,
+                              capacity);
   };
   std::vector<double> prefix(R + 1), suffix(R + 2);
   std::vector<std::uint32_t> prefix_at(R + 1), suffix_at(R + 2);
@@ -218,7 +224,9 @@ struct comm_partition_result {
   std::vector<double> loads(R * (L + 1));
   std::vector<std::size_t> loads_until(R);
   const seconds total_compute = sums.forward[L] + sums.backward[L];
-  const auto compute_after = [&](std::size_t e) { return (sums.forward[L] - sums.forward[e]) + (sums.backward[L] - sums.backward[e]); };
+  const auto compute_after = [&](std::size_t e) {
+    return (sums.forward[L] - sums.forward[e]) + (sums.backward[L] - sums.backward[e]);
+  };
   for (std::size_t x = L; x-- > 0;) {
     std::fill(loads_until.begin(), loads_until.end(), x);
     const auto load_at = [&](std::size_t e, std::size_t r) {
@@ -344,7 +352,8 @@ struct comm_partition_result {
         << " holds its stages' weights and activations";
     for (std::size_t l = 0; l < L; ++l)
       if (!detail::stage_fits(c[l].weights, c[l].activation, 1, capacity)) {
-        out << "; layer " << l << " ('" << c[l].name << "') alone needs " << format_bytes(detail::saturating_add(c[l].weights, c[l].activation));
+        out << "; layer " << l << " ('" << c[l].name << "') alone needs "
+            << format_bytes(detail::saturating_add(c[l].weights, c[l].activation));
         break;
       }
     result.outcome.message = out.str();

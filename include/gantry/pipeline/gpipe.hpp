@@ -33,8 +33,8 @@ struct gpipe_options {
     for (std::size_t s = 0; s < count; ++s) {
       const seconds ready = s == 0 ? 0.0 : forward_end[at(s - 1, i)];
       const seconds start = std::max(ready, free_at[s]);
-      p.operations.push_back({static_cast<std::uint32_t>(s), pass::forward, start, p.stages[s].forward,
-                              static_cast<std::int64_t>(i)});
+      p.operations.push_back(
+          {static_cast<std::uint32_t>(s), pass::forward, start, p.stages[s].forward, static_cast<std::int64_t>(i)});
       forward_end[at(s, i)] = free_at[s] = start + p.stages[s].forward;
     }
   seconds makespan = 0;
@@ -42,8 +42,8 @@ struct gpipe_options {
     for (std::size_t s = count; s-- > 0;) {
       const seconds ready = s + 1 == count ? forward_end[at(s, m - 1)] : backward_end[at(s + 1, i)];
       const seconds start = std::max(ready, free_at[s]);
-      p.operations.push_back({static_cast<std::uint32_t>(s), pass::backward, start, p.stages[s].backward,
-                              static_cast<std::int64_t>(i)});
+      p.operations.push_back(
+          {static_cast<std::uint32_t>(s), pass::backward, start, p.stages[s].backward, static_cast<std::int64_t>(i)});
       backward_end[at(s, i)] = free_at[s] = start + p.stages[s].backward;
       makespan = std::max(makespan, free_at[s]);
     }
@@ -52,7 +52,8 @@ struct gpipe_options {
   return p;
 }
 
-[[nodiscard]] inline pipeline_pattern gpipe(const chain& c, const chain_partition& partition, gpipe_options options = {}) {
+[[nodiscard]] inline pipeline_pattern gpipe(const chain& c, const chain_partition& partition,
+                                            gpipe_options options = {}) {
   return gpipe(c, contiguous_stages(c, partition), options);
 }
 

@@ -1,7 +1,7 @@
 // The ideals (downsets) of a training graph's forward vertices: the sets closed under inputs, each
 // one what runs before some pipeline cut. The backward pass (backward_owners) and work-free
-// sources (weights: forward_anchors) are left out; they travel with a forward vertex. Enumerated by size up to a cap, with the covering relation
-// (one vertex more), so a dynamic program can walk every pair of nested ideals.
+// sources (weights: forward_anchors) are left out; they travel with a forward vertex. Enumerated by size up to a cap,
+// with the covering relation (one vertex more), so a dynamic program can walk every pair of nested ideals.
 #pragma once
 
 #include <gantry/core/types.hpp>
@@ -50,7 +50,7 @@ class ideal_lattice {
   friend ideal_lattice forward_ideals(const graph& g, ideal_options options);
   std::vector<vertex_id> vertices_;
   std::size_t words_ = 1;
-  std::vector<std::uint64_t> bits_;         // ideal k's members: words_ words from k·words_
+  std::vector<std::uint64_t> bits_;  // ideal k's members: words_ words from k·words_
   std::vector<std::uint32_t> sizes_;
   std::vector<std::uint32_t> first_cover_;  // CSR over covers_, for the ideals expanded
   std::vector<cover> covers_;
@@ -97,7 +97,9 @@ class ideal_lattice {
   std::vector<std::uint32_t> table(64, empty_slot);
   // Ready vertices of the ideals not expanded yet, found when each is first reached.
   std::vector<std::uint32_t> first_ready{0}, ready;
-  const auto member = [&](std::size_t ideal, std::size_t i) { return (lattice.bits_[ideal * words + i / 64] >> (i % 64)) & 1u; };
+  const auto member = [&](std::size_t ideal, std::size_t i) {
+    return (lattice.bits_[ideal * words + i / 64] >> (i % 64)) & 1u;
+  };
   const auto place = [&](std::uint32_t ideal) {
     std::size_t slot = hash[ideal] & (table.size() - 1);
     while (table[slot] != empty_slot) slot = (slot + 1) & (table.size() - 1);
@@ -122,8 +124,9 @@ class ideal_lattice {
       std::size_t slot = h & (table.size() - 1);
       std::uint32_t found = empty_slot;
       for (; table[slot] != empty_slot; slot = (slot + 1) & (table.size() - 1))
-        if (const auto j = table[slot]; hash[j] == h &&
-            std::equal(scratch.begin(), scratch.end(), lattice.bits_.begin() + static_cast<std::ptrdiff_t>(j * words))) {
+        if (const auto j = table[slot];
+            hash[j] == h && std::equal(scratch.begin(), scratch.end(),
+                                       lattice.bits_.begin() + static_cast<std::ptrdiff_t>(j * words))) {
           found = j;
           break;
         }
@@ -141,7 +144,8 @@ class ideal_lattice {
           if (ready[r] != v) ready.push_back(ready[r]);
         for (auto o = first_output[v]; o < first_output[v + 1]; ++o) {
           const auto w = outputs[o];
-          if (member(found, w) || std::find(ready.begin() + first_ready.back(), ready.end(), w) != ready.end()) continue;
+          if (member(found, w) || std::find(ready.begin() + first_ready.back(), ready.end(), w) != ready.end())
+            continue;
           bool all_in = true;
           for (auto x = first_input[w]; x < first_input[w + 1] && all_in; ++x) all_in = member(found, inputs[x]);
           if (all_in) ready.push_back(w);
@@ -201,7 +205,7 @@ class superset_walker {
 // and so on (each nested in the next), the rest last: its prefixes include every one of those ideals.
 // Inside each part the lattice's topological order is kept.
 [[nodiscard]] inline std::vector<vertex_id> linear_extension(const ideal_lattice& lattice,
-                                                              std::span<const std::uint32_t> nested) {
+                                                             std::span<const std::uint32_t> nested) {
   const std::size_t n = lattice.vertices().size();
   std::vector<std::uint32_t> part(n, static_cast<std::uint32_t>(nested.size()));
   for (std::size_t i = 0; i < n; ++i)

@@ -18,9 +18,9 @@
 namespace gantry {
 
 struct exact_allocation_options {
-  std::size_t max_layers = 24;            // larger chains are refused (the program grows as L·P)
-  int time_limit_ms = 10000;              // GLPK's branch and bound stops here with its best so far
-  std::uint32_t reserved_activations = 1; // activations per layer counted in the memory rows
+  std::size_t max_layers = 24;             // larger chains are refused (the program grows as L·P)
+  int time_limit_ms = 10000;               // GLPK's branch and bound stops here with its best so far
+  std::uint32_t reserved_activations = 1;  // activations per layer counted in the memory rows
 };
 
 // Symmetric processors are broken by allowing layer l only on processors 0..l (relabel the
@@ -91,14 +91,15 @@ struct exact_allocation_options {
   const int state = glp_mip_status(lp);
   if (state == GLP_NOFEAS || code == GLP_ENOPFS || code == GLP_ENODFS) {
     r.outcome.code = status::infeasible;
-    r.outcome.message = "no allocation of the " + std::to_string(L) + " layers on " + std::to_string(P) + " processors of " +
-                format_bytes(capacity) + " holds their weights and " +
-                std::to_string(options.reserved_activations) + " activation(s) per layer";
+    r.outcome.message = "no allocation of the " + std::to_string(L) + " layers on " + std::to_string(P) +
+                        " processors of " + format_bytes(capacity) + " holds their weights and " +
+                        std::to_string(options.reserved_activations) + " activation(s) per layer";
     return r;
   }
   if ((code != 0 && code != GLP_ETMLIM) || (state != GLP_OPT && state != GLP_FEAS)) {
     r.outcome.code = status::solver_error;
-    r.outcome.message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state);
+    r.outcome.message =
+        "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state);
     return r;
   }
   r.processor.assign(L, 0);
@@ -107,8 +108,9 @@ struct exact_allocation_options {
       if (glp_mip_col_val(lp, static_cast<int>(l * P + p) + 1) > 0.5) r.processor[l] = static_cast<device_id>(p);
   detail::finish_allocation(r, c, P, capacity);
   if (r.ok() && state != GLP_OPT)
-    r.outcome.message = "the time limit of " + std::to_string(options.time_limit_ms) + " ms was reached: the best allocation "
-                "found, not proven optimal";
+    r.outcome.message = "the time limit of " + std::to_string(options.time_limit_ms) +
+                        " ms was reached: the best allocation "
+                        "found, not proven optimal";
   return r;
 }
 

@@ -16,7 +16,7 @@
 namespace gantry {
 
 struct allocation_result {
-  gantry::outcome outcome;                 // why no allocation fits, naming layers, processors and bytes
+  gantry::outcome outcome;           // why no allocation fits, naming layers, processors and bytes
   std::vector<device_id> processor;  // per layer
   seconds period = 0;                // T = largest processor load
   pipeline_pattern pattern;          // a valid pattern of period T; its memory uses its NCA
@@ -39,15 +39,15 @@ struct allocation_result {
   p.processor_count = processors;
   for (std::size_t l = 0; l < c.size(); ++l)
     if (processor[l] >= processors)
-      throw invalid_input("allocation: layer " + std::to_string(l) + " is on processor " + std::to_string(processor[l]) +
-                          " but there are " + std::to_string(processors));
+      throw invalid_input("allocation: layer " + std::to_string(l) + " is on processor " +
+                          std::to_string(processor[l]) + " but there are " + std::to_string(processors));
   const auto load = detail::resource_loads(p.stages);
   const seconds most = load.empty() ? 0.0 : *std::max_element(load.begin(), load.end());
   p.period = period > 0 ? period : (most > 0 ? most : 1.0);
   if (p.period + detail::pipeline_tolerance * most < most) {
     p.outcome.code = status::infeasible;
-    p.outcome.message = "period " + std::to_string(p.period) + " is shorter than the largest processor load " +
-                std::to_string(most);
+    p.outcome.message =
+        "period " + std::to_string(p.period) + " is shorter than the largest processor load " + std::to_string(most);
     return p;
   }
   const std::size_t L = c.size();
@@ -97,7 +97,8 @@ inline void finish_allocation(allocation_result& r, const chain& c, std::size_t 
   if (const auto d = first_over_capacity(r.pattern, capacity); d != no_device) {
     r.outcome.code = status::out_of_memory;
     std::ostringstream out;
-    out << "processor " << d << " holds " << r.pattern.memory[d] << " bytes with the pattern's activations (NCA) but its "
+    out << "processor " << d << " holds " << r.pattern.memory[d]
+        << " bytes with the pattern's activations (NCA) but its "
         << "capacity is " << capacity;
     r.outcome.message = out.str();
   }
@@ -133,9 +134,10 @@ inline void finish_allocation(allocation_result& r, const chain& c, std::size_t 
     }
     if (best == no_device) {
       r.outcome.code = status::out_of_memory;
-      r.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " + std::to_string(c[l].weights) +
-                  " bytes of weights and " + std::to_string(options.reserved_activations) + " x " +
-                  std::to_string(c[l].activation) + " of activations, but no processor has that much left";
+      r.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') needs " +
+                          std::to_string(c[l].weights) + " bytes of weights and " +
+                          std::to_string(options.reserved_activations) + " x " + std::to_string(c[l].activation) +
+                          " of activations, but no processor has that much left";
       return r;
     }
     r.processor[l] = best;

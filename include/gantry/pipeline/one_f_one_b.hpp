@@ -26,7 +26,8 @@ namespace gantry {
   if (count == 0) return p;
   if (p.period + detail::pipeline_tolerance * most < most) {
     p.outcome.code = status::infeasible;
-    p.outcome.message = "period " + std::to_string(p.period) + " is shorter than the largest stage load " + std::to_string(most);
+    p.outcome.message =
+        "period " + std::to_string(p.period) + " is shorter than the largest stage load " + std::to_string(most);
     return p;
   }
   std::vector<seconds> forward_start(count), backward_start(count);

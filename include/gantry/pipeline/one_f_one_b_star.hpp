@@ -64,15 +64,15 @@ namespace gantry {
     const bool last_of_group = s + 1 == count || p.group[s + 1] != p.group[s];
     if (last_of_group)
       backward_start[s] = forward_start[s] + p.stages[s].forward + static_cast<double>(p.group[s] - 1) * period;
-    else
-      backward_start[s] = backward_start[s + 1] + p.stages[s + 1].backward;
+    else backward_start[s] = backward_start[s + 1] + p.stages[s + 1].backward;
   }
   detail::fold_batch(p, forward_start, backward_start);
   detail::finish_pattern(p, c.size());
   return p;
 }
 
-[[nodiscard]] inline pipeline_pattern one_f_one_b_star(const chain& c, const chain_partition& partition, seconds period) {
+[[nodiscard]] inline pipeline_pattern one_f_one_b_star(const chain& c, const chain_partition& partition,
+                                                       seconds period) {
   return one_f_one_b_star(c, contiguous_stages(c, partition), period);
 }
 
@@ -103,8 +103,8 @@ namespace gantry {
     const auto d = first_over_capacity(best, capacity);
     best.outcome.code = status::out_of_memory;
     best.outcome.message = "processor " + std::to_string(d) + " needs " + format_bytes(best.memory[d]) +
-                   " (weights and one activation per layer at the largest period " +
-                   std::to_string(candidates.back()) + ") but holds " + detail::capacity_text(capacity);
+                           " (weights and one activation per layer at the largest period " +
+                           std::to_string(candidates.back()) + ") but holds " + detail::capacity_text(capacity);
     return best;
   }
   std::size_t low = 0, high = candidates.size() - 1;  // candidates[high] fits

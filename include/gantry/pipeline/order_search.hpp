@@ -78,7 +78,8 @@ std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id
 // The orders tried: Kahn's (smallest id first), depth-first (finish the branch just entered before
 // another: a cut then crosses few tensors), depth-first taking the other branch first, and seeded
 // random ones. Duplicates are dropped. Throws not_a_dag when the forward vertices form a cycle.
-[[nodiscard]] inline std::vector<std::vector<vertex_id>> candidate_orders(const graph& g, order_search_options options = {}) {
+[[nodiscard]] inline std::vector<std::vector<vertex_id>> candidate_orders(const graph& g,
+                                                                          order_search_options options = {}) {
   std::vector<std::vector<vertex_id>> orders;
   const auto add = [&](std::vector<vertex_id> order) {
     if (std::find(orders.begin(), orders.end(), order) == orders.end()) orders.push_back(std::move(order));
@@ -88,9 +89,11 @@ std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id
     return static_cast<std::size_t>(std::min_element(ready.begin(), ready.end()) - ready.begin());
   }));
   std::size_t forwards = 0;
-  for (vertex_id v = 0; v < g.vertex_count(); ++v) forwards += backward_of[v] == no_vertex && anchor[v] == no_vertex ? 1 : 0;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v)
+    forwards += backward_of[v] == no_vertex && anchor[v] == no_vertex ? 1 : 0;
   if (orders.front().size() != forwards) throw not_a_dag("candidate_orders: the forward vertices form a cycle");
-  add(detail::forward_order(g, backward_of, anchor, [](const std::vector<vertex_id>& ready) { return ready.size() - 1; }));
+  add(detail::forward_order(g, backward_of, anchor,
+                            [](const std::vector<vertex_id>& ready) { return ready.size() - 1; }));
   add(detail::forward_order(g, backward_of, anchor, [](const std::vector<vertex_id>& ready) {
     // Depth-first, but of the vertices made ready last, the first one.
     std::size_t i = ready.size() - 1;
@@ -99,7 +102,9 @@ std::vector<vertex_id> forward_order(const graph& g, const std::vector<vertex_id
   }));
   std::mt19937_64 rng(options.seed);
   for (std::size_t k = 0; k < options.random_orders; ++k)
-    add(detail::forward_order(g, backward_of, anchor, [&](const std::vector<vertex_id>& ready) { return static_cast<std::size_t>(rng() % ready.size()); }));
+    add(detail::forward_order(g, backward_of, anchor, [&](const std::vector<vertex_id>& ready) {
+      return static_cast<std::size_t>(rng() % ready.size());
+    }));
   return orders;
 }
 
@@ -114,8 +119,8 @@ seconds period_of(const Result& r) {
 struct cut_search_result {
   std::vector<vertex_id> order;  // forward vertices whose chain holds the best cuts; empty when none fit
   seconds period = std::numeric_limits<seconds>::infinity();  // of the best cuts, by the rule below
-  std::size_t ideals = 0;        // ideals enumerated
-  bool complete = false;         // every ideal and pair of nested ideals searched (no cap reached)
+  std::size_t ideals = 0;                                     // ideals enumerated
+  bool complete = false;  // every ideal and pair of nested ideals searched (no cap reached)
 };
 
 // The best cuts of a training graph over all its topological orders: comm_aware_partition's
@@ -210,9 +215,10 @@ template <class Prepare>
       // detail::stage_fits(w, a, ceil((after + 1) / r), M) is after < copies·r, copies = (M - w) / a.
       if (w > target.capacity) return;
       const std::uint64_t copies = a == 0 ? std::numeric_limits<std::uint64_t>::max() : (target.capacity - w) / a;
-      const seconds moved = comm.overlap == transfer_overlap::on_processors
-                                ? (i > 0 ? comm.transfer(crossing[i]) : 0.0) + (j < full ? comm.transfer(crossing[j]) : 0.0)
-                                : 0.0;
+      const seconds moved =
+          comm.overlap == transfer_overlap::on_processors
+              ? (i > 0 ? comm.transfer(crossing[i]) : 0.0) + (j < full ? comm.transfer(crossing[j]) : 0.0)
+              : 0.0;
       for (std::size_t r = 1; r <= R; ++r) {
         steps += P - r + 1;
         // The stage's per-batch times as detail::stage_times computes them on a chain.
@@ -225,7 +231,8 @@ template <class Prepare>
         const double load = f / static_cast<double>(r) + b / static_cast<double>(r);
         for (std::size_t m = r; m <= P; ++m) {
           const std::size_t after = (m - r) * (links ? 2 : 1);
-          if (copies < std::numeric_limits<std::uint64_t>::max() / r && after >= copies * r) break;  // more after, more held
+          if (copies < std::numeric_limits<std::uint64_t>::max() / r && after >= copies * r)
+            break;  // more after, more held
           const auto cell = at(i, m, r);
           if (j == full) {
             if (m == r && load < best[cell]) {
@@ -318,7 +325,8 @@ struct order_search_result {
 // With options.cuts, the target plan_chain plans for, best_cut_order's order is a candidate too,
 // after the others; when the search is exact (see order_search_result) it is the only one planned.
 template <class Plan, class Prepare>
-[[nodiscard]] auto best_over_orders(const graph& g, Plan plan_chain, Prepare prepare, order_search_options options = {}) {
+[[nodiscard]] auto best_over_orders(const graph& g, Plan plan_chain, Prepare prepare,
+                                    order_search_options options = {}) {
   using result_type = decltype(plan_chain(std::declval<const chain&>()));
   std::pair<order_search_result, result_type> best{};
   bool found = false;
@@ -340,7 +348,8 @@ template <class Plan, class Prepare>
     chain c = chain_from_graph(g, {.order = order});
     prepare(c);
     auto result = plan_chain(static_cast<const chain&>(c));
-    const bool better = !found || (result.ok() && (!best.second.ok() || detail::period_of(result) < detail::period_of(best.second)));
+    const bool better =
+        !found || (result.ok() && (!best.second.ok() || detail::period_of(result) < detail::period_of(best.second)));
     if (better) {
       best.first.order = order;
       best.first.layers = std::move(c);

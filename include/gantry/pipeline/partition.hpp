@@ -19,7 +19,7 @@
 namespace gantry {
 
 struct partition_result {
-  gantry::outcome outcome;         // why no partition fits, naming layers, processors and bytes
+  gantry::outcome outcome;  // why no partition fits, naming layers, processors and bytes
   chain_partition partition;
   seconds period = 0;        // T, the 1F1B* period of the partition
   pipeline_pattern pattern;  // 1F1B*(T) of the partition
@@ -82,7 +82,8 @@ class partition_feasibility {
       std::uint32_t* reach = &reach_[(g - 1) * L];
       for (std::size_t x = 0, e = 0; x < L; ++x) {
         e = std::max(e, x);
-        while (e < L && stage_fits(weights_[e + 1] - weights_[x], activation_[e + 1] - activation_[x], g, capacity_)) ++e;
+        while (e < L && stage_fits(weights_[e + 1] - weights_[x], activation_[e + 1] - activation_[x], g, capacity_))
+          ++e;
         reach[x] = static_cast<std::uint32_t>(e);
       }
       std::uint32_t* row = &groups_[(g - 1) * L];
@@ -194,7 +195,8 @@ struct partition_options {
     result.outcome.code = status::out_of_memory;
     std::ostringstream out;
     out << "no contiguous partition of the " << L << " layers on " << processors << " processors of "
-        << detail::capacity_text(capacity) << " fits 1F1B* at any period up to " << (candidates.empty() ? 0.0 : candidates.back());
+        << detail::capacity_text(capacity) << " fits 1F1B* at any period up to "
+        << (candidates.empty() ? 0.0 : candidates.back());
     result.outcome.message = out.str();
     return result;
   }
@@ -211,7 +213,7 @@ struct partition_options {
     // The program guarantees 1F1B* fits; reaching this is a defect, reported rather than hidden.
     result.outcome.code = status::solver_error;
     result.outcome.message = "the partition found for period " + std::to_string(result.period) +
-                     " does not fit under 1F1B*: " + result.pattern.outcome.message;
+                             " does not fit under 1F1B*: " + result.pattern.outcome.message;
   }
   return result;
 }
@@ -227,8 +229,8 @@ struct partition_options {
   for (std::uint32_t l = 0; l < c.size(); ++l) {
     if (c.cost(l) > bound) {
       result.outcome.code = status::infeasible;
-      result.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') costs " + std::to_string(c.cost(l)) +
-                       ", more than the budget " + std::to_string(budget);
+      result.outcome.message = "layer " + std::to_string(l) + " ('" + c[l].name + "') costs " +
+                               std::to_string(c.cost(l)) + ", more than the budget " + std::to_string(budget);
       return result;
     }
     if (l == 0 || load + c.cost(l) > bound) {
@@ -241,7 +243,8 @@ struct partition_options {
   if (result.partition.stage_count() > processors) {
     result.outcome.code = status::infeasible;
     result.outcome.message = "next fit with budget " + std::to_string(budget) + " needs " +
-                     std::to_string(result.partition.stage_count()) + " processors, more than " + std::to_string(processors);
+                             std::to_string(result.partition.stage_count()) + " processors, more than " +
+                             std::to_string(processors);
     return result;
   }
   result.period = most;

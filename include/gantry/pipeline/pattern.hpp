@@ -25,17 +25,17 @@ enum class pass { forward, backward };
 struct pipeline_operation {
   std::uint32_t stage = 0;
   pass kind = pass::forward;
-  seconds start = 0;      // in [0, period)
-  seconds duration = 0;   // the stage's forward or backward time
+  seconds start = 0;     // in [0, period)
+  seconds duration = 0;  // the stage's forward or backward time
   std::int64_t shift = 0;
 };
 
 struct pipeline_pattern {
-  gantry::outcome outcome;                // why there is no pattern, naming stage, numbers
-  std::string name;                 // "1F1B*", "1F1B", "GPipe", "3-periodic 1F1B", ...
-  seconds period = 0;               // T
+  gantry::outcome outcome;             // why there is no pattern, naming stage, numbers
+  std::string name;                    // "1F1B*", "1F1B", "GPipe", "3-periodic 1F1B", ...
+  seconds period = 0;                  // T
   std::size_t batches_per_period = 1;  // k
-  std::size_t processor_count = 0;  // resources [0, processor_count) are processors, the rest links
+  std::size_t processor_count = 0;     // resources [0, processor_count) are processors, the rest links
   std::vector<stage> stages;
   std::vector<pipeline_operation> operations;
   std::vector<std::uint32_t> group;      // per stage: 1F1B* group (1 holds the last stage); else empty
@@ -127,9 +127,9 @@ inline void finish_pattern(pipeline_pattern& p, std::size_t layer_count) {
     const std::uint32_t replicas = std::max<std::uint32_t>(1, st.replicas);
     const std::uint32_t held = (p.stage_nca[s] + replicas - 1) / replicas;
     // Saturating: W + NCA·a of a huge stage reads as unlimited_memory, never as a wrapped small number.
-    const byte_count activations = st.activation == 0 ? 0
+    const byte_count activations = st.activation == 0                        ? 0
                                    : held > unlimited_memory / st.activation ? unlimited_memory
-                                                                              : held * st.activation;
+                                                                             : held * st.activation;
     if (st.resource < p.memory.size())
       p.memory[st.resource] = saturating_add(p.memory[st.resource], saturating_add(st.weights, activations));
   }

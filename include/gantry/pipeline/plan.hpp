@@ -27,7 +27,9 @@ namespace gantry {
 enum class pipeline_schedule { one_f_one_b_star, one_f_one_b, gpipe };
 
 inline constexpr enum_name<pipeline_schedule> pipeline_schedule_names[] = {
-    {pipeline_schedule::one_f_one_b_star, "1f1b*"}, {pipeline_schedule::one_f_one_b, "1f1b"}, {pipeline_schedule::gpipe, "gpipe"}};
+    {pipeline_schedule::one_f_one_b_star, "1f1b*"},
+    {pipeline_schedule::one_f_one_b, "1f1b"},
+    {pipeline_schedule::gpipe, "gpipe"}};
 [[nodiscard]] constexpr std::span<const enum_name<pipeline_schedule>> enum_names(pipeline_schedule) noexcept {
   return pipeline_schedule_names;
 }
@@ -74,8 +76,9 @@ struct pipeline_plan {
     if (!plan.partition.ok()) return plan;
     plan.replicas.assign(plan.partition.partition.stage_count(), 1);
   } else {
-    auto found = comm_aware_partition(c, processors, capacity,
-                                      {.comm = options.comm, .max_replicas = options.max_replicas, .progress = options.progress});
+    auto found = comm_aware_partition(
+        c, processors, capacity,
+        {.comm = options.comm, .max_replicas = options.max_replicas, .progress = options.progress});
     plan.partition.outcome.code = found.outcome.code;
     plan.partition.outcome.message = found.outcome.message;
     if (!found.ok()) return plan;

@@ -31,10 +31,10 @@ struct unroll_options {
 // The unrolled schedule. Vertex names are "F<l>:<layer>#<batch>" and "B<l>:<layer>#<batch>" for
 // layers, and "send<s>#<batch>" / "return<s>#<batch>" for the forward and backward of link stage
 // s. A layer takes its share of its stage's per-batch time (its own time unless the stage is
-// replicated or pays transfers on its processor). Weights W_l are the persistent bytes of F_l of batch 0; the activation a_l is the output of
-// every F_l, held until B_l of the same batch finishes (schedule.hpp's output rule). Edges carry no
-// bytes: the chain model counts activations, not the copies in flight, and cross-device edges get
-// an instant zero-byte transfer (communication is what link stages model).
+// replicated or pays transfers on its processor). Weights W_l are the persistent bytes of F_l of batch 0; the
+// activation a_l is the output of every F_l, held until B_l of the same batch finishes (schedule.hpp's output rule).
+// Edges carry no bytes: the chain model counts activations, not the copies in flight, and cross-device edges get an
+// instant zero-byte transfer (communication is what link stages model).
 struct unrolled_pipeline {
   graph training;
   cluster devices;
@@ -134,8 +134,10 @@ inline std::vector<seconds> block_durations(const chain& c, const stage& st, pas
       for (const pass kind : {pass::forward, pass::backward})
         if (std::isnan(block[slot(b, s, kind)]))
           throw invalid_input("unroll: the pattern has no " + std::string(to_string(kind)) + " of stage " +
-                              std::to_string(s) + " for batch " + std::to_string(b) + " (shifts must cover every "
-                              "residue mod k = " + std::to_string(k) + ")");
+                              std::to_string(s) + " for batch " + std::to_string(b) +
+                              " (shifts must cover every "
+                              "residue mod k = " +
+                              std::to_string(k) + ")");
 
   // Devices: processors, then links.
   const std::size_t resources = p.resource_count();
@@ -152,7 +154,8 @@ inline std::vector<seconds> block_durations(const chain& c, const stage& st, pas
   g.reserve(batches * (2 * layers + 2 * stage_count), batches * (4 * layers + 4 * stage_count));
   const auto add = [&](std::string name, seconds compute, byte_count persistent, byte_count output, device_id d,
                        seconds start) {
-    const auto v = g.add_vertex(vertex_properties{.name = std::move(name), .compute = compute, .persistent = persistent, .output = output});
+    const auto v = g.add_vertex(
+        vertex_properties{.name = std::move(name), .compute = compute, .persistent = persistent, .output = output});
     s.device.push_back(d);
     s.start.push_back(start - earliest);
     s.finish.push_back(start - earliest + compute);
@@ -199,7 +202,8 @@ inline std::vector<seconds> block_durations(const chain& c, const stage& st, pas
     for (std::size_t i = 1; i < forward_sequence.size(); ++i) g.add_edge(forward_sequence[i - 1], forward_sequence[i]);
     if (!forward_sequence.empty() && !backward_sequence.empty())
       g.add_edge(forward_sequence.back(), backward_sequence.front());
-    for (std::size_t i = 1; i < backward_sequence.size(); ++i) g.add_edge(backward_sequence[i - 1], backward_sequence[i]);
+    for (std::size_t i = 1; i < backward_sequence.size(); ++i)
+      g.add_edge(backward_sequence[i - 1], backward_sequence[i]);
     // The stored activation; the last layer's is already the F_L -> B_L edge above.
     for (std::size_t l = 0; l + 1 < layers; ++l)
       if (forward_of_layer[l] != no_vertex && backward_of_layer[l] != no_vertex)
@@ -220,7 +224,8 @@ inline std::vector<seconds> block_durations(const chain& c, const stage& st, pas
 // processor and link, and memory against options.capacity with the activations held as the NCA
 // says. report.peak_memory[p] is the memory processor p really reaches, at most pattern.memory[p]
 // (equal when each processor's layers run as one block, as in contiguous patterns).
-[[nodiscard]] inline validation_report check_pattern(const chain& c, const pipeline_pattern& p, unroll_options options = {}) {
+[[nodiscard]] inline validation_report check_pattern(const chain& c, const pipeline_pattern& p,
+                                                     unroll_options options = {}) {
   const auto unrolled = unroll(c, p, options);
   const graph_model model(unrolled.training, unrolled.devices);
   return validate(unrolled.timeline, unrolled.training, model, unrolled.devices);

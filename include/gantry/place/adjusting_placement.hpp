@@ -141,8 +141,7 @@ class adjusting_placement_earliest_policy {
     if (previous != no_vertex)
       for (const vertex_id u : g.predecessors(v))
         if (u == previous) stay = view.device_of(previous);
-    if (stay == no_device || stay == earliest->device || !view.allowed(v, stay) || !view.fits(v, stay))
-      return earliest;
+    if (stay == no_device || stay == earliest->device || !view.allowed(v, stay) || !view.fits(v, stay)) return earliest;
     seconds back_cost = 0;
     for (const edge_id e : g.out_edges(v))
       back_cost = std::max(back_cost, static_cast<seconds>(mean_transfer_time(view.model(), e, view.device_count())));

@@ -58,16 +58,14 @@ struct reversed_model {
   [[nodiscard]] seconds transfer_time(edge_id e, device_id from, device_id to) const {
     return model->transfer_time(e, to, from);
   }
-  [[nodiscard]] seconds mean_compute_time(vertex_id v) const
-    requires requires(const M& m) { { m.mean_compute_time(v) } -> std::convertible_to<seconds>; }
-  {
-    return model->mean_compute_time(v);
+  [[nodiscard]] seconds mean_compute_time(vertex_id v) const requires requires(const M& m) {
+    { m.mean_compute_time(v) } -> std::convertible_to<seconds>;
   }
-  [[nodiscard]] seconds mean_transfer_time(edge_id e) const
-    requires requires(const M& m) { { m.mean_transfer_time(e) } -> std::convertible_to<seconds>; }
-  {
-    return model->mean_transfer_time(e);
+  { return model->mean_compute_time(v); }
+  [[nodiscard]] seconds mean_transfer_time(edge_id e) const requires requires(const M& m) {
+    { m.mean_transfer_time(e) } -> std::convertible_to<seconds>;
   }
+  { return model->mean_transfer_time(e); }
   [[nodiscard]] byte_count persistent_bytes(vertex_id v) const { return model->persistent_bytes(v); }
   [[nodiscard]] byte_count output_bytes(vertex_id v) const { return model->output_bytes(v); }
   [[nodiscard]] byte_count temporary_bytes(vertex_id v) const { return model->temporary_bytes(v); }

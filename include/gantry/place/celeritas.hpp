@@ -46,9 +46,9 @@ struct celeritas_result {
   // ok, or why the coarse placement failed or went over capacity; vertex names the original vertex
   // (the first member, in topological order, of the cluster the engine named) and device the device.
   gantry::outcome outcome;
-  gantry::placement placement;            // of the original graph; status and message as outcome's
-  kernighan_fusion fusion;                // the order, the breakpoints and the coarse graph
-  list_schedule_result coarse;            // Adjusting Placement's run on the coarse graph
+  gantry::placement placement;  // of the original graph; status and message as outcome's
+  kernighan_fusion fusion;      // the order, the breakpoints and the coarse graph
+  list_schedule_result coarse;  // Adjusting Placement's run on the coarse graph
   // Whether `placement` is the unfused placement (celeritas_options::also_unfused), which replayed
   // faster than the coarse one; `fusion` and `coarse` still say what the paper's pipeline found.
   bool unfused = false;
@@ -70,8 +70,8 @@ namespace detail {
     const byte_count cap = options.cluster_memory.value_or(quarter_device_memory(on));
     std::size_t window = options.window;
     if (options.min_clusters_per_device > 0 && on.device_count() > 0)
-      window = std::min(window, std::max<std::size_t>(1, g.vertex_count() / (options.min_clusters_per_device *
-                                                                             on.device_count())));
+      window = std::min(
+          window, std::max<std::size_t>(1, g.vertex_count() / (options.min_clusters_per_device * on.device_count())));
     out.fusion = fuse_kernighan(g, model, on, {.window = window, .cluster_memory = cap, .group = colocation_groups(g)});
     const graph& coarse = out.fusion.coarsening.coarse;
     const graph_model coarse_model(coarse, on);
@@ -91,8 +91,9 @@ namespace detail {
     return out;
   };
   const auto replay = [&](const cluster& on, const placement& p) {
-    return simulate(g, model, on, std::span<const device_id>(p.device),
-                    {.policy = ready_policy::strict_order, .priority = p.order, .cache_transfers = options.cache_transfers});
+    return simulate(
+        g, model, on, std::span<const device_id>(p.device),
+        {.policy = ready_policy::strict_order, .priority = p.order, .cache_transfers = options.cache_transfers});
   };
   // Beyond the paper, the last answer of every memory-aware placer: where Celeritas's placement does
   // not fit, every vertex on the device with the most memory (place_on_one_device); `fusion` and
@@ -100,7 +101,8 @@ namespace detail {
   const auto or_one_device = [&](celeritas_result failed) {
     if (!options.one_device_answer) return failed;
     auto alone = place_on_one_device(
-        g, model, devices, list_options{.cache_transfers = options.cache_transfers, .memory_retries = options.memory_retries},
+        g, model, devices,
+        list_options{.cache_transfers = options.cache_transfers, .memory_retries = options.memory_retries},
         "Celeritas");
     if (!alone) return failed;
     const std::string why = failed.outcome.message;
@@ -148,16 +150,21 @@ namespace detail {
       });
   if (found) return out;
   if (!first) return or_one_device(std::move(out));
-  out.outcome = {.code = status::over_capacity, .vertex = first->outcome.vertex, .device = first->outcome.device,
-                 .time = first->outcome.time, .needed = first->outcome.needed, .available = first->outcome.available,
-                 .message = "Celeritas: the placement runs out of memory when replayed in its order: " +
-                            first->outcome.message};
+  out.outcome = {
+      .code = status::over_capacity,
+      .vertex = first->outcome.vertex,
+      .device = first->outcome.device,
+      .time = first->outcome.time,
+      .needed = first->outcome.needed,
+      .available = first->outcome.available,
+      .message = "Celeritas: the placement runs out of memory when replayed in its order: " + first->outcome.message};
   out.placement.outcome = out.outcome;
   return or_one_device(std::move(out));
 }
 }  // namespace detail
 
-[[nodiscard]] inline celeritas_result celeritas(const graph& g, const cluster& devices, celeritas_options options = {}) {
+[[nodiscard]] inline celeritas_result celeritas(const graph& g, const cluster& devices,
+                                                celeritas_options options = {}) {
   const graph_model model(g, devices);
   std::optional<seconds> fused_makespan;
   celeritas_result out = detail::celeritas_fused(g, model, devices, options, fused_makespan);
@@ -165,19 +172,22 @@ namespace detail {
   // The engine's schedule of the unfused placement is within memory; the strict replay reproduces
   // it in every communication mode (place/list_scheduler.hpp) and is run as the coarse placement's
   // is, so that both are judged alike, and a placement that does not replay is never kept.
-  list_schedule_result unfused =
-      list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"),
-                    list_options{.respect_memory = true, .cache_transfers = options.cache_transfers,
-                                 .group = colocation_groups(g), .memory_retries = options.memory_retries,
-                                 .one_device_answer = options.one_device_answer});
+  list_schedule_result unfused = list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"),
+                                               list_options{.respect_memory = true,
+                                                            .cache_transfers = options.cache_transfers,
+                                                            .group = colocation_groups(g),
+                                                            .memory_retries = options.memory_retries,
+                                                            .one_device_answer = options.one_device_answer});
   if (!unfused.ok()) return out;
   const auto run = simulate(g, model, devices, std::span<const device_id>(unfused.placement.device),
-                            {.policy = ready_policy::strict_order, .priority = unfused.placement.order,
+                            {.policy = ready_policy::strict_order,
+                             .priority = unfused.placement.order,
                              .cache_transfers = options.cache_transfers});
   if (!run.ok()) return out;
   if (out.ok() && !fused_makespan) {  // placed on one device at the end: replayed like the others
     const auto alone = simulate(g, model, devices, std::span<const device_id>(out.placement.device),
-                                {.policy = ready_policy::strict_order, .priority = out.placement.order,
+                                {.policy = ready_policy::strict_order,
+                                 .priority = out.placement.order,
                                  .cache_transfers = options.cache_transfers});
     if (alone.ok()) fused_makespan = alone.schedule.makespan;
   }

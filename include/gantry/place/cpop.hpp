@@ -78,8 +78,8 @@ struct cpop_rule {
 
   [[nodiscard]] bool on_critical_path(vertex_id v) const { return on_path[v] != 0; }
 
-  std::vector<std::uint8_t> on_path;      // per vertex, after priorities()
-  device_id path_device = no_device;      // the critical-path device
+  std::vector<std::uint8_t> on_path;  // per vertex, after priorities()
+  device_id path_device = no_device;  // the critical-path device
 };
 
 class cpop_policy : public priority_list_policy<cpop_rule> {

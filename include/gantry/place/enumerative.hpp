@@ -143,7 +143,9 @@ class enumerative_search {
     }
   }
 
-  [[nodiscard]] std::uint32_t group_of(vertex_id v) const { return options_.group.empty() ? no_group : options_.group[v]; }
+  [[nodiscard]] std::uint32_t group_of(vertex_id v) const {
+    return options_.group.empty() ? no_group : options_.group[v];
+  }
 
   const csr_graph& g_;
   const M& model_;
@@ -151,7 +153,7 @@ class enumerative_search {
   enumerative_options options_;
   std::vector<device_id> device_;
   std::vector<device_id> group_device_;  // per colocation group, no_device while unbound
-  std::vector<std::uint8_t> sent_;  // per (producer, device): 1 the tensor is there, 2 counted in this trial
+  std::vector<std::uint8_t> sent_;       // per (producer, device): 1 the tensor is there, 2 counted in this trial
   std::vector<seconds> load_, trial_load_;
   std::vector<vertex_id> group_;
   std::size_t cap_ = 1, nodes_ = 0;
@@ -183,7 +185,8 @@ template <adapted_graph G, placement_model M, device_set D>
                         " entries, the graph has " + std::to_string(n) + " vertices");
   placement p;
   p.order = detail::kahn_on(g);
-  if (p.order.size() != n) throw not_a_dag("enumerative_optimizer: the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
+  if (p.order.size() != n)
+    throw not_a_dag("enumerative_optimizer: the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
   std::uint32_t meta_ops = 0;
   for (const auto k : labels.meta_op) meta_ops = std::max(meta_ops, k + 1);
   // Members of each meta-op in Kahn order, shards then reduces; meta-ops by first appearance.

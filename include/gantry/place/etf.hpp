@@ -261,8 +261,8 @@ class etf_policy {
   etf_tie_break tie_break_;
   bool recheck_ = false;
   std::size_t transfers_seen_ = 0;
-  std::vector<std::uint32_t> tie_;     // per vertex: its place in the tie-break order
-  std::vector<vertex_id> by_tie_;      // the tie-break order
+  std::vector<std::uint32_t> tie_;  // per vertex: its place in the tie-break order
+  std::vector<vertex_id> by_tie_;   // the tie-break order
   std::vector<std::priority_queue<entry, std::vector<entry>, std::greater<>>> pending_;
   std::vector<detail::index_set> startable_;  // per device: tie ranks of vertices whose inputs are there
   std::vector<std::vector<entry>> blocked_;

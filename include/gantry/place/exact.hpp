@@ -64,13 +64,13 @@ struct exact_options {
 };
 
 struct exact_result {
-  gantry::outcome outcome;        // ok; infeasible or out_of_memory (memory); solver_error; not_a_dag
-  gantry::placement placement;    // device per vertex; order: by start in the program's schedule
-  gantry::schedule schedule;      // the simulator's run of the placement in that order (strict order;
-                                  // with respect_memory = false, on devices without memory limits)
-  seconds makespan = 0;           // schedule.makespan
-  seconds bound = 0;              // no schedule of the problem solved is shorter
-  bool optimal = false;           // makespan equals the bound (within 1e-6): proven optimal
+  gantry::outcome outcome;      // ok; infeasible or out_of_memory (memory); solver_error; not_a_dag
+  gantry::placement placement;  // device per vertex; order: by start in the program's schedule
+  gantry::schedule schedule;    // the simulator's run of the placement in that order (strict order;
+                                // with respect_memory = false, on devices without memory limits)
+  seconds makespan = 0;         // schedule.makespan
+  seconds bound = 0;            // no schedule of the problem solved is shorter
+  bool optimal = false;         // makespan equals the bound (within 1e-6): proven optimal
   bool time_limit_reached = false;
 
   // How far the schedule may be from the optimum: makespan / bound − 1 (0 when optimal).
@@ -84,17 +84,17 @@ namespace detail {
 // The data of one exact problem, in dense arrays.
 struct exact_problem {
   std::size_t n = 0, m = 0;
-  std::vector<double> compute;                 // p(v,d) at v·m + d
-  std::vector<vertex_id> source, target;       // per edge
-  std::vector<double> transfer;                // c(e,a,b) at (e·m + a)·m + b
-  std::vector<double> min_transfer;            // per edge, min over a ≠ b
-  std::vector<std::uint32_t> tensor_of;        // per edge
-  std::vector<vertex_id> tensor_producer;      // per tensor
-  std::vector<byte_count> tensor_bytes;        // per tensor
-  std::vector<byte_count> vertex_bytes;        // persistent + output + temporary
-  std::vector<byte_count> capacity;            // per device
+  std::vector<double> compute;             // p(v,d) at v·m + d
+  std::vector<vertex_id> source, target;   // per edge
+  std::vector<double> transfer;            // c(e,a,b) at (e·m + a)·m + b
+  std::vector<double> min_transfer;        // per edge, min over a ≠ b
+  std::vector<std::uint32_t> tensor_of;    // per edge
+  std::vector<vertex_id> tensor_producer;  // per tensor
+  std::vector<byte_count> tensor_bytes;    // per tensor
+  std::vector<byte_count> vertex_bytes;    // persistent + output + temporary
+  std::vector<byte_count> capacity;        // per device
   std::vector<vertex_id> kahn;
-  std::vector<std::uint32_t> group;            // per vertex, or empty
+  std::vector<std::uint32_t> group;  // per vertex, or empty
 
   [[nodiscard]] double p(vertex_id v, device_id d) const { return compute[v * m + d]; }
   [[nodiscard]] double c(edge_id e, device_id a, device_id b) const { return transfer[(e * m + a) * m + b]; }
@@ -276,7 +276,8 @@ inline void exact_callback(glp_tree* tree, void* info) {
       if (const int node = glp_ios_best_node(tree); node != 0)
         search.bound = std::max(search.bound, glp_ios_node_bound(tree, node));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -296,7 +297,8 @@ struct glpk_problem {
 // `devices`, or the best found within options.time_limit_ms with a proven bound. Throws
 // invalid_input for a graph above the limit or an empty cluster.
 template <adapted_graph G, placement_model M, device_set D>
-[[nodiscard]] exact_result exact_schedule(const G& graph, const M& model, const D& devices, exact_options options = {}) {
+[[nodiscard]] exact_result exact_schedule(const G& graph, const M& model, const D& devices,
+                                          exact_options options = {}) {
   const detail::csr_view<G> view(graph);
   const csr_graph& g = *view;
   detail::exact_problem pr;
@@ -305,11 +307,13 @@ template <adapted_graph G, placement_model M, device_set D>
   const std::size_t edges = g.edge_count();
   if (pr.m == 0) throw invalid_input("exact_schedule: the cluster has no devices");
   if (pr.n > options.max_vertices)
-    throw invalid_input("exact_schedule: the graph has " + std::to_string(pr.n) + " vertices, more than max_vertices = " +
-                        std::to_string(options.max_vertices) + " (the program grows as n² + n·m)");
+    throw invalid_input("exact_schedule: the graph has " + std::to_string(pr.n) +
+                        " vertices, more than max_vertices = " + std::to_string(options.max_vertices) +
+                        " (the program grows as n² + n·m)");
   if (pr.m > options.max_devices)
-    throw invalid_input("exact_schedule: the cluster has " + std::to_string(pr.m) + " devices, more than max_devices = " +
-                        std::to_string(options.max_devices) + " (the program grows as n·m + e·m²)");
+    throw invalid_input("exact_schedule: the cluster has " + std::to_string(pr.m) +
+                        " devices, more than max_devices = " + std::to_string(options.max_devices) +
+                        " (the program grows as n·m + e·m²)");
   if (!options.group.empty() && options.group.size() != pr.n)
     throw invalid_input("exact_schedule: group has " + std::to_string(options.group.size()) + " entries for " +
                         std::to_string(pr.n) + " vertices");
@@ -317,7 +321,8 @@ template <adapted_graph G, placement_model M, device_set D>
     throw invalid_input("exact_schedule: time_limit_ms must be > 0, got " + std::to_string(options.time_limit_ms));
   exact_result r;
   pr.kahn = detail::kahn_on(g);
-  if (pr.kahn.size() != pr.n) throw not_a_dag("exact_schedule: the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
+  if (pr.kahn.size() != pr.n)
+    throw not_a_dag("exact_schedule: the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
   if (pr.n == 0) {
     r.optimal = true;
     return r;
@@ -377,7 +382,10 @@ template <adapted_graph G, placement_model M, device_set D>
     const byte_count largest = *std::max_element(pr.capacity.begin(), pr.capacity.end());
     for (vertex_id v = 0; v < pr.n; ++v)
       if (pr.vertex_bytes[v] > largest) {
-        r.outcome = {.code = status::out_of_memory, .vertex = v, .needed = pr.vertex_bytes[v], .available = largest,
+        r.outcome = {.code = status::out_of_memory,
+                     .vertex = v,
+                     .needed = pr.vertex_bytes[v],
+                     .available = largest,
                      .message = "vertex " + vertex_name(graph, v) + " needs " + format_bytes(pr.vertex_bytes[v]) +
                                 ", more than any device holds (largest: " + format_bytes(largest) + ")"};
         r.placement.outcome = r.outcome;
@@ -397,8 +405,9 @@ template <adapted_graph G, placement_model M, device_set D>
       horizon += *std::max_element(pr.transfer.begin() + e * pr.m * pr.m, pr.transfer.begin() + (e + 1) * pr.m * pr.m);
   }
   if (!std::isfinite(horizon)) {
-    r.outcome = {.code = status::infeasible,
-                 .message = "the compute and transfer times add up to more than a double holds; no finite schedule exists"};
+    r.outcome = {
+        .code = status::infeasible,
+        .message = "the compute and transfer times add up to more than a double holds; no finite schedule exists"};
     r.placement.outcome = r.outcome;
     return r;
   }
@@ -622,7 +631,9 @@ template <adapted_graph G, placement_model M, device_set D>
       byte_count total = 0, capacity = 0;
       for (vertex_id v = 0; v < pr.n; ++v) total = detail::saturating_add(total, pr.vertex_bytes[v]);
       for (device_id d = 0; d < pr.m; ++d) capacity = detail::saturating_add(capacity, pr.capacity[d]);
-      r.outcome = {.code = status::infeasible, .needed = total, .available = capacity,
+      r.outcome = {.code = status::infeasible,
+                   .needed = total,
+                   .available = capacity,
                    .message = "no placement of the " + std::to_string(pr.n) + " vertices on " + std::to_string(pr.m) +
                               " devices keeps every device's static memory (" + std::to_string(total) +
                               " bytes of vertices in all, plus received copies) within its capacity"};
@@ -644,13 +655,15 @@ template <adapted_graph G, placement_model M, device_set D>
       program_bound = std::max(program_bound, search.bound * unit);
     } else if (code != 0 && code != GLP_ETMLIM) {
       r.outcome = {.code = status::solver_error,
-                   .message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state)};
+                   .message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " +
+                              std::to_string(state)};
       r.placement.outcome = r.outcome;
       return r;
     } else {
-      r.outcome = {.code = status::solver_error, .time = options.time_limit_ms / 1000.0,
-                   .message = "no schedule was found within the time limit of " + std::to_string(options.time_limit_ms) +
-                              " ms; allow more time or use a list scheduler"};
+      r.outcome = {.code = status::solver_error,
+                   .time = options.time_limit_ms / 1000.0,
+                   .message = "no schedule was found within the time limit of " +
+                              std::to_string(options.time_limit_ms) + " ms; allow more time or use a list scheduler"};
       r.placement.outcome = r.outcome;
       return r;
     }
@@ -678,8 +691,8 @@ template <adapted_graph G, placement_model M, device_set D>
     }
   }
   r.placement.device = device;
-  const simulate_options replay{.policy = ready_policy::strict_order, .priority = r.placement.order,
-                                .cache_transfers = options.cache_transfers};
+  const simulate_options replay{
+      .policy = ready_policy::strict_order, .priority = r.placement.order, .cache_transfers = options.cache_transfers};
   auto run = options.respect_memory
                  ? simulate(graph, model, devices, std::span<const device_id>(r.placement.device), replay)
                  : simulate(graph, model, detail::without_memory_limits<D>{&devices},

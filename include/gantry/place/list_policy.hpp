@@ -119,12 +119,18 @@ concept list_policy_for = list_view<View> && requires(P& policy, const View& vie
 namespace detail {
 template <class P>
 [[nodiscard]] std::string_view policy_name(const P& policy) {
-  if constexpr (requires { { policy.name() } -> std::convertible_to<std::string_view>; }) return policy.name();
+  if constexpr (requires {
+                  { policy.name() } -> std::convertible_to<std::string_view>;
+                })
+    return policy.name();
   else return "list scheduling";
 }
 template <class P>
 [[nodiscard]] constexpr bool policy_inserts() {
-  if constexpr (requires { { P::insertion } -> std::convertible_to<bool>; }) return P::insertion;
+  if constexpr (requires {
+                  { P::insertion } -> std::convertible_to<bool>;
+                })
+    return P::insertion;
   else return false;
 }
 template <class P, class View>
@@ -143,16 +149,18 @@ void policy_on_placed(P& policy, const View& view, vertex_id v, device_id d) {
 // Whether a class has a member of a given name, of any kind (function, function template, overload
 // set, data member): a class deriving from it and from a probe that declares the name makes the
 // name ambiguous exactly when the class has it too. Final classes and non-classes answer false.
-#define GANTRY_DETAIL_MEMBER_PROBE(NAME)                                              \
-  struct probe_##NAME {                                                               \
-    int NAME;                                                                         \
-  };                                                                                  \
-  template <class P>                                                                  \
-  struct with_##NAME : P, probe_##NAME {};                                            \
-  template <class P>                                                                  \
-  [[nodiscard]] consteval bool has_member_##NAME() {                                  \
-    if constexpr (!std::is_class_v<P> || std::is_final_v<P>) return false;            \
-    else return !requires { &with_##NAME<P>::NAME; };                                 \
+#define GANTRY_DETAIL_MEMBER_PROBE(NAME)                                   \
+  struct probe_##NAME {                                                    \
+    int NAME;                                                              \
+  };                                                                       \
+  template <class P>                                                       \
+  struct with_##NAME : P, probe_##NAME {};                                 \
+  template <class P>                                                       \
+  [[nodiscard]] consteval bool has_member_##NAME() {                       \
+    if constexpr (!std::is_class_v<P> || std::is_final_v<P>) return false; \
+    else return !requires {                                                \
+        &with_##NAME<P>::NAME;                                             \
+      };                                                                   \
   }
 GANTRY_DETAIL_MEMBER_PROBE(on_ready)
 GANTRY_DETAIL_MEMBER_PROBE(on_placed)
@@ -173,11 +181,14 @@ GANTRY_DETAIL_MEMBER_PROBE(on_choose)
 // what is wrong. Called once where the engine is instantiated.
 template <class P, class View>
 consteval bool check_policy_hooks() {
-  static_assert(!has_member_on_placed<P>() || requires(P& p, const View& view, vertex_id v, device_id d) {
-    p.on_placed(view, v, d);
-  }, "the policy's on_placed cannot be called as on_placed(const View&, vertex_id, device_id): the engine would never call it");
-  static_assert(!has_member_on_ready<P>() || requires(P& p, const View& view, vertex_id v) { p.on_ready(view, v); },
-                "the policy's on_ready cannot be called as on_ready(const View&, vertex_id): the engine would never call it");
+  static_assert(
+      !has_member_on_placed<P>() ||
+          requires(P & p, const View& view, vertex_id v, device_id d) { p.on_placed(view, v, d); },
+      "the policy's on_placed cannot be called as on_placed(const View&, vertex_id, device_id): the engine would never "
+      "call it");
+  static_assert(
+      !has_member_on_ready<P>() || requires(P & p, const View& view, vertex_id v) { p.on_ready(view, v); },
+      "the policy's on_ready cannot be called as on_ready(const View&, vertex_id): the engine would never call it");
   static_assert(!has_member_on_place<P>() && !has_member_on_placement<P>() && !has_member_on_place_vertex<P>() &&
                     !has_member_on_placed_vertex<P>() && !has_member_onPlaced<P>(),
                 "the policy has a member named like a misspelt hook: the hook is on_placed(const View&, vertex_id, "

@@ -58,16 +58,15 @@ bool down_the_grid(const D& devices, byte_count least, unsigned retries, Try&& t
 // fits going next; nullopt when it does not fit.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] std::optional<list_schedule_result> one_device_run(const G& graph, const M& model, const D& devices,
-                                                                list_options options, std::string_view name,
-                                                                device_id home, bool skip) {
+                                                                 list_options options, std::string_view name,
+                                                                 device_id home, bool skip) {
   options.respect_memory = true;
   options.group.clear();
   options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
   options.fixed_device.assign(csr_view<G>(graph)->vertex_count(), home);
   options.best_effort = false;
-  list_scheduler<G, M, D, kahn_one_device_policy> scheduler(graph, model, devices,
-                                                            kahn_one_device_policy(std::string(name), home, skip),
-                                                            std::move(options));
+  list_scheduler<G, M, D, kahn_one_device_policy> scheduler(
+      graph, model, devices, kahn_one_device_policy(std::string(name), home, skip), std::move(options));
   while (scheduler.step()) {
   }
   list_schedule_result alone = std::move(scheduler).result();
@@ -94,7 +93,7 @@ template <device_set D>
 // messages.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] std::optional<list_schedule_result> place_in_kahn_order(const G& graph, const M& model, const D& devices,
-                                                                     list_options options, std::string_view name) {
+                                                                      list_options options, std::string_view name) {
   const auto home = detail::one_device_home(devices, options);
   if (!home) return std::nullopt;
   auto alone = detail::one_device_run(graph, model, devices, std::move(options), name, *home, false);
@@ -111,23 +110,25 @@ template <adapted_graph G, placement_model M, device_set D>
 // so that fitting with some memory means fitting with more. nullopt when none fits.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] std::optional<list_schedule_result> place_on_one_device(const G& graph, const M& model, const D& devices,
-                                                                     list_options options, std::string_view name) {
+                                                                      list_options options, std::string_view name) {
   const auto home = detail::one_device_home(devices, options);
   if (!home) return std::nullopt;
   if (auto in_order = place_in_kahn_order(graph, model, devices, options, name)) return in_order;
   const auto said = [&](list_schedule_result alone, const std::string& within) {
-    alone.placement.outcome.message = "placed every vertex on " + detail::list_device_label(devices, *home) +
-                                      within + " instead, the first ready vertex in Kahn order that fits going next";
+    alone.placement.outcome.message = "placed every vertex on " + detail::list_device_label(devices, *home) + within +
+                                      " instead, the first ready vertex in Kahn order that fits going next";
     return alone;
   };
-  if (auto alone = detail::one_device_run(graph, model, devices, options, name, *home, true)) return said(std::move(*alone), "");
+  if (auto alone = detail::one_device_run(graph, model, devices, options, name, *home, true))
+    return said(std::move(*alone), "");
   std::optional<list_schedule_result> found;
   const unsigned retries = options.memory_retries;
-  const bool any = detail::down_the_grid(devices, detail::least_capacity(graph, model, 1), retries, [&](const auto& on, byte_count cap) {
-    auto alone = detail::one_device_run(graph, model, on, options, name, *home, true);
-    if (alone) found = said(std::move(*alone), " within " + std::to_string(cap) + " bytes");
-    return alone.has_value();
-  });
+  const bool any = detail::down_the_grid(
+      devices, detail::least_capacity(graph, model, 1), retries, [&](const auto& on, byte_count cap) {
+        auto alone = detail::one_device_run(graph, model, on, options, name, *home, true);
+        if (alone) found = said(std::move(*alone), " within " + std::to_string(cap) + " bytes");
+        return alone.has_value();
+      });
   return any ? std::move(found) : std::nullopt;
 }
 
@@ -156,11 +157,13 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
     return ok;
   };
   std::optional<list_schedule_result> found;
-  detail::down_the_grid(devices, detail::least_capacity(graph, model, m), options.memory_retries, [&](const auto& on, byte_count cap) {
-    list_schedule_result retry = run(on);
-    if (retry.ok()) found = explained(std::move(retry), "placed within " + std::to_string(cap) + " bytes per device instead");
-    return found.has_value();
-  });
+  detail::down_the_grid(
+      devices, detail::least_capacity(graph, model, m), options.memory_retries, [&](const auto& on, byte_count cap) {
+        list_schedule_result retry = run(on);
+        if (retry.ok())
+          found = explained(std::move(retry), "placed within " + std::to_string(cap) + " bytes per device instead");
+        return found.has_value();
+      });
   if (found) return std::move(*found);
   if (!options.one_device_answer) return failed;
   auto alone = place_on_one_device(graph, model, devices, std::move(options), name);

@@ -67,8 +67,8 @@ template <adapted_graph G, placement_model M, device_set D>
     return out;
   }
   if (start.device.size() != n)
-    throw invalid_input("local_search: the start places " + std::to_string(start.device.size()) + " vertices, the graph has " +
-                        std::to_string(n));
+    throw invalid_input("local_search: the start places " + std::to_string(start.device.size()) +
+                        " vertices, the graph has " + std::to_string(n));
   for (vertex_id v = 0; v < n; ++v)
     if (start.device[v] >= m)
       throw invalid_input("local_search: the start puts vertex " + quoted_vertex_name(graph, v) + " on device " +
@@ -117,10 +117,10 @@ template <adapted_graph G, placement_model M, device_set D>
   for (const auto& unit : members)
     for (const vertex_id v : unit)
       if (start.device[v] != start.device[unit.front()])
-        throw invalid_input("local_search: the start splits a unit (group or cluster): " +
-                            quoted_vertex_name(graph, unit.front()) + " on device " +
-                            std::to_string(start.device[unit.front()]) + ", " + quoted_vertex_name(graph, v) +
-                            " on device " + std::to_string(start.device[v]));
+        throw invalid_input(
+            "local_search: the start splits a unit (group or cluster): " + quoted_vertex_name(graph, unit.front()) +
+            " on device " + std::to_string(start.device[unit.front()]) + ", " + quoted_vertex_name(graph, v) +
+            " on device " + std::to_string(start.device[v]));
   std::vector<std::vector<std::uint32_t>> neighbours(members.size());
   for (vertex_id v = 0; v < n; ++v)
     for (const vertex_id w : g.successors(v))
@@ -157,7 +157,8 @@ template <adapted_graph G, placement_model M, device_set D>
     return judge(order);
   };
 
-  out.start_makespan = judge(start.order.size() == n ? std::span<const vertex_id>(start.order) : std::span<const vertex_id>());
+  out.start_makespan =
+      judge(start.order.size() == n ? std::span<const vertex_id>(start.order) : std::span<const vertex_id>());
   seconds best = judge_placed();
   std::vector<device_id> best_device = device;
   std::vector<vertex_id> best_order = order;

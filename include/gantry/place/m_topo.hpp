@@ -82,7 +82,8 @@ template <adapted_graph G, memory_model M, device_set D>
         if (grouped[pred[i]] != grouped[w]) entering.emplace_back(pred[i], in[i]);
     };
     if (members[grouped[v]].empty()) add(v);
-    else for (const vertex_id w : members[grouped[v]]) add(w);
+    else
+      for (const vertex_id w : members[grouped[v]]) add(w);
   };
   // Bytes d would receive for v's group: inputs from elsewhere (or not placed yet), not yet on d.
   const auto received_need = [&](device_id to) {
@@ -121,17 +122,21 @@ template <adapted_graph G, memory_model M, device_set D>
       const device_id last = static_cast<device_id>(m - 1);
       // The outcome's numbers are the last device's: what v (with its group and the tensors it would
       // receive there) needs, and the memory free there (the room under the cap without capacities).
-      p.outcome = {.code = status::out_of_memory, .vertex = v, .device = last,
+      p.outcome = {.code = status::out_of_memory,
+                   .vertex = v,
+                   .device = last,
                    .needed = count_received ? detail::saturating_add(need, received_need(last)) : need,
                    .available = options.respect_capacity
                                     ? devices.capacity(last) - std::min(devices.capacity(last), held)
                                     : cap - std::min(cap, used)};
-      p.outcome.message = "m-TOPO: vertex '" + vertex_name(graph, v) + "' needs " + format_bytes(p.outcome.needed) +
-                  (group_need[grouped[v]] != total_bytes(model, v) ? " (with its colocation group)" : "") +
-                  (p.outcome.needed != need ? " (with the tensors it would receive)" : "") +
-                  " but no device has room left (cap per device " + format_bytes(cap) +
-                  (options.respect_capacity ? ", capacity of the last device " + format_bytes(devices.capacity(m - 1)) : std::string()) +
-                  ")";
+      p.outcome.message =
+          "m-TOPO: vertex '" + vertex_name(graph, v) + "' needs " + format_bytes(p.outcome.needed) +
+          (group_need[grouped[v]] != total_bytes(model, v) ? " (with its colocation group)" : "") +
+          (p.outcome.needed != need ? " (with the tensors it would receive)" : "") +
+          " but no device has room left (cap per device " + format_bytes(cap) +
+          (options.respect_capacity ? ", capacity of the last device " + format_bytes(devices.capacity(m - 1))
+                                    : std::string()) +
+          ")";
       return p;
     }
     p.device[v] = d;

@@ -54,9 +54,9 @@ struct placer_result {
 };
 
 struct placer_entry {
-  std::string name;          // as typed on the command line, e.g. "m-etf"
-  std::string description;   // one line
-  bool respects_memory;      // false: the placement may not fit; only a simulation can tell
+  std::string name;         // as typed on the command line, e.g. "m-etf"
+  std::string description;  // one line
+  bool respects_memory;     // false: the placement may not fit; only a simulation can tell
   std::function<placer_result(const placer_request&)> place;
 };
 

@@ -138,9 +138,9 @@ struct sct_options {
 };
 
 struct sct_result {
-  gantry::outcome outcome;        // ok, the LP's failure, or the engine's (naming the vertex)
-  list_schedule_result scheduled; // placement and schedule, as every list scheduler returns them
-  favorite_children favorites;    // the favorites and how the LP was solved
+  gantry::outcome outcome;          // ok, the LP's failure, or the engine's (naming the vertex)
+  list_schedule_result scheduled;   // placement and schedule, as every list scheduler returns them
+  favorite_children favorites;      // the favorites and how the LP was solved
   std::vector<device_id> excluded;  // devices m-SCT excluded, in order
   std::size_t favorite_placements = 0;
 
@@ -164,7 +164,8 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   std::size_t favorite_placements = 0;
   // One run on any device set (memory_fallback() runs it again within less memory).
   const auto run = [&]<class S>(const S& on, list_options list, std::vector<device_id>* excluded) {
-    list_scheduler<G, M, S, sct_policy> scheduler(graph, model, on, sct_policy(out.favorites.child, name), std::move(list));
+    list_scheduler<G, M, S, sct_policy> scheduler(graph, model, on, sct_policy(out.favorites.child, name),
+                                                  std::move(list));
     std::size_t reported = 0, open = on.device_count();
     while (scheduler.step()) {
       const auto& full = scheduler.policy().full_devices();

@@ -32,7 +32,7 @@ namespace gantry {
 struct favorite_child_lp {
   linear_program lp;
   std::vector<vertex_id> arc_source, arc_target;
-  std::vector<int> arc_column;      // per arc: its x column, -1 when fixed at 0
+  std::vector<int> arc_column;             // per arc: its x column, -1 when fixed at 0
   std::vector<std::uint32_t> arc_of_edge;  // per edge of the graph
   std::vector<seconds> arc_transfer;
   int makespan_column = -1;
@@ -123,7 +123,8 @@ inline void favorite_child_warm_start(favorite_child_lp& built, std::span<const 
   lp.column_basis.assign(lp.column_count(), basis_status::at_lower);
   lp.row_basis.assign(lp.row_count(), basis_status::basic);
   for (std::size_t a = 0; a < arcs; ++a)
-    if (built.arc_column[a] >= 0) lp.column_basis[built.arc_column[a]] = x[a] == 0 ? basis_status::at_lower : basis_status::at_upper;
+    if (built.arc_column[a] >= 0)
+      lp.column_basis[built.arc_column[a]] = x[a] == 0 ? basis_status::at_lower : basis_status::at_upper;
   const int first_start = built.makespan_column - static_cast<int>(n);
   for (vertex_id v = 0; v < n; ++v)
     if (setting[v] != std::numeric_limits<std::uint32_t>::max()) {
@@ -244,11 +245,11 @@ struct favorite_child_options {
 
 // Favorite children and parents, and how the LP was solved.
 struct favorite_children {
-  gantry::outcome outcome;         // ok, or the LP's failure (infeasible, solver_error) in the solver's words
-  std::vector<vertex_id> child;    // per vertex: its favorite child, or no_vertex
-  std::vector<vertex_id> parent;   // per vertex: the vertex it is the favorite child of, or no_vertex
-  std::vector<double> relaxed;     // per edge: the LP's x of the edge's arc
-  double lp_makespan = 0;          // the LP's w: a lower bound of nothing, a guide for the favorites
+  gantry::outcome outcome;        // ok, or the LP's failure (infeasible, solver_error) in the solver's words
+  std::vector<vertex_id> child;   // per vertex: its favorite child, or no_vertex
+  std::vector<vertex_id> parent;  // per vertex: the vertex it is the favorite child of, or no_vertex
+  std::vector<double> relaxed;    // per edge: the LP's x of the edge's arc
+  double lp_makespan = 0;         // the LP's w: a lower bound of nothing, a guide for the favorites
   std::string solver, method;
   double threshold = 0.5;
   std::size_t rows = 0, columns = 0;

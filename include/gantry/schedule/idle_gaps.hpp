@@ -79,7 +79,9 @@ class idle_gaps {
   [[nodiscard]] seconds longest(std::uint32_t t) const {
     return t == nil ? -std::numeric_limits<seconds>::infinity() : nodes_[t].longest;
   }
-  [[nodiscard]] std::size_t count(std::uint32_t t) const { return t == nil ? 0 : 1 + count(nodes_[t].left) + count(nodes_[t].right); }
+  [[nodiscard]] std::size_t count(std::uint32_t t) const {
+    return t == nil ? 0 : 1 + count(nodes_[t].left) + count(nodes_[t].right);
+  }
   void pull(std::uint32_t t) {
     node& x = nodes_[t];
     x.longest = std::max({x.end - x.begin, longest(x.left), longest(x.right)});

@@ -57,18 +57,10 @@ class memory_ledger {
   }
   // A reader not counted in advance (a consumer served by a cached copy the engine keeps open until
   // the tensor's last consumer is placed) is done with h at `end`.
-  void extend(holding h, seconds end)
-    requires KeepsEnds
-  {
-    entries_[h].end = std::max(entries_[h].end, end);
-  }
+  void extend(holding h, seconds end) requires KeepsEnds { entries_[h].end = std::max(entries_[h].end, end); }
   [[nodiscard]] std::uint32_t readers(holding h) const { return entries_[h].readers; }
   // The latest end so far of h's owner and readers: when h is freed, once readers(h) is 0.
-  [[nodiscard]] seconds end(holding h) const
-    requires KeepsEnds
-  {
-    return entries_[h].end;
-  }
+  [[nodiscard]] seconds end(holding h) const requires KeepsEnds { return entries_[h].end; }
 
  private:
   struct counted {

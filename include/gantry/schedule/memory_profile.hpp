@@ -95,8 +95,8 @@ inline void sort_memory_events(memory_event* events, std::size_t n, std::vector<
 // memory_event_key (frees before allocations at one time). The one place the rules become numbers:
 // peak memory, validate()'s memory check and the memory curves of traces all read these events.
 struct schedule_memory {
-  std::vector<byte_count> base;          // per device
-  std::vector<std::size_t> first;        // device d's events are events[first[d], first[d + 1])
+  std::vector<byte_count> base;            // per device
+  std::vector<std::size_t> first;          // device d's events are events[first[d], first[d + 1])
   std::unique_ptr<memory_event[]> events;  // first.back() of them (not zeroed before they are written)
   [[nodiscard]] static bool is_allocation(const memory_event& e) noexcept { return (e.key & 1) != 0; }
   [[nodiscard]] static seconds time_of(const memory_event& e) noexcept {
@@ -181,8 +181,8 @@ template <class M>
 }  // namespace detail
 
 struct memory_profile {
-  std::vector<byte_count> peak;       // per device
-  std::vector<seconds> peak_time;     // per device: when the peak was first reached
+  std::vector<byte_count> peak;    // per device
+  std::vector<seconds> peak_time;  // per device: when the peak was first reached
 };
 
 namespace detail {
@@ -215,8 +215,8 @@ inline void peak_of(byte_count base, const memory_event* events, std::size_t cou
 // and scanned in time order from their start level, which finds the first time the peak is
 // reached, as a scan of everything would. Equal keys may come in any order: allocations at one
 // time end at the same level, whatever their order. May sort the events in place.
-inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t count, byte_count& peak,
-                             seconds& time, std::vector<memory_event>& scratch) {
+inline void peak_of_unsorted(byte_count base, memory_event* events, std::size_t count, byte_count& peak, seconds& time,
+                             std::vector<memory_event>& scratch) {
   const auto sorted_peak = [&] {
     sort_memory_events(events, count, scratch);
     peak_of(base, events, count, peak, time);

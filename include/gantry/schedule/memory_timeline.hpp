@@ -55,7 +55,8 @@ class memory_timeline {
   // The most memory held at any time from `from` on, without building the treap (then O(k log k)
   // from the log; an owner deferring changes builds first).
   [[nodiscard]] std::int64_t peak_from(seconds from) const {
-    if (built_) return std::max(held_at(from), peak_keys(root_, from, std::numeric_limits<seconds>::infinity(), 0, false, false));
+    if (built_)
+      return std::max(held_at(from), peak_keys(root_, from, std::numeric_limits<seconds>::infinity(), 0, false, false));
     auto changes = log_;
     std::sort(changes.begin(), changes.end());
     std::int64_t level = 0, most = none;
@@ -73,7 +74,9 @@ class memory_timeline {
     return root_ == nil ? 0 : std::max<std::int64_t>(0, nodes_[root_].best);
   }
   // Room for about `changes` changes before the first range query, without regrowing.
-  void reserve(std::size_t changes) { if (!built_) log_.reserve(changes); }
+  void reserve(std::size_t changes) {
+    if (!built_) log_.reserve(changes);
+  }
   void clear() {
     nodes_.clear();
     log_.clear();

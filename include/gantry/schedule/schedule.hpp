@@ -30,10 +30,10 @@
 namespace gantry {
 
 struct placement {
-  gantry::outcome outcome;         // ok, or why it failed: code, vertex, device, bytes and words
-  std::vector<device_id> device;   // per vertex; no_device for vertices a failed run did not place
-  std::vector<vertex_id> order;    // the order in which the placer placed the vertices
-  seconds placement_time = 0;      // wall-clock seconds the placer took, when measured by a caller
+  gantry::outcome outcome;        // ok, or why it failed: code, vertex, device, bytes and words
+  std::vector<device_id> device;  // per vertex; no_device for vertices a failed run did not place
+  std::vector<vertex_id> order;   // the order in which the placer placed the vertices
+  seconds placement_time = 0;     // wall-clock seconds the placer took, when measured by a caller
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
@@ -48,9 +48,9 @@ struct transfer {
 };
 
 struct schedule {
-  std::vector<device_id> device;             // per vertex
-  std::vector<seconds> start, finish;        // per vertex
-  std::vector<std::vector<vertex_id>> order; // per device, vertices in start order
+  std::vector<device_id> device;              // per vertex
+  std::vector<seconds> start, finish;         // per vertex
+  std::vector<std::vector<vertex_id>> order;  // per device, vertices in start order
   std::vector<transfer> transfers;
 
   // Summary, filled by summarize() (the simulator and placers call it).

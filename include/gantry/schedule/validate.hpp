@@ -22,18 +22,35 @@
 
 namespace gantry {
 
-enum class violation_kind { structure, duration, precedence, transfer, device_overlap, channel_overlap, memory, colocation };
+enum class violation_kind {
+  structure,
+  duration,
+  precedence,
+  transfer,
+  device_overlap,
+  channel_overlap,
+  memory,
+  colocation
+};
 
 [[nodiscard]] constexpr const char* to_string(violation_kind k) noexcept {
   switch (k) {
-    case violation_kind::structure: return "structure";
-    case violation_kind::duration: return "duration";
-    case violation_kind::precedence: return "precedence";
-    case violation_kind::transfer: return "transfer";
-    case violation_kind::device_overlap: return "device overlap";
-    case violation_kind::channel_overlap: return "channel overlap";
-    case violation_kind::memory: return "memory";
-    case violation_kind::colocation: return "colocation";
+    case violation_kind::structure:
+      return "structure";
+    case violation_kind::duration:
+      return "duration";
+    case violation_kind::precedence:
+      return "precedence";
+    case violation_kind::transfer:
+      return "transfer";
+    case violation_kind::device_overlap:
+      return "device overlap";
+    case violation_kind::channel_overlap:
+      return "channel overlap";
+    case violation_kind::memory:
+      return "memory";
+    case violation_kind::colocation:
+      return "colocation";
   }
   return "unknown";
 }
@@ -50,8 +67,8 @@ struct validation_report {
   [[nodiscard]] bool ok() const noexcept { return violations.empty(); }
   explicit operator bool() const noexcept { return ok(); }
   [[nodiscard]] std::size_t count(violation_kind k) const {
-    return static_cast<std::size_t>(std::count_if(violations.begin(), violations.end(),
-                                                  [k](const violation& v) { return v.kind == k; }));
+    return static_cast<std::size_t>(
+        std::count_if(violations.begin(), violations.end(), [k](const violation& v) { return v.kind == k; }));
   }
   // All violations, one per line.
   [[nodiscard]] std::string to_string() const {
@@ -96,10 +113,9 @@ template <adapted_graph G, placement_model M, device_set D>
 
   // Structure first: the later checks index by these vectors.
   if (s.device.size() != n || s.start.size() != n || s.finish.size() != n) {
-    fail(violation_kind::structure, "the schedule has " + std::to_string(s.device.size()) + " devices, " +
-                                        std::to_string(s.start.size()) + " starts and " +
-                                        std::to_string(s.finish.size()) + " finishes for " + std::to_string(n) +
-                                        " vertices");
+    fail(violation_kind::structure,
+         "the schedule has " + std::to_string(s.device.size()) + " devices, " + std::to_string(s.start.size()) +
+             " starts and " + std::to_string(s.finish.size()) + " finishes for " + std::to_string(n) + " vertices");
     return report;
   }
   bool structure_ok = true;
@@ -111,8 +127,8 @@ template <adapted_graph G, placement_model M, device_set D>
       structure_ok = false;
     }
     if (!std::isfinite(s.start[v]) || !std::isfinite(s.finish[v]) || s.start[v] < 0 || s.finish[v] < s.start[v]) {
-      fail(violation_kind::structure, "vertex " + name(v) + " has start " + num(s.start[v]) + " and finish " +
-                                          num(s.finish[v]));
+      fail(violation_kind::structure,
+           "vertex " + name(v) + " has start " + num(s.start[v]) + " and finish " + num(s.finish[v]));
       structure_ok = false;
     } else {
       horizon = std::max(horizon, s.finish[v]);
@@ -161,11 +177,12 @@ template <adapted_graph G, placement_model M, device_set D>
       fail(violation_kind::transfer, what + " leaves device " + std::to_string(t.from) + " but the vertex ran on " +
                                          std::to_string(s.device[t.tensor]));
     if (t.start + eps < s.finish[t.tensor])
-      fail(violation_kind::transfer, what + " starts at " + num(t.start) + " before its producer finishes at " +
-                                         num(s.finish[t.tensor]));
+      fail(violation_kind::transfer,
+           what + " starts at " + num(t.start) + " before its producer finishes at " + num(s.finish[t.tensor]));
     if (t.bytes < model.edge_bytes(t.edge))
       fail(violation_kind::transfer, what + " moves " + std::to_string(t.bytes) + " bytes but edge " +
-                                         std::to_string(t.edge) + " carries " + std::to_string(model.edge_bytes(t.edge)));
+                                         std::to_string(t.edge) + " carries " +
+                                         std::to_string(model.edge_bytes(t.edge)));
     const seconds needed = model.transfer_time(t.edge, t.from, t.to);
     const seconds took = t.finish - t.start;
     if (options.exact_durations && wrong(took, needed))
@@ -179,8 +196,8 @@ template <adapted_graph G, placement_model M, device_set D>
     const auto u = g.source(e), v = g.target(e);
     if (s.device[u] == s.device[v]) {
       if (s.start[v] + eps < s.finish[u])
-        fail(violation_kind::precedence, "vertex " + name(v) + " starts at " + num(s.start[v]) + " before " +
-                                             name(u) + " finishes at " + num(s.finish[u]) + " on device " +
+        fail(violation_kind::precedence, "vertex " + name(v) + " starts at " + num(s.start[v]) + " before " + name(u) +
+                                             " finishes at " + num(s.finish[u]) + " on device " +
                                              std::to_string(s.device[u]));
       continue;
     }
@@ -192,8 +209,8 @@ template <adapted_graph G, placement_model M, device_set D>
     }
     const auto& t = s.transfers[serving[e]];
     if (s.start[v] + eps < t.finish)
-      fail(violation_kind::precedence, "vertex " + name(v) + " starts at " + num(s.start[v]) + " before the transfer of " +
-                                           name(u) + " arrives at " + num(t.finish));
+      fail(violation_kind::precedence, "vertex " + name(v) + " starts at " + num(s.start[v]) +
+                                           " before the transfer of " + name(u) + " arrives at " + num(t.finish));
     if (t.bytes < model.edge_bytes(e))
       fail(violation_kind::transfer, "the transfer serving edge " + name(u) + " -> " + name(v) + " moves " +
                                          std::to_string(t.bytes) + " bytes but the edge carries " +
@@ -235,8 +252,8 @@ template <adapted_graph G, placement_model M, device_set D>
         const auto& a = s.transfers[list[i - 1]];
         const auto& b = s.transfers[list[i]];
         if (b.start + eps < a.finish)
-          fail(violation_kind::channel_overlap, "transfers " + std::to_string(list[i - 1]) + " [" + num(a.start) + ", " +
-                                                    num(a.finish) + ") and " + std::to_string(list[i]) + " [" +
+          fail(violation_kind::channel_overlap, "transfers " + std::to_string(list[i - 1]) + " [" + num(a.start) +
+                                                    ", " + num(a.finish) + ") and " + std::to_string(list[i]) + " [" +
                                                     num(b.start) + ", " + num(b.finish) + ") overlap on the " +
                                                     net.resource_name(r));
       }

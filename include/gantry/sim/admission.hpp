@@ -179,8 +179,8 @@ class memory_admission {
         const byte_count bytes = model.edge_bytes(out[i]);
         auto it = copies.end();
         if (cache_transfers)
-          it = std::find_if(copies.begin(), copies.end(),
-                            [&](const copy& c) { return c.to == to && c.bytes == bytes; });
+          it =
+              std::find_if(copies.begin(), copies.end(), [&](const copy& c) { return c.to == to && c.bytes == bytes; });
         if (it == copies.end()) copies.push_back({to, bytes, reader, reader});
         else {
           it->first = std::min(it->first, reader);

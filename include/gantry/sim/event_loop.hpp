@@ -110,8 +110,8 @@ class event_loop {
 
   event_loop(const csr_graph& g, const M& model, const D& devices, std::span<const device_id> placement, B& backend,
              simulate_options options, const char* who, std::function<std::string(vertex_id)> names = {})
-      : g_(g), model_(model), devices_(devices), placement_(placement), backend_(backend), options_(options),
-        who_(who), names_(std::move(names)) {
+      : g_(g), model_(model), devices_(devices), placement_(placement), backend_(backend), options_(options), who_(who),
+        names_(std::move(names)) {
     init();
   }
   event_loop(const event_loop&) = delete;
@@ -219,7 +219,8 @@ class event_loop {
       cpu_at_start_ = thread_cpu_now();
       t0 = std::chrono::steady_clock::now();
     }
-    for (vertex_id v = 0; v < n && result_.ok(); ++v) allocate(placement_[v], model_.persistent_bytes(v), v, "persistent");
+    for (vertex_id v = 0; v < n && result_.ok(); ++v)
+      allocate(placement_[v], model_.persistent_bytes(v), v, "persistent");
     if (result_.ok()) {
       for (vertex_id v = 0; v < n; ++v)
         if (pending_[v] == 0) make_ready(v);
@@ -308,8 +309,8 @@ class event_loop {
   struct trial_tag {};
   event_loop(const csr_graph& g, const M& model, const D& devices, std::span<const device_id> placement, B& backend,
              simulate_options options, const char* who, trial_tag)
-      : g_(g), model_(model), devices_(devices), placement_(placement), backend_(backend), options_(options),
-        who_(who), trial_(true) {
+      : g_(g), model_(model), devices_(devices), placement_(placement), backend_(backend), options_(options), who_(who),
+        trial_(true) {
     init();
   }
 
@@ -341,9 +342,10 @@ class event_loop {
       if (placement_[v] >= m_)
         throw invalid_input(who + ": vertex " + name(v) + " is placed on device " + std::to_string(placement_[v]) +
                             " but there are " + std::to_string(m_) + " devices");
-      if constexpr (!modelled) check_time(model_.compute_time(v, placement_[v]), [&] {
-        return "vertex " + name(v) + " has compute time";
-      }, " on device " + std::to_string(placement_[v]));
+      if constexpr (!modelled)
+        check_time(
+            model_.compute_time(v, placement_[v]), [&] { return "vertex " + name(v) + " has compute time"; },
+            " on device " + std::to_string(placement_[v]));
     }
     if (!options_.priority.empty()) {
       if (options_.priority.size() != n)
@@ -376,14 +378,20 @@ class event_loop {
   }
 
   void fail_out_of_memory(device_id d, vertex_id v, byte_count needed, byte_count available, std::string text) {
-    result_.outcome = {.code = status::out_of_memory, .vertex = v, .device = d, .time = now(), .needed = needed,
-                       .available = available, .message = std::move(text)};
+    result_.outcome = {.code = status::out_of_memory,
+                       .vertex = v,
+                       .device = d,
+                       .time = now(),
+                       .needed = needed,
+                       .available = available,
+                       .message = std::move(text)};
   }
   void fail_allocation(device_id d, vertex_id v, byte_count bytes, byte_count in_use, const char* what, seconds time) {
     const byte_count capacity = devices_.capacity(d);
     std::ostringstream text;
-    text << "device " << d << " runs out of memory at time " << time << " s: " << name(v) << " needs " << format_bytes(bytes)
-         << " (" << what << ") with " << format_bytes(in_use) << " of " << format_bytes(capacity) << " in use";
+    text << "device " << d << " runs out of memory at time " << time << " s: " << name(v) << " needs "
+         << format_bytes(bytes) << " (" << what << ") with " << format_bytes(in_use) << " of " << format_bytes(capacity)
+         << " in use";
     fail_out_of_memory(d, v, bytes, capacity > in_use ? capacity - in_use : 0, text.str());
     result_.outcome.time = time;
   }
@@ -436,9 +444,15 @@ class event_loop {
     double key = 0;
     switch (options_.policy) {
       case ready_policy::placement_order:
-      case ready_policy::strict_order: key = 0; break;
-      case ready_policy::fifo: key = now(); break;
-      case ready_policy::bottom_level: key = -bottom_[v]; break;
+      case ready_policy::strict_order:
+        key = 0;
+        break;
+      case ready_policy::fifo:
+        key = now();
+        break;
+      case ready_policy::bottom_level:
+        key = -bottom_[v];
+        break;
     }
     ready_[d].push({key, rank_[v], v});
   }
@@ -530,8 +544,8 @@ class event_loop {
         ledger_.add_copy();
         const seconds time = model_.transfer_time(e, d, to);
         if constexpr (!modelled)
-          check_time(time, [&] { return "the transfer of " + name(v) + " to device " + std::to_string(to) + " takes"; },
-                     " s");
+          check_time(
+              time, [&] { return "the transfer of " + name(v) + " to device " + std::to_string(to) + " takes"; }, " s");
         transfer_duration_.push_back(time * (options_.vary_transfers ? draw() : 1.0));
         // A listed transfer is served in its place once; another copy of it (no cache) is not listed.
         const auto booking = booking_of_.find(booking_key(v, to, bytes, e));
@@ -780,8 +794,9 @@ class event_loop {
         throw invalid_input(who + ": the priority order runs " + name(strict_list_[d][strict_next_[d]]) +
                             " on device " + std::to_string(d) + " before one of its inputs can be produced");
     if (!options_.transfer_order.empty())
-      throw invalid_input(who + ": the run stalled: transfer_order lists a transfer this replay never makes "
-                                "(another placement or cache setting than the schedule it came from?)");
+      throw invalid_input(who +
+                          ": the run stalled: transfer_order lists a transfer this replay never makes "
+                          "(another placement or cache setting than the schedule it came from?)");
     throw invalid_input(who + ": the run stalled with " + std::to_string(g_.vertex_count() - finished_) +
                         " vertices left");
   }
@@ -822,11 +837,11 @@ class event_loop {
   detail::portable_random rng_{0};
   double sigma_ = 0;
   std::vector<seconds> duration_;
-  std::vector<std::uint32_t> pending_;         // inputs not yet on the vertex's device, per vertex
+  std::vector<std::uint32_t> pending_;  // inputs not yet on the vertex's device, per vertex
   // Who still reads each output on its own device and each received copy (schedule.hpp's rules);
   // a holding is freed as its last reader finishes, so no ends are kept.
   detail::memory_ledger<false> ledger_;
-  std::vector<std::uint32_t> edge_transfer_;   // the transfer serving each cross-device edge
+  std::vector<std::uint32_t> edge_transfer_;  // the transfer serving each cross-device edge
   std::vector<seconds> transfer_duration_;
   // A virtual clock whose devices share bandwidth stretches durations: finishes come from completions.
   bool stretched_ = false;
@@ -845,8 +860,8 @@ class event_loop {
   detail::memory_admission admission_;
   static constexpr std::uint32_t no_turn = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> copy_turn_;  // per transfer: its first reader's rank (admits_copy)
-  bool trial_ = false;   // a run without the admission rule, to see whether memory binds (trial_waits)
-  bool waited_ = false;  // a start or transfer has waited for memory
+  bool trial_ = false;                    // a run without the admission rule, to see whether memory binds (trial_waits)
+  bool waited_ = false;                   // a start or transfer has waited for memory
   std::vector<std::pair<int, std::uint32_t>> drops_;
   // Strict replay with a transfer order: per (tensor, receiver, bytes) its place in the order; per
   // resource the places of the transfers it serves, in order, and how many have started; per
@@ -854,7 +869,7 @@ class event_loop {
   // A booking's key: the tensor, its device and size, and (without caching, one copy per edge) the
   // edge; with caching the edge is no_edge.
   [[nodiscard]] std::tuple<vertex_id, device_id, byte_count, edge_id> booking_key(vertex_id tensor, device_id to,
-                                                                                byte_count bytes, edge_id e) const {
+                                                                                  byte_count bytes, edge_id e) const {
     return {tensor, to, bytes, options_.cache_transfers ? no_edge : e};
   }
   std::map<std::tuple<vertex_id, device_id, byte_count, edge_id>, std::uint32_t> booking_of_;

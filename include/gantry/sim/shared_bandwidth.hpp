@@ -55,7 +55,10 @@ namespace detail {
 template <class D>
 [[nodiscard]] bandwidth_sharing sharing_of(const D& devices) {
   bandwidth_sharing out;
-  if constexpr (requires { devices.domains(); devices.domain_of(device_id{}); }) {
+  if constexpr (requires {
+                  devices.domains();
+                  devices.domain_of(device_id{});
+                }) {
     const auto& domains = devices.domains();
     if (domains.empty()) return out;
     out.domain_of.resize(devices.device_count());
@@ -74,7 +77,9 @@ template <class D>
 // operand) and what it writes (its output).
 template <memory_model M>
 [[nodiscard]] byte_count traffic_bytes(const M& model, const csr_graph& g, vertex_id v) {
-  if constexpr (requires { { model.traffic_bytes(v) } -> std::convertible_to<byte_count>; }) {
+  if constexpr (requires {
+                  { model.traffic_bytes(v) } -> std::convertible_to<byte_count>;
+                }) {
     return model.traffic_bytes(v);
   } else {
     byte_count bytes = model.output_bytes(v);

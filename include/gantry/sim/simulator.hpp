@@ -25,7 +25,7 @@ struct simulation_result {
   // ok, or out_of_memory with the device, the time, the vertex whose bytes did not fit, the bytes
   // it needed and those free there.
   gantry::outcome outcome;
-  gantry::schedule schedule;    // complete when ok; what ran until the failure otherwise
+  gantry::schedule schedule;  // complete when ok; what ran until the failure otherwise
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
   explicit operator bool() const noexcept { return ok(); }
@@ -43,8 +43,7 @@ struct owns_virtual_clock {
 // init() starts again at time 0; step(), run(), now(), done(), finished_count(), memory_in_use(d)
 // and result() are the loop's. Holds references to its arguments: they must outlive it.
 template <placement_model M, device_set D>
-class simulator : private detail::owns_virtual_clock,
-                  public event_loop<M, D, virtual_clock, simulation_result> {
+class simulator : private detail::owns_virtual_clock, public event_loop<M, D, virtual_clock, simulation_result> {
  public:
   simulator(const csr_graph& g, const M& model, const D& devices, std::span<const device_id> placement,
             simulate_options options = {}, std::function<std::string(vertex_id)> names = {})

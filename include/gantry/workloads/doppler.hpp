@@ -179,9 +179,12 @@ class workload_builder {
   // A compute vertex producing `elements` elements from the listed operand vertices.
   vertex_id op(std::string name, std::string kind, double flops, std::uint64_t elements,
                std::initializer_list<vertex_id> operands, byte_count persistent = 0) {
-    const auto v = g_.add_vertex(vertex_properties{
-        .name = std::move(name), .compute = time(flops, device_.flops_per_second),
-        .persistent = counted(persistent), .output = counted(bytes(elements)), .op = std::move(kind), .flops = flops});
+    const auto v = g_.add_vertex(vertex_properties{.name = std::move(name),
+                                                   .compute = time(flops, device_.flops_per_second),
+                                                   .persistent = counted(persistent),
+                                                   .output = counted(bytes(elements)),
+                                                   .op = std::move(kind),
+                                                   .flops = flops});
     for (const auto& k : device_.kinds) g_.set_compute(v, k.kind, time(flops, k.flops_per_second));
     for (const auto u : operands) connect(u, v);
     return v;
@@ -223,8 +226,7 @@ class workload_builder {
  private:
   static void check_rate(double rate, const std::string& what) {
     if (!std::isfinite(rate) || rate <= 0)
-      throw invalid_input("workload_device: " + what + " must be finite and > 0, got " +
-                          std::to_string(rate));
+      throw invalid_input("workload_device: " + what + " must be finite and > 0, got " + std::to_string(rate));
   }
   [[nodiscard]] seconds time(double flops, double rate) const { return flops / rate + device_.op_overhead; }
   static std::string count_text(double n) {
@@ -235,7 +237,8 @@ class workload_builder {
   // Adds a vertex's or edge's bytes to the graph's total, which must stay below max_graph_bytes.
   byte_count counted(byte_count bytes) {
     if (bytes >= max_graph_bytes - total_bytes_)
-      throw invalid_input(who_ + ": the graph's tensors add up to 2^63 bytes (8 EiB) or more, which no reader of "
+      throw invalid_input(who_ +
+                          ": the graph's tensors add up to 2^63 bytes (8 EiB) or more, which no reader of "
                           "gantry's graphs accepts");
     total_bytes_ += bytes;
     return bytes;
@@ -261,16 +264,16 @@ inline std::string block_name(const std::string& prefix, std::initializer_list<s
 
 inline void check_split(std::uint64_t n, std::uint64_t parts, const char* what, const char* dimension) {
   if (parts == 0 || parts > n)
-    throw invalid_input(std::string(what) + " must be between 1 and " + dimension + " (" +
-                        std::to_string(n) + "), got " + std::to_string(parts));
+    throw invalid_input(std::string(what) + " must be between 1 and " + dimension + " (" + std::to_string(n) +
+                        "), got " + std::to_string(parts));
 }
 
 // p x p grid of block vertices of an n x n matrix, row-major.
 using block_grid = std::vector<vertex_id>;
 
 // X x Y for n x n matrices held as p x p blocks; the product sharded p^2 q ways (see chain_mm).
-inline block_grid sharded_matmul(workload_builder& b, const std::string& name, const block_grid& x,
-                                 const block_grid& y, std::uint64_t n, std::uint64_t p, std::uint64_t q) {
+inline block_grid sharded_matmul(workload_builder& b, const std::string& name, const block_grid& x, const block_grid& y,
+                                 std::uint64_t n, std::uint64_t p, std::uint64_t q) {
   const std::uint64_t group = p / q;
   block_grid out(p * p);
   for (std::uint64_t i = 0; i < p; ++i) {
@@ -309,8 +312,8 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   const std::uint64_t n = options.dimension, p = options.blocks_per_side, q = options.inner_split;
   detail::check_split(n, p, "chain_mm: blocks_per_side", "dimension");
   if (q == 0 || p % q != 0)
-    throw invalid_input("chain_mm: inner_split must divide blocks_per_side (" + std::to_string(p) +
-                        "), got " + std::to_string(q));
+    throw invalid_input("chain_mm: inner_split must divide blocks_per_side (" + std::to_string(p) + "), got " +
+                        std::to_string(q));
   detail::workload_builder b(options.device, "chain_mm", options.max_graph_size);
   const auto pd = static_cast<double>(p), qd = static_cast<double>(q);
   b.reserve(5 * pd * pd + 3 * (pd * pd * qd + (q > 1 ? pd * pd : 0)) + pd * pd,
@@ -348,7 +351,8 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
   using detail::block_name;
   using detail::part_size;
   std::vector<vertex_id> x(r), w1(h), b1(h), w2(h);
-  for (std::uint64_t i = 0; i < r; ++i) x[i] = b.input(block_name("X", {i}), b.elements({part_size(batch, r, i), features}));
+  for (std::uint64_t i = 0; i < r; ++i)
+    x[i] = b.input(block_name("X", {i}), b.elements({part_size(batch, r, i), features}));
   for (std::uint64_t j = 0; j < h; ++j) {
     const auto width = part_size(hidden, h, j);
     w1[j] = b.input(block_name("W1", {j}), b.elements({features, width}));
@@ -366,11 +370,12 @@ inline block_grid sharded_matmul(workload_builder& b, const std::string& name, c
       const auto cells = b.elements({rows, width});
       const auto mm = b.op(block_name("layer1.matmul", {i, j}), "matmul",
                            2.0 * static_cast<double>(cells) * static_cast<double>(features), cells, {x[i], w1[j]});
-      const auto bias = b.op(block_name("layer1.bias_add", {i, j}), "bias_add",
-                             static_cast<double>(cells), cells, {mm, b1[j]});
+      const auto bias =
+          b.op(block_name("layer1.bias_add", {i, j}), "bias_add", static_cast<double>(cells), cells, {mm, b1[j]});
       const auto relu = b.op(block_name("layer1.relu", {i, j}), "relu", static_cast<double>(cells), cells, {bias});
       partials.push_back(b.op(block_name("layer2.matmul", {i, j}), "matmul",
-                              2.0 * static_cast<double>(cells) * static_cast<double>(classes), out_cells, {relu, w2[j]}));
+                              2.0 * static_cast<double>(cells) * static_cast<double>(classes), out_cells,
+                              {relu, w2[j]}));
     }
     auto logits = partials.front();
     if (h > 1) {
@@ -391,8 +396,7 @@ inline void check_llama_block(const llama_block_options& options, const std::str
   if (options.batch == 0 || options.sequence == 0 || d == 0 || options.ffn_hidden == 0)
     throw invalid_input(who + ": batch, sequence, hidden and ffn_hidden must be > 0");
   if (heads == 0 || d % heads != 0)
-    throw invalid_input(who + ": heads (" + std::to_string(heads) + ") must divide hidden (" + std::to_string(d) +
-                        ")");
+    throw invalid_input(who + ": heads (" + std::to_string(heads) + ") must divide hidden (" + std::to_string(d) + ")");
   check_split(heads, options.shards, (who + ": shards").c_str(), "heads");
   check_split(options.ffn_hidden, options.shards, (who + ": shards").c_str(), "ffn_hidden");
 }
@@ -401,8 +405,8 @@ inline void check_llama_block(const llama_block_options& options, const std::str
 // holding its output (the FFN residual). Adds 4 + 21s + 2[s > 1] vertices and 24s + 6 + 2s[s > 1]
 // edges (two of them leave x).
 inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_block_options& options) {
-  const std::uint64_t batch = options.batch, length = options.sequence, d = options.hidden,
-                      heads = options.heads, f = options.ffn_hidden, s = options.shards;
+  const std::uint64_t batch = options.batch, length = options.sequence, d = options.hidden, heads = options.heads,
+                      f = options.ffn_hidden, s = options.shards;
   const std::uint64_t tokens = b.elements({batch, length}), head_dim = d / heads;
   const std::uint64_t tokens_d = b.elements({tokens, d});
   const auto td = static_cast<double>(tokens_d);
@@ -437,10 +441,10 @@ inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_b
     const auto scores = b.op(block_name("attention.scores", {j}), "matmul", score_flops, score_cells, {q_rot, k_rot});
     const auto probabilities = b.op(block_name("attention.softmax", {j}), "softmax",
                                     5.0 * static_cast<double>(score_cells), score_cells, {scores});
-    const auto context = b.op(block_name("attention.context", {j}), "matmul", score_flops, tokens_width,
-                              {probabilities, v});
-    attention_parts.push_back(b.op(block_name("attention.output", {j}), "matmul", projection, tokens_d,
-                                   {context, wo[j]}));
+    const auto context =
+        b.op(block_name("attention.context", {j}), "matmul", score_flops, tokens_width, {probabilities, v});
+    attention_parts.push_back(
+        b.op(block_name("attention.output", {j}), "matmul", projection, tokens_d, {context, wo[j]}));
   }
   const auto reduce = [&](const std::string& name, const std::vector<vertex_id>& parts) {
     if (parts.size() == 1) return parts.front();
@@ -514,15 +518,15 @@ inline vertex_id add_llama_block(workload_builder& b, vertex_id x, const llama_b
   std::vector<vertex_id> logits(s), statistics(s);
   for (std::uint64_t j = 0; j < s; ++j) {
     const auto cells = b.elements({tokens, part_size(vocabulary, s, j)});
-    logits[j] = b.op(block_name("output.logits", {j}), "matmul", 2.0 * static_cast<double>(cells) * static_cast<double>(d),
-                     cells, {norm, projection[j]});
+    logits[j] = b.op(block_name("output.logits", {j}), "matmul",
+                     2.0 * static_cast<double>(cells) * static_cast<double>(d), cells, {norm, projection[j]});
     statistics[j] = b.op(block_name("output.softmax_stats", {j}), "softmax_stats", 3.0 * static_cast<double>(cells),
                          statistics_cells, {logits[j]});
   }
   auto combined = statistics;
   if (s > 1) {
-    const auto sum = b.op("output.softmax_sum", "sum", static_cast<double>(s - 1) * static_cast<double>(statistics_cells),
-                          statistics_cells, {});
+    const auto sum = b.op("output.softmax_sum", "sum",
+                          static_cast<double>(s - 1) * static_cast<double>(statistics_cells), statistics_cells, {});
     for (const auto v : statistics) b.connect(v, sum);
     combined.assign(s, sum);
   }
@@ -539,9 +543,9 @@ enum class meta_op_role : std::uint8_t { shard, reduce };
 
 // Meta-op labels of a graph, per vertex.
 struct meta_op_labels {
-  std::vector<std::string> names;       // one per meta-op, in order of first appearance by vertex id
-  std::vector<std::uint32_t> meta_op;   // per vertex: index into names
-  std::vector<meta_op_role> role;       // per vertex
+  std::vector<std::string> names;      // one per meta-op, in order of first appearance by vertex id
+  std::vector<std::uint32_t> meta_op;  // per vertex: index into names
+  std::vector<meta_op_role> role;      // per vertex
 };
 
 // Labels from the naming convention above: the meta-op is the name up to its '[' (the whole name

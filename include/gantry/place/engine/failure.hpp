@@ -55,8 +55,13 @@ template <class View, class Room>
     }
   }
   if (any_closed) text << "; a closed device takes no more vertices in this run, whatever room it has";
-  return {.code = status::out_of_memory, .vertex = v, .device = closest, .time = best.from, .needed = best.needed,
-          .available = best.available, .message = text.str()};
+  return {.code = status::out_of_memory,
+          .vertex = v,
+          .device = closest,
+          .time = best.from,
+          .needed = best.needed,
+          .available = best.available,
+          .message = text.str()};
 }
 
 }  // namespace gantry::detail

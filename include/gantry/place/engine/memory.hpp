@@ -359,7 +359,7 @@ class dynamic_memory {
   std::vector<std::int64_t> persistent_held_;  // per device
   std::vector<byte_count> reserve_;            // per device: its groups' reserves, from its end of work on
   std::vector<byte_count> group_reserve_;      // per group bound and tracked: group_reserve() at its last placement
-  memory_ledger<> ledger_;                      // who still reads each output and received copy
+  memory_ledger<> ledger_;                     // who still reads each output and received copy
   std::vector<std::uint8_t> changed_;          // per device: the last placement freed memory there
   std::vector<byte_count> added_bound_;        // per vertex: at least added_bytes(v, d) on every d
   byte_count largest_added_bound_ = 0;         // the largest of added_bound_

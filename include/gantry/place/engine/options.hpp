@@ -80,7 +80,8 @@ namespace detail {
 // vertex (n), for a vertex fixed to a device out of range (named by quote(v)), and for vertices
 // without devices.
 template <class Quote>
-void check_list_options(const list_options& options, std::size_t n, std::size_t m, std::string_view who_, Quote&& quote) {
+void check_list_options(const list_options& options, std::size_t n, std::size_t m, std::string_view who_,
+                        Quote&& quote) {
   const std::string who(who_);
   const auto size = [&](std::size_t got, const char* what) {
     if (got != 0 && got != n)
@@ -92,9 +93,10 @@ void check_list_options(const list_options& options, std::size_t n, std::size_t 
   size(options.fixed_device.size(), "the fixed-device vector");
   for (vertex_id v = 0; v < options.fixed_device.size(); ++v)
     if (options.fixed_device[v] != no_device && options.fixed_device[v] >= m)
-      throw invalid_input(who + ": vertex " + quote(v) + " is fixed to device " + std::to_string(options.fixed_device[v]) +
-                          " but there are " + std::to_string(m) + " devices");
-  if (n > 0 && m == 0) throw invalid_input(who + ": there are no devices to place " + std::to_string(n) + " vertices on");
+      throw invalid_input(who + ": vertex " + quote(v) + " is fixed to device " +
+                          std::to_string(options.fixed_device[v]) + " but there are " + std::to_string(m) + " devices");
+  if (n > 0 && m == 0)
+    throw invalid_input(who + ": there are no devices to place " + std::to_string(n) + " vertices on");
 }
 
 template <class D>

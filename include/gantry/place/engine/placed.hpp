@@ -56,7 +56,8 @@ struct placed_vertices {
     };
     bool sorted = true;
     for (std::size_t d = 0; d < devices && sorted; ++d)
-      for (std::uint32_t i = first[d]; i + 1 < first[d + 1] && sorted; ++i) sorted = before(on_device[i], on_device[i + 1]);
+      for (std::uint32_t i = first[d]; i + 1 < first[d + 1] && sorted; ++i)
+        sorted = before(on_device[i], on_device[i + 1]);
     if (!sorted) {
       std::sort(by_step.begin(), by_step.end(), before);
       return by_step;
@@ -66,7 +67,9 @@ struct placed_vertices {
       seconds start, finish;
       std::uint32_t step;
       device_id d;
-      bool operator<(const head& o) const { return std::tie(start, finish, step) < std::tie(o.start, o.finish, o.step); }
+      bool operator<(const head& o) const {
+        return std::tie(start, finish, step) < std::tie(o.start, o.finish, o.step);
+      }
     };
     std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
     const auto head_of = [&](device_id d) {

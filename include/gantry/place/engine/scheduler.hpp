@@ -140,7 +140,9 @@ class list_scheduler {
     if (v >= n_ || !ready_.is_ready(v))
       throw invalid_input(std::string(name()) + ": vertex " + (v >= n_ ? std::to_string(v) : quoted(v)) +
                           " cannot be placed now: it is " +
-                          (v >= n_ ? "out of range" : is_placed(v) ? "placed already" : "not ready"));
+                          (v >= n_        ? "out of range"
+                           : is_placed(v) ? "placed already"
+                                          : "not ready"));
     if (d >= m_ || !allowed(v, d))
       throw invalid_input(std::string(name()) + ": vertex " + quoted(v) + " cannot go to device " + std::to_string(d) +
                           (d >= m_ ? ": there are " + std::to_string(m_) + " devices"
@@ -216,7 +218,9 @@ class list_scheduler {
   // other members receive from vertices already placed could be on d (edges timed alone, no
   // channels). A group is placed as a unit, so its first member goes where the group can run, not
   // where that member alone could start. 0 otherwise.
-  [[nodiscard]] seconds group_ready(vertex_id v, device_id d) const { return groups_.ready_on(*view_, model_, placed_, v, d); }
+  [[nodiscard]] seconds group_ready(vertex_id v, device_id d) const {
+    return groups_.ready_on(*view_, model_, placed_, v, d);
+  }
   // Whether data_ready(v, d) may change while v waits: with channels (they get busier, or a copy
   // arrives), and for a member of a group not bound yet (its other members' inputs get placed; once
   // bound, only the group's own device counts).
@@ -337,7 +341,8 @@ class list_scheduler {
   // The holds placing v on d at its earliest start would add (dynamic_memory::new_holds()), with
   // the transfers it would start; `reserve` is group_reserve(v, d). Returns the bytes they add.
   // `from` (when given) is set to when the first of them starts.
-  byte_count probe_holds(vertex_id v, device_id d, byte_count reserve, hold_list& holds, seconds* from = nullptr) const {
+  byte_count probe_holds(vertex_id v, device_id d, byte_count reserve, hold_list& holds,
+                         seconds* from = nullptr) const {
     detail::planned_transfers plan;
     const seconds ready = book_.arrival(book_.inputs(v), d, placed_, model_, &plan);
     const seconds length = model_.compute_time(v, d);
@@ -427,7 +432,8 @@ class list_scheduler {
     const device_id bound = groups_.device(grp);
     const device_id first = bound == no_device ? 0 : bound;
     std::ostringstream text;
-    text << name() << ": no device can hold vertex " << quoted(v) << ", which needs " << format_bytes(total_bytes(model_, v));
+    text << name() << ": no device can hold vertex " << quoted(v) << ", which needs "
+         << format_bytes(total_bytes(model_, v));
     if (groups_.size(grp) > 1 && dynamic_)
       text << " (and " << format_bytes(memory_.group_reserve(v, first)) << " kept for the rest of its group of "
            << groups_.size(grp) << " vertices on " << detail::list_device_label(devices_, first) << ")";
@@ -451,7 +457,7 @@ class list_scheduler {
   list_options options_;
   std::size_t n_ = 0, m_ = 0;
   gantry::topology topology_;
-  std::vector<std::uint32_t> rank_;  // Kahn order position, the tie-breaker
+  std::vector<std::uint32_t> rank_;               // Kahn order position, the tie-breaker
   mutable std::optional<gantry::levels> levels_;  // a cache, computed on first use
 
   gantry::outcome outcome_;

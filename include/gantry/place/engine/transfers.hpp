@@ -173,7 +173,7 @@ class transfer_book {
           if (transfers_[t].bytes == bytes && copy_on[transfers_[t].to] == none) copy_on[transfers_[t].to] = t;
       }
       for (device_id d = 0; d < out.size(); ++d) {
-        const seconds at = d == from             ? done
+        const seconds at = d == from            ? done
                            : copy_on[d] != none ? transfers_[copy_on[d]].finish
                                                 : done + model.transfer_time(in.edge, from, d);
         out[d] = std::max(out[d], at);

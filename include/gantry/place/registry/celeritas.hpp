@@ -36,7 +36,8 @@ GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
                  "walk, the faster kept",
                  true, [](const placer_request& r) {
                    auto result = celeritas(r.g, r.devices,
-                                           {.window = r.window, .cluster_memory = r.cluster_memory,
+                                           {.window = r.window,
+                                            .cluster_memory = r.cluster_memory,
                                             .cache_transfers = r.cache_transfers,
                                             .memory_retries = r.memory_retries,
                                             .one_device_answer = r.one_device_answer});
@@ -46,10 +47,11 @@ GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
                  "DOPPLER's EnumerativeOptimizer: meta-ops (from vertex names \"op[i,j]\") in topological order, "
                  "each shard assignment tried, the one with the cheapest input transfers kept",
                  false, [](const placer_request& r) {
-                   return placer_result{enumerative_optimizer(r.g, r.model, r.devices, doppler_meta_ops(r.g),
-                                                              {.cache_transfers = r.cache_transfers,
-                                                               .group = colocation_groups(r.g)}),
-                                        std::nullopt, {}};
+                   return placer_result{
+                       enumerative_optimizer(r.g, r.model, r.devices, doppler_meta_ops(r.g),
+                                             {.cache_transfers = r.cache_transfers, .group = colocation_groups(r.g)}),
+                       std::nullopt,
+                       {}};
                  }});
 }
 
@@ -58,8 +60,8 @@ GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
 // Declared, and said what it does, in place/placers.hpp.
 GANTRY_DECL placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r) {
   const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
-  const kernighan_fusion fused = fuse_kernighan(r.g, r.model, r.devices,
-                                                {.window = r.window, .cluster_memory = cap, .group = colocation_groups(r.g)});
+  const kernighan_fusion fused = fuse_kernighan(
+      r.g, r.model, r.devices, {.window = r.window, .cluster_memory = cap, .group = colocation_groups(r.g)});
   const graph& coarse = fused.coarsening.coarse;
   const graph_model coarse_model(coarse, r.devices);
   placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory});

@@ -25,8 +25,10 @@ template <class Run>
 placer_entry list_entry(std::string name, std::string description, bool memory, Run run) {
   const bool rescue = memory && std::string_view(name) != std::string_view("m-etf");
   return {std::move(name), std::move(description), memory, [memory, rescue, run](const placer_request& r) {
-            list_options options{.respect_memory = memory, .cache_transfers = r.cache_transfers,
-                                 .group = colocation_groups(r.g), .memory_retries = r.memory_retries,
+            list_options options{.respect_memory = memory,
+                                 .cache_transfers = r.cache_transfers,
+                                 .group = colocation_groups(r.g),
+                                 .memory_retries = r.memory_retries,
                                  .one_device_answer = r.one_device_answer};
             list_schedule_result out = run(r, rescue ? options : std::move(options));
             const status code = out.placement.outcome.code;

@@ -40,16 +40,17 @@ inline void no_slower_than_one_device(const placer_request& r, placer_result& re
   const seconds own = result.own_schedule->makespan;
   if (!(least < own)) return;
   auto alone = one_device_run(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, name, fastest, false);
-  if (!alone) alone = one_device_run(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, name, fastest, true);
+  if (!alone)
+    alone = one_device_run(r.g, r.model, r.devices, {.cache_transfers = r.cache_transfers}, name, fastest, true);
   if (!alone || !(alone->schedule.makespan < own)) return;
   const auto text = [](seconds t) {
     std::ostringstream out;
     out << t << " s";
     return out.str();
   };
-  alone->placement.outcome.message = "placed every vertex on " + list_device_label(r.devices, fastest) + " instead: " +
-                                     text(alone->schedule.makespan) + ", shorter than " + std::string(name) +
-                                     "'s own schedule, " + text(own);
+  alone->placement.outcome.message = "placed every vertex on " + list_device_label(r.devices, fastest) +
+                                     " instead: " + text(alone->schedule.makespan) + ", shorter than " +
+                                     std::string(name) + "'s own schedule, " + text(own);
   result.placement = std::move(alone->placement);
   result.own_schedule = std::move(alone->schedule);
 }

@@ -17,8 +17,10 @@ GANTRY_DECL void add_lp_placers(std::vector<placer_entry>& out) {
   const auto sct_entry = [&](std::string name, std::string description, bool memory) {
     out.push_back({std::move(name), std::move(description), memory, [memory](const placer_request& r) {
                      sct_options options;
-                     options.list = {.cache_transfers = r.cache_transfers, .group = colocation_groups(r.g),
-                                     .memory_retries = r.memory_retries, .one_device_answer = r.one_device_answer};
+                     options.list = {.cache_transfers = r.cache_transfers,
+                                     .group = colocation_groups(r.g),
+                                     .memory_retries = r.memory_retries,
+                                     .one_device_answer = r.one_device_answer};
                      sct_result run = memory ? m_sct(r.g, r.model, r.devices, std::move(options))
                                              : sct(r.g, r.model, r.devices, std::move(options));
                      placer_result result{std::move(run.scheduled.placement), std::nullopt, {}};
