@@ -9,6 +9,7 @@
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/schedule/memory_ledger.hpp>
+#include <gantry/schedule/treap.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
 
@@ -16,6 +17,7 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 
@@ -207,6 +209,70 @@ TEST_CASE("Inception-V3 training on 4 devices of 3 GiB: m-ETF fits with dynamic 
   const auto r = m_etf(g, model, c);
   require_valid(r, g, model, c);
   for (device_id d = 0; d < 4; ++d) CHECK(r.schedule.peak_memory[d] <= c.capacity(d));
+}
+
+namespace {
+// A treap of integer keys whose nodes keep their subtree's size and key sum.
+struct counted {
+  int key, copies, size, sum;
+};
+struct counted_traits {
+  using value_type = counted;
+  static int key(const counted& x) { return x.key; }
+  static void pull(counted& x, const counted* left, const counted* right) {
+    x.size = x.copies + (left ? left->size : 0) + (right ? right->size : 0);
+    x.sum = x.key * x.copies + (left ? left->sum : 0) + (right ? right->sum : 0);
+  }
+};
+// In-order keys of subtree t, checking its heap order and summaries on the way.
+void walk(const detail::treap<counted_traits>& tree, std::uint32_t t, std::vector<int>& keys) {
+  if (t == detail::treap<counted_traits>::nil) return;
+  walk(tree, tree.left(t), keys);
+  for (int i = 0; i < tree.node(t).copies; ++i) keys.push_back(tree.node(t).key);
+  walk(tree, tree.right(t), keys);
+  const auto* l = tree.at(tree.left(t));
+  const auto* r = tree.at(tree.right(t));
+  CHECK(tree.node(t).size == tree.node(t).copies + (l ? l->size : 0) + (r ? r->size : 0));
+}
+}  // namespace
+
+TEST_CASE("treap: ordered keys, summaries kept through inserts, combines and erasures, slots reused") {
+  std::mt19937 random(7);
+  detail::treap<counted_traits> tree;
+  std::multiset<int> truth;
+  for (int step = 0; step < 3000; ++step) {
+    const int key = static_cast<int>(random() % 200);
+    if (random() % 3 == 0) {
+      tree.erase(key);  // removes the node, with every copy it combined
+      truth.erase(key);
+    } else {
+      tree.insert_or_combine({key, 1, 0, 0}, [](counted& at, const counted&) { ++at.copies; });
+      truth.insert(key);
+    }
+    if (step % 100 == 0 || step == 2999) {
+      std::vector<int> keys;
+      walk(tree, tree.root(), keys);
+      CHECK(keys == std::vector<int>(truth.begin(), truth.end()));
+      const auto* root = tree.at(tree.root());
+      CHECK((root ? root->size : 0) == static_cast<int>(truth.size()));
+      int sum = 0;
+      for (const int k : truth) sum += k;
+      CHECK((root ? root->sum : 0) == sum);
+    }
+  }
+  // Without combining, equal keys are separate nodes in insertion order.
+  detail::treap<counted_traits> plain;
+  for (int i = 0; i < 10; ++i) plain.insert({i % 3, 1, 0, 0});
+  CHECK(plain.size() == 10);
+  plain.erase(1);
+  CHECK(plain.size() == 9);
+  plain.insert({5, 1, 0, 0});  // into the erased slot
+  CHECK(plain.size() == 10);
+  std::vector<int> keys;
+  walk(plain, plain.root(), keys);
+  CHECK(keys == std::vector<int>{0, 0, 0, 0, 1, 1, 2, 2, 2, 5});
+  plain.clear();
+  CHECK(plain.empty());
 }
 
 TEST_CASE("memory_timeline: peaks over ranges, before and after the treap is built") {
