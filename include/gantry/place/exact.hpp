@@ -36,6 +36,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <span>
 #include <string>
@@ -291,44 +292,18 @@ struct glpk_problem {
   [[nodiscard]] glp_prob* get() const noexcept { return owner.get(); }
 };
 
-}  // namespace detail
+// --- the steps of exact_schedule() ------------------------------------------------------------
 
-// The optimal placement and schedule of `graph` (at most options.max_vertices vertices) on
-// `devices`, or the best found within options.time_limit_ms with a proven bound. Throws
-// invalid_input for a graph above the limit or an empty cluster.
+// The problem's dense tables: compute times, transfer times, tensors, bytes and capacities.
+// Throws invalid_input for a time that is negative or not finite.
 template <adapted_graph G, placement_model M, device_set D>
-[[nodiscard]] exact_result exact_schedule(const G& graph, const M& model, const D& devices,
-                                          exact_options options = {}) {
-  const detail::csr_view<G> view(graph);
-  const csr_graph& g = *view;
-  detail::exact_problem pr;
+[[nodiscard]] exact_problem exact_tables(const G& graph, const csr_graph& g, const M& model, const D& devices,
+                                         const exact_options& options) {
+  exact_problem pr;
   pr.n = g.vertex_count();
   pr.m = devices.device_count();
   const std::size_t edges = g.edge_count();
-  if (pr.m == 0) throw invalid_input("exact_schedule: the cluster has no devices");
-  if (pr.n > options.max_vertices)
-    throw invalid_input("exact_schedule: the graph has " + std::to_string(pr.n) +
-                        " vertices, more than max_vertices = " + std::to_string(options.max_vertices) +
-                        " (the program grows as n² + n·m)");
-  if (pr.m > options.max_devices)
-    throw invalid_input("exact_schedule: the cluster has " + std::to_string(pr.m) +
-                        " devices, more than max_devices = " + std::to_string(options.max_devices) +
-                        " (the program grows as n·m + e·m²)");
-  if (!options.group.empty() && options.group.size() != pr.n)
-    throw invalid_input("exact_schedule: group has " + std::to_string(options.group.size()) + " entries for " +
-                        std::to_string(pr.n) + " vertices");
-  if (options.time_limit_ms <= 0)
-    throw invalid_input("exact_schedule: time_limit_ms must be > 0, got " + std::to_string(options.time_limit_ms));
-  exact_result r;
-  pr.kahn = detail::kahn_on(g);
-  if (pr.kahn.size() != pr.n)
-    throw not_a_dag("exact_schedule: the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
-  if (pr.n == 0) {
-    r.optimal = true;
-    return r;
-  }
-  const makespan_bound simple = makespan_lower_bound(g, model, devices);
-
+  pr.kahn = kahn_on(g);
   pr.compute.resize(pr.n * pr.m);
   for (vertex_id v = 0; v < pr.n; ++v)
     for (device_id d = 0; d < pr.m; ++d) pr.compute[v * pr.m + d] = model.compute_time(v, d);
@@ -371,54 +346,46 @@ template <adapted_graph G, placement_model M, device_set D>
       throw invalid_input("exact_schedule: vertex " + vertex_name(graph, v) + " has a compute time that is not finite");
   }
   pr.capacity.resize(pr.m);
-  bool limited = false;
-  for (device_id d = 0; d < pr.m; ++d) {
+  for (device_id d = 0; d < pr.m; ++d)
     pr.capacity[d] = options.respect_memory ? static_cast<byte_count>(devices.capacity(d)) : unlimited_memory;
-    limited = limited || pr.capacity[d] != unlimited_memory;
-  }
   pr.group.assign(options.group.begin(), options.group.end());
-  if (limited) {
-    // A vertex that no device can hold alone: the answer is out_of_memory, naming it.
-    const byte_count largest = *std::max_element(pr.capacity.begin(), pr.capacity.end());
-    for (vertex_id v = 0; v < pr.n; ++v)
-      if (pr.vertex_bytes[v] > largest) {
-        r.outcome = {.code = status::out_of_memory,
+  return pr;
+}
+
+// Whether some device's memory is limited.
+inline bool exact_limited(const exact_problem& pr) {
+  return std::any_of(pr.capacity.begin(), pr.capacity.end(), [](byte_count c) { return c != unlimited_memory; });
+}
+
+// The out_of_memory outcome of a vertex that no device can hold alone, if there is one.
+template <adapted_graph G>
+[[nodiscard]] std::optional<outcome> exact_too_large(const exact_problem& pr, const G& graph) {
+  const byte_count largest = *std::max_element(pr.capacity.begin(), pr.capacity.end());
+  for (vertex_id v = 0; v < pr.n; ++v)
+    if (pr.vertex_bytes[v] > largest)
+      return outcome{.code = status::out_of_memory,
                      .vertex = v,
                      .needed = pr.vertex_bytes[v],
                      .available = largest,
                      .message = "vertex " + vertex_name(graph, v) + " needs " + format_bytes(pr.vertex_bytes[v]) +
                                 ", more than any device holds (largest: " + format_bytes(largest) + ")"};
-        r.placement.outcome = r.outcome;
-        return r;
-      }
-  }
+  return std::nullopt;
+}
 
-  const bool symmetric = pr.m > 1 && detail::exact_devices_interchangeable(pr);
-  detail::exact_incumbent start = detail::exact_initial(pr, g, limited);
-  if (symmetric && !start.device.empty()) detail::exact_relabel(pr, start.device);
-  double horizon = start.makespan;
-  if (!std::isfinite(horizon)) {  // no feasible start: every vertex one after another, every copy paid
-    horizon = 0;
-    for (vertex_id v = 0; v < pr.n; ++v)
-      horizon += *std::max_element(pr.compute.begin() + v * pr.m, pr.compute.begin() + (v + 1) * pr.m);
-    for (edge_id e = 0; e < edges; ++e)
-      horizon += *std::max_element(pr.transfer.begin() + e * pr.m * pr.m, pr.transfer.begin() + (e + 1) * pr.m * pr.m);
-  }
-  if (!std::isfinite(horizon)) {
-    r.outcome = {
-        .code = status::infeasible,
-        .message = "the compute and transfer times add up to more than a double holds; no finite schedule exists"};
-    r.placement.outcome = r.outcome;
-    return r;
-  }
-  if (horizon <= 0) {  // nothing takes time: any fitting placement is optimal
-    if (start.device.empty()) {
-      start.device.assign(pr.n, 0);
-      start.order = pr.kahn;
-    }
-  }
+// No optimal schedule is longer: the start's makespan, or without a start every vertex and every
+// copy one after another at their slowest. Not finite when those times overflow.
+inline double exact_horizon(const exact_problem& pr, const exact_incumbent& start) {
+  if (std::isfinite(start.makespan)) return start.makespan;
+  double horizon = 0;
+  for (vertex_id v = 0; v < pr.n; ++v)
+    horizon += *std::max_element(pr.compute.begin() + v * pr.m, pr.compute.begin() + (v + 1) * pr.m);
+  for (edge_id e = 0; e < pr.source.size(); ++e)
+    horizon += *std::max_element(pr.transfer.begin() + e * pr.m * pr.m, pr.transfer.begin() + (e + 1) * pr.m * pr.m);
+  return horizon;
+}
 
-  // Reachability, to skip pairs that a path already orders.
+// Whether u reaches v by a path, for every pair: pairs a path orders need no ordering binary.
+inline std::vector<std::vector<bool>> exact_reachability(const exact_problem& pr, const csr_graph& g) {
   std::vector<std::vector<bool>> reaches(pr.n, std::vector<bool>(pr.n, false));
   for (auto it = pr.kahn.rbegin(); it != pr.kahn.rend(); ++it)
     for (const vertex_id w : g.successors(*it)) {
@@ -426,271 +393,390 @@ template <adapted_graph G, placement_model M, device_set D>
       for (vertex_id x = 0; x < pr.n; ++x)
         if (reaches[w][x]) reaches[*it][x] = true;
     }
+  return reaches;
+}
 
+// The program's columns (1-based, as GLPK numbers them): x(v,d), s(v), T, then cross(e) for the
+// edges whose transfers take time, y(u,v) for the unordered pairs that could share a device, and
+// w(t,d) when memory is limited.
+struct exact_columns {
+  std::size_t m = 0;
+  int s_first = 0, t = 0, count = 0;
+  std::vector<int> cross;                                              // per edge, 0 for none
+  std::vector<std::pair<std::pair<vertex_id, vertex_id>, int>> pairs;  // (u, v) and y(u,v)
+  std::vector<int> held;                                               // w(t,d) at t·m + d
+
+  [[nodiscard]] int x(vertex_id v, device_id d) const { return static_cast<int>(v * m + d) + 1; }
+  [[nodiscard]] int s(vertex_id v) const { return s_first + static_cast<int>(v); }
+};
+
+// Adds the columns with their kinds and bounds (times in units of the horizon; T at least `low`),
+// and T as the objective. Interchangeable devices are told apart: the k-th vertex in Kahn order
+// runs on one of the first k + 1 devices.
+inline exact_columns exact_add_columns(glp_prob* lp, const exact_problem& pr,
+                                       const std::vector<std::vector<bool>>& reaches, bool limited, bool symmetric,
+                                       double low) {
+  exact_columns col;
+  col.m = pr.m;
+  col.s_first = static_cast<int>(pr.n * pr.m) + 1;
+  col.t = col.s_first + static_cast<int>(pr.n);
+  col.count = col.t;
+  col.cross.assign(pr.source.size(), 0);
+  for (edge_id e = 0; e < pr.source.size(); ++e)
+    if (pr.min_transfer[e] > 0) col.cross[e] = ++col.count;
+  for (vertex_id u = 0; u < pr.n; ++u)
+    for (vertex_id v = u + 1; v < pr.n; ++v) {
+      if (reaches[u][v] || reaches[v][u]) continue;
+      bool conflict = false;
+      for (device_id d = 0; d < pr.m && !conflict; ++d) conflict = pr.p(u, d) > 0 && pr.p(v, d) > 0;
+      if (conflict) col.pairs.push_back({{u, v}, ++col.count});
+    }
+  if (limited) {
+    col.held.resize(pr.tensor_bytes.size() * pr.m);
+    for (auto& held : col.held) held = ++col.count;
+  }
+  glp_add_cols(lp, col.count);
+  for (vertex_id v = 0; v < pr.n; ++v) {
+    const std::size_t rank = static_cast<std::size_t>(std::find(pr.kahn.begin(), pr.kahn.end(), v) - pr.kahn.begin());
+    for (device_id d = 0; d < pr.m; ++d) {
+      glp_set_col_kind(lp, col.x(v, d), GLP_BV);
+      if (symmetric && d > rank) glp_set_col_bnds(lp, col.x(v, d), GLP_FX, 0, 0);
+    }
+    glp_set_col_bnds(lp, col.s(v), GLP_DB, 0, 1);
+  }
+  glp_set_col_bnds(lp, col.t, low < 1.0 ? GLP_DB : GLP_FX, low, 1.0);
+  glp_set_obj_coef(lp, col.t, 1);
+  for (const int cross : col.cross)
+    if (cross != 0) glp_set_col_bnds(lp, cross, GLP_DB, 0, 1);
+  for (const auto& pair : col.pairs) glp_set_col_kind(lp, pair.second, GLP_BV);
+  for (const int held : col.held) glp_set_col_bnds(lp, held, GLP_DB, 0, 1);
+  return col;
+}
+
+// Adds the rows of the program at the top of this file (times divided by `unit`) and loads them.
+inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_graph& g, const exact_columns& col,
+                           bool limited, double unit) {
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0};
+  int row = 0;
+  const auto add_row = [&](int type, double low_bound, double high_bound) {
+    glp_add_rows(lp, 1);
+    ++row;
+    glp_set_row_bnds(lp, row, type, low_bound, high_bound);
+    return row;
+  };
+  const auto put = [&](int r_, int column, double value) {
+    if (value == 0) return;
+    ia.push_back(r_);
+    ja.push_back(column);
+    ar.push_back(value);
+  };
+  // One device per vertex; every sink ends by T.
+  for (vertex_id v = 0; v < pr.n; ++v) {
+    const int r_ = add_row(GLP_FX, 1, 1);
+    for (device_id d = 0; d < pr.m; ++d) put(r_, col.x(v, d), 1);
+    if (g.out_degree(v) == 0) {
+      const int f = add_row(GLP_UP, 0, 0);
+      put(f, col.s(v), 1);
+      for (device_id d = 0; d < pr.m; ++d) put(f, col.x(v, d), pr.p(v, d) / unit);
+      put(f, col.t, -1);
+    }
+  }
+  // Every edge: its consumer starts after its producer ends and, apart, after the transfer.
+  for (edge_id e = 0; e < pr.source.size(); ++e) {
+    const vertex_id u = pr.source[e], v = pr.target[e];
+    const int r_ = add_row(GLP_LO, 0, 0);
+    put(r_, col.s(v), 1);
+    put(r_, col.s(u), -1);
+    for (device_id d = 0; d < pr.m; ++d) put(r_, col.x(u, d), -pr.p(u, d) / unit);
+    if (col.cross[e] != 0) {
+      put(r_, col.cross[e], -pr.min_transfer[e] / unit);
+      for (device_id d = 0; d < pr.m; ++d) {
+        const int c_ = add_row(GLP_LO, 0, 0);
+        put(c_, col.cross[e], 1);
+        put(c_, col.x(u, d), -1);
+        put(c_, col.x(v, d), 1);
+      }
+    }
+    for (device_id a = 0; a < pr.m; ++a)
+      for (device_id b = 0; b < pr.m; ++b) {
+        if (a == b || pr.c(e, a, b) <= pr.min_transfer[e]) continue;
+        const double c = pr.c(e, a, b) / unit, big = 1.0 + c;
+        const int p_ = add_row(GLP_LO, c - 2 * big, 0);
+        put(p_, col.s(v), 1);
+        put(p_, col.s(u), -1);
+        for (device_id d = 0; d < pr.m; ++d) put(p_, col.x(u, d), -pr.p(u, d) / unit - (d == a ? big : 0.0));
+        put(p_, col.x(v, b), -big);
+      }
+  }
+  // Two vertices on one device run one after the other.
+  for (const auto& [uv, y] : col.pairs) {
+    const auto [u, v] = uv;
+    for (device_id d = 0; d < pr.m; ++d) {
+      const double pu = pr.p(u, d) / unit, pv = pr.p(v, d) / unit;
+      if (pu <= 0 || pv <= 0) continue;
+      const double big_u = 1.0 + pu, big_v = 1.0 + pv;
+      // y = 1: u before v on d.
+      const int a = add_row(GLP_LO, pu - 3 * big_u, 0);
+      put(a, col.s(v), 1);
+      put(a, col.s(u), -1);
+      put(a, col.x(u, d), -big_u);
+      put(a, col.x(v, d), -big_u);
+      put(a, y, -big_u);
+      const int b = add_row(GLP_LO, pv - 2 * big_v, 0);
+      put(b, col.s(u), 1);
+      put(b, col.s(v), -1);
+      put(b, col.x(u, d), -big_v);
+      put(b, col.x(v, d), -big_v);
+      put(b, y, big_v);
+    }
+  }
+  // Static memory: vertices and received copies within each limited device's capacity.
+  if (limited) {
+    for (device_id d = 0; d < pr.m; ++d) {
+      if (pr.capacity[d] == unlimited_memory) continue;
+      const double scale = std::max(1.0, static_cast<double>(pr.capacity[d]));
+      const int r_ = add_row(GLP_UP, 0, static_cast<double>(pr.capacity[d]) / scale);
+      for (vertex_id v = 0; v < pr.n; ++v) put(r_, col.x(v, d), static_cast<double>(pr.vertex_bytes[v]) / scale);
+      for (std::size_t t = 0; t < pr.tensor_bytes.size(); ++t)
+        put(r_, col.held[t * pr.m + d], static_cast<double>(pr.tensor_bytes[t]) / scale);
+    }
+    for (edge_id e = 0; e < pr.source.size(); ++e)
+      for (device_id d = 0; d < pr.m; ++d) {
+        const int r_ = add_row(GLP_LO, 0, 0);
+        put(r_, col.held[pr.tensor_of[e] * pr.m + d], 1);
+        put(r_, col.x(pr.target[e], d), -1);
+        put(r_, col.x(pr.source[e], d), 1);
+      }
+  }
+  // A group's members on its first member's device.
+  if (!pr.group.empty()) {
+    std::map<std::uint32_t, vertex_id> first;
+    for (vertex_id v = 0; v < pr.n; ++v) {
+      if (pr.group[v] == no_group) continue;
+      const auto [it, fresh] = first.try_emplace(pr.group[v], v);
+      if (fresh) continue;
+      for (device_id d = 0; d < pr.m; ++d) {
+        const int r_ = add_row(GLP_FX, 0, 0);
+        put(r_, col.x(v, d), 1);
+        put(r_, col.x(it->second, d), -1);
+      }
+    }
+  }
+  glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+}
+
+// The feasible start as column values (1-based), offered to the search as its first incumbent;
+// empty without a start.
+inline std::vector<double> exact_heuristic(const exact_problem& pr, const exact_columns& col,
+                                           const exact_incumbent& start, bool limited, double unit) {
+  std::vector<double> values;
+  if (start.device.empty()) return values;
+  values.assign(static_cast<std::size_t>(col.count) + 1, 0);
+  const auto at = [&](int column) -> double& { return values[static_cast<std::size_t>(column)]; };
+  for (vertex_id v = 0; v < pr.n; ++v) {
+    at(col.x(v, start.device[v])) = 1;
+    at(col.s(v)) = start.start[v] / unit;
+  }
+  at(col.t) = start.makespan / unit;
+  for (edge_id e = 0; e < pr.source.size(); ++e)
+    if (col.cross[e] != 0 && start.device[pr.source[e]] != start.device[pr.target[e]]) at(col.cross[e]) = 1;
+  for (const auto& [uv, y] : col.pairs) at(y) = start.start[uv.first] <= start.start[uv.second] ? 1 : 0;
+  if (limited)
+    for (edge_id e = 0; e < pr.source.size(); ++e)
+      if (start.device[pr.source[e]] != start.device[pr.target[e]])
+        at(col.held[pr.tensor_of[e] * pr.m + start.device[pr.target[e]]]) = 1;
+  return values;
+}
+
+// What GLPK found: a placement with the program's start times (empty when it found nothing better
+// than the start), a bound in seconds, and whether it is proven optimal; or why it failed.
+struct exact_solution {
   std::vector<device_id> device;
-  std::vector<double> program_start;
-  double program_bound = simple.value;
+  std::vector<double> start;  // in units of the horizon
+  double bound = 0;           // seconds
   bool proven = false;
-  if (horizon > 0) {
-    const double unit = horizon;  // every time is divided by this
-    detail::glpk_problem owner;
-    glp_prob* lp = owner.get();
-    glp_set_obj_dir(lp, GLP_MIN);
-    const auto x_col = [&](vertex_id v, device_id d) { return static_cast<int>(v * pr.m + d) + 1; };
-    const int s_first = static_cast<int>(pr.n * pr.m) + 1;
-    const int t_col = s_first + static_cast<int>(pr.n);
-    int columns = t_col;
-    std::vector<int> cross_col(edges, 0);
-    for (edge_id e = 0; e < edges; ++e)
-      if (pr.min_transfer[e] > 0) cross_col[e] = ++columns;
-    std::vector<std::pair<std::pair<vertex_id, vertex_id>, int>> pair_cols;
-    for (vertex_id u = 0; u < pr.n; ++u)
-      for (vertex_id v = u + 1; v < pr.n; ++v) {
-        if (reaches[u][v] || reaches[v][u]) continue;
-        bool conflict = false;
-        for (device_id d = 0; d < pr.m && !conflict; ++d) conflict = pr.p(u, d) > 0 && pr.p(v, d) > 0;
-        if (conflict) pair_cols.push_back({{u, v}, ++columns});
-      }
-    std::vector<int> held_col;  // w(t,d) at t·m + d
-    if (limited) {
-      held_col.resize(pr.tensor_bytes.size() * pr.m);
-      for (auto& col : held_col) col = ++columns;
-    }
-    glp_add_cols(lp, columns);
-    for (vertex_id v = 0; v < pr.n; ++v) {
-      const std::size_t rank = static_cast<std::size_t>(std::find(pr.kahn.begin(), pr.kahn.end(), v) - pr.kahn.begin());
-      for (device_id d = 0; d < pr.m; ++d) {
-        glp_set_col_kind(lp, x_col(v, d), GLP_BV);
-        if (symmetric && d > rank) glp_set_col_bnds(lp, x_col(v, d), GLP_FX, 0, 0);
-      }
-      glp_set_col_bnds(lp, s_first + static_cast<int>(v), GLP_DB, 0, 1);
-    }
-    const double low = std::min(simple.value / unit, 1.0);
-    glp_set_col_bnds(lp, t_col, low < 1.0 ? GLP_DB : GLP_FX, low, 1.0);
-    glp_set_obj_coef(lp, t_col, 1);
-    for (edge_id e = 0; e < edges; ++e)
-      if (cross_col[e] != 0) glp_set_col_bnds(lp, cross_col[e], GLP_DB, 0, 1);
-    for (const auto& pair : pair_cols) glp_set_col_kind(lp, pair.second, GLP_BV);
-    for (const int col : held_col) glp_set_col_bnds(lp, col, GLP_DB, 0, 1);
+  bool time_limit_reached = false;
+  outcome failure;  // ok unless the program cannot be solved (infeasible, solver_error)
+};
 
-    std::vector<int> ia{0}, ja{0};
-    std::vector<double> ar{0};
-    int row = 0;
-    const auto add_row = [&](int type, double low_bound, double high_bound) {
-      glp_add_rows(lp, 1);
-      ++row;
-      glp_set_row_bnds(lp, row, type, low_bound, high_bound);
-      return row;
-    };
-    const auto put = [&](int r_, int col, double value) {
-      if (value == 0) return;
-      ia.push_back(r_);
-      ja.push_back(col);
-      ar.push_back(value);
-    };
-    const auto s_col = [&](vertex_id v) { return s_first + static_cast<int>(v); };
-    for (vertex_id v = 0; v < pr.n; ++v) {
-      const int r_ = add_row(GLP_FX, 1, 1);
-      for (device_id d = 0; d < pr.m; ++d) put(r_, x_col(v, d), 1);
-      if (g.out_degree(v) == 0) {
-        const int f = add_row(GLP_UP, 0, 0);
-        put(f, s_col(v), 1);
-        for (device_id d = 0; d < pr.m; ++d) put(f, x_col(v, d), pr.p(v, d) / unit);
-        put(f, t_col, -1);
-      }
-    }
-    for (edge_id e = 0; e < edges; ++e) {
-      const vertex_id u = pr.source[e], v = pr.target[e];
-      const int r_ = add_row(GLP_LO, 0, 0);
-      put(r_, s_col(v), 1);
-      put(r_, s_col(u), -1);
-      for (device_id d = 0; d < pr.m; ++d) put(r_, x_col(u, d), -pr.p(u, d) / unit);
-      if (cross_col[e] != 0) {
-        put(r_, cross_col[e], -pr.min_transfer[e] / unit);
-        for (device_id d = 0; d < pr.m; ++d) {
-          const int c_ = add_row(GLP_LO, 0, 0);
-          put(c_, cross_col[e], 1);
-          put(c_, x_col(u, d), -1);
-          put(c_, x_col(v, d), 1);
-        }
-      }
-      for (device_id a = 0; a < pr.m; ++a)
-        for (device_id b = 0; b < pr.m; ++b) {
-          if (a == b || pr.c(e, a, b) <= pr.min_transfer[e]) continue;
-          const double c = pr.c(e, a, b) / unit, big = 1.0 + c;
-          const int p_ = add_row(GLP_LO, c - 2 * big, 0);
-          put(p_, s_col(v), 1);
-          put(p_, s_col(u), -1);
-          for (device_id d = 0; d < pr.m; ++d) put(p_, x_col(u, d), -pr.p(u, d) / unit - (d == a ? big : 0.0));
-          put(p_, x_col(v, b), -big);
-        }
-    }
-    for (const auto& [uv, y] : pair_cols) {
-      const auto [u, v] = uv;
-      for (device_id d = 0; d < pr.m; ++d) {
-        const double pu = pr.p(u, d) / unit, pv = pr.p(v, d) / unit;
-        if (pu <= 0 || pv <= 0) continue;
-        const double big_u = 1.0 + pu, big_v = 1.0 + pv;
-        // y = 1: u before v on d.
-        const int a = add_row(GLP_LO, pu - 3 * big_u, 0);
-        put(a, s_col(v), 1);
-        put(a, s_col(u), -1);
-        put(a, x_col(u, d), -big_u);
-        put(a, x_col(v, d), -big_u);
-        put(a, y, -big_u);
-        const int b = add_row(GLP_LO, pv - 2 * big_v, 0);
-        put(b, s_col(u), 1);
-        put(b, s_col(v), -1);
-        put(b, x_col(u, d), -big_v);
-        put(b, x_col(v, d), -big_v);
-        put(b, y, big_v);
-      }
-    }
-    if (limited) {
-      for (device_id d = 0; d < pr.m; ++d) {
-        if (pr.capacity[d] == unlimited_memory) continue;
-        const double scale = std::max(1.0, static_cast<double>(pr.capacity[d]));
-        const int r_ = add_row(GLP_UP, 0, static_cast<double>(pr.capacity[d]) / scale);
-        for (vertex_id v = 0; v < pr.n; ++v) put(r_, x_col(v, d), static_cast<double>(pr.vertex_bytes[v]) / scale);
-        for (std::size_t t = 0; t < pr.tensor_bytes.size(); ++t)
-          put(r_, held_col[t * pr.m + d], static_cast<double>(pr.tensor_bytes[t]) / scale);
-      }
-      for (edge_id e = 0; e < edges; ++e)
-        for (device_id d = 0; d < pr.m; ++d) {
-          const int r_ = add_row(GLP_LO, 0, 0);
-          put(r_, held_col[pr.tensor_of[e] * pr.m + d], 1);
-          put(r_, x_col(pr.target[e], d), -1);
-          put(r_, x_col(pr.source[e], d), 1);
-        }
-    }
-    if (!pr.group.empty()) {
-      std::map<std::uint32_t, vertex_id> first;
-      for (vertex_id v = 0; v < pr.n; ++v) {
-        if (pr.group[v] == no_group) continue;
-        const auto [it, fresh] = first.try_emplace(pr.group[v], v);
-        if (fresh) continue;
-        for (device_id d = 0; d < pr.m; ++d) {
-          const int r_ = add_row(GLP_FX, 0, 0);
-          put(r_, x_col(v, d), 1);
-          put(r_, x_col(it->second, d), -1);
-        }
-      }
-    }
-    glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
-
-    // The feasible start as column values, offered to the search as its first incumbent.
-    std::vector<double> heuristic;
-    if (!start.device.empty()) {
-      heuristic.assign(static_cast<std::size_t>(columns) + 1, 0);
-      for (vertex_id v = 0; v < pr.n; ++v) {
-        heuristic[static_cast<std::size_t>(x_col(v, start.device[v]))] = 1;
-        heuristic[static_cast<std::size_t>(s_col(v))] = start.start[v] / unit;
-      }
-      heuristic[static_cast<std::size_t>(t_col)] = start.makespan / unit;
-      for (edge_id e = 0; e < edges; ++e)
-        if (cross_col[e] != 0 && start.device[pr.source[e]] != start.device[pr.target[e]])
-          heuristic[static_cast<std::size_t>(cross_col[e])] = 1;
-      for (const auto& [uv, y] : pair_cols)
-        heuristic[static_cast<std::size_t>(y)] = start.start[uv.first] <= start.start[uv.second] ? 1 : 0;
-      if (limited)
-        for (edge_id e = 0; e < edges; ++e)
-          if (start.device[pr.source[e]] != start.device[pr.target[e]])
-            heuristic[static_cast<std::size_t>(held_col[pr.tensor_of[e] * pr.m + start.device[pr.target[e]]])] = 1;
-    }
-
-    glp_smcp simplex;
-    glp_init_smcp(&simplex);
-    simplex.msg_lev = GLP_MSG_OFF;
-    const int lp_code = glp_simplex(lp, &simplex);
-    detail::exact_search search{heuristic.empty() ? nullptr : &heuristic, false, low};
-    int code = 0;
-    if (lp_code == 0 && glp_get_status(lp) == GLP_OPT) {
-      search.bound = std::max(search.bound, glp_get_obj_val(lp));
-      glp_iocp parameters;
-      glp_init_iocp(&parameters);
-      parameters.msg_lev = GLP_MSG_OFF;
-      parameters.presolve = GLP_OFF;  // the callback's columns are the program's own
-      parameters.gmi_cuts = GLP_ON;
-      parameters.mir_cuts = GLP_ON;
-      parameters.tm_lim = options.time_limit_ms;
-      parameters.cb_func = detail::exact_callback;
-      parameters.cb_info = &search;
-      code = glp_intopt(lp, &parameters);
-    } else if (lp_code == 0 && glp_get_status(lp) == GLP_NOFEAS) {
-      code = GLP_ENOPFS;
-    } else {
-      r.outcome = {.code = status::solver_error,
+// Solves the relaxation, then the program by branch and bound within options.time_limit_ms from
+// `heuristic` (column values, or empty). `bound` is a bound known before (seconds), `low` T's
+// lower bound and `unit` the horizon.
+inline exact_solution exact_solve(glp_prob* lp, const exact_problem& pr, const exact_columns& col,
+                                  const std::vector<double>& heuristic, const exact_options& options, double bound,
+                                  double low, double unit) {
+  exact_solution out;
+  out.bound = bound;
+  glp_smcp simplex;
+  glp_init_smcp(&simplex);
+  simplex.msg_lev = GLP_MSG_OFF;
+  const int lp_code = glp_simplex(lp, &simplex);
+  exact_search search{heuristic.empty() ? nullptr : &heuristic, false, low};
+  int code = 0;
+  if (lp_code == 0 && glp_get_status(lp) == GLP_OPT) {
+    search.bound = std::max(search.bound, glp_get_obj_val(lp));
+    glp_iocp parameters;
+    glp_init_iocp(&parameters);
+    parameters.msg_lev = GLP_MSG_OFF;
+    parameters.presolve = GLP_OFF;  // the callback's columns are the program's own
+    parameters.gmi_cuts = GLP_ON;
+    parameters.mir_cuts = GLP_ON;
+    parameters.tm_lim = options.time_limit_ms;
+    parameters.cb_func = exact_callback;
+    parameters.cb_info = &search;
+    code = glp_intopt(lp, &parameters);
+  } else if (lp_code == 0 && glp_get_status(lp) == GLP_NOFEAS) {
+    code = GLP_ENOPFS;
+  } else {
+    out.failure = {.code = status::solver_error,
                    .message = "GLPK's glp_simplex returned " + std::to_string(lp_code) + " with status " +
                               std::to_string(glp_get_status(lp)) + " on the relaxation"};
-      r.placement.outcome = r.outcome;
-      return r;
-    }
-    const int state = code == GLP_ENOPFS ? GLP_NOFEAS : glp_mip_status(lp);
-    r.time_limit_reached = code == GLP_ETMLIM;
-    if (state == GLP_NOFEAS) {
-      byte_count total = 0, capacity = 0;
-      for (vertex_id v = 0; v < pr.n; ++v) total = detail::saturating_add(total, pr.vertex_bytes[v]);
-      for (device_id d = 0; d < pr.m; ++d) capacity = detail::saturating_add(capacity, pr.capacity[d]);
-      r.outcome = {.code = status::infeasible,
+    return out;
+  }
+  const int state = code == GLP_ENOPFS ? GLP_NOFEAS : glp_mip_status(lp);
+  out.time_limit_reached = code == GLP_ETMLIM;
+  if (state == GLP_NOFEAS) {
+    byte_count total = 0, capacity = 0;
+    for (vertex_id v = 0; v < pr.n; ++v) total = saturating_add(total, pr.vertex_bytes[v]);
+    for (device_id d = 0; d < pr.m; ++d) capacity = saturating_add(capacity, pr.capacity[d]);
+    out.failure = {.code = status::infeasible,
                    .needed = total,
                    .available = capacity,
                    .message = "no placement of the " + std::to_string(pr.n) + " vertices on " + std::to_string(pr.m) +
                               " devices keeps every device's static memory (" + std::to_string(total) +
                               " bytes of vertices in all, plus received copies) within its capacity"};
-      r.placement.outcome = r.outcome;
-      return r;
+    return out;
+  }
+  if (state == GLP_OPT || state == GLP_FEAS) {
+    out.device.assign(pr.n, 0);
+    out.start.assign(pr.n, 0);
+    for (vertex_id v = 0; v < pr.n; ++v) {
+      for (device_id d = 0; d < pr.m; ++d)
+        if (glp_mip_col_val(lp, col.x(v, d)) > 0.5) out.device[v] = d;
+      out.start[v] = glp_mip_col_val(lp, col.s(v));
     }
-    if (state == GLP_OPT || state == GLP_FEAS) {
-      device.assign(pr.n, 0);
-      program_start.assign(pr.n, 0);
-      for (vertex_id v = 0; v < pr.n; ++v) {
-        for (device_id d = 0; d < pr.m; ++d)
-          if (glp_mip_col_val(lp, x_col(v, d)) > 0.5) device[v] = d;
-        program_start[v] = glp_mip_col_val(lp, s_col(v));
-      }
-      proven = state == GLP_OPT && code == 0;
-      const double value = glp_mip_obj_val(lp);
-      program_bound = std::max(program_bound, (proven ? value : std::min(search.bound, value)) * unit);
-    } else if (!start.device.empty()) {
-      program_bound = std::max(program_bound, search.bound * unit);
-    } else if (code != 0 && code != GLP_ETMLIM) {
-      r.outcome = {.code = status::solver_error,
-                   .message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " +
-                              std::to_string(state)};
-      r.placement.outcome = r.outcome;
-      return r;
-    } else {
-      r.outcome = {.code = status::solver_error,
+    out.proven = state == GLP_OPT && code == 0;
+    const double value = glp_mip_obj_val(lp);
+    out.bound = std::max(out.bound, (out.proven ? value : std::min(search.bound, value)) * unit);
+  } else if (!heuristic.empty()) {
+    out.bound = std::max(out.bound, search.bound * unit);
+  } else if (code != 0 && code != GLP_ETMLIM) {
+    out.failure = {
+        .code = status::solver_error,
+        .message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state)};
+  } else {
+    out.failure = {.code = status::solver_error,
                    .time = options.time_limit_ms / 1000.0,
                    .message = "no schedule was found within the time limit of " +
                               std::to_string(options.time_limit_ms) + " ms; allow more time or use a list scheduler"};
-      r.placement.outcome = r.outcome;
-      return r;
-    }
-  } else {
-    proven = true;
   }
-  if (device.empty()) {  // the program found nothing better than its start
-    device = start.device;
-    program_start = start.start;
+  return out;
+}
+
+// Kahn's order, taking among ready vertices the one that starts first in `start`.
+inline std::vector<vertex_id> exact_order(const csr_graph& g, const std::vector<double>& start) {
+  const std::size_t n = g.vertex_count();
+  std::vector<vertex_id> order;
+  order.reserve(n);
+  std::vector<std::uint32_t> waiting(n);
+  using key = std::pair<double, vertex_id>;
+  std::priority_queue<key, std::vector<key>, std::greater<>> ready;
+  for (vertex_id v = 0; v < n; ++v)
+    if ((waiting[v] = static_cast<std::uint32_t>(g.in_degree(v))) == 0) ready.push({start[v], v});
+  while (!ready.empty()) {
+    const vertex_id v = ready.top().second;
+    ready.pop();
+    order.push_back(v);
+    for (const vertex_id w : g.successors(v))
+      if (--waiting[w] == 0) ready.push({start[w], w});
+  }
+  return order;
+}
+
+}  // namespace detail
+
+// The optimal placement and schedule of `graph` (at most options.max_vertices vertices) on
+// `devices`, or the best found within options.time_limit_ms with a proven bound. Throws
+// invalid_input for a graph above the limit or an empty cluster.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] exact_result exact_schedule(const G& graph, const M& model, const D& devices,
+                                          exact_options options = {}) {
+  const detail::csr_view<G> view(graph);
+  const csr_graph& g = *view;
+  const std::size_t n = g.vertex_count(), m = devices.device_count();
+  if (m == 0) throw invalid_input("exact_schedule: the cluster has no devices");
+  if (n > options.max_vertices)
+    throw invalid_input("exact_schedule: the graph has " + std::to_string(n) + " vertices, more than max_vertices = " +
+                        std::to_string(options.max_vertices) + " (the program grows as n² + n·m)");
+  if (m > options.max_devices)
+    throw invalid_input("exact_schedule: the cluster has " + std::to_string(m) + " devices, more than max_devices = " +
+                        std::to_string(options.max_devices) + " (the program grows as n·m + e·m²)");
+  if (!options.group.empty() && options.group.size() != n)
+    throw invalid_input("exact_schedule: group has " + std::to_string(options.group.size()) + " entries for " +
+                        std::to_string(n) + " vertices");
+  if (options.time_limit_ms <= 0)
+    throw invalid_input("exact_schedule: time_limit_ms must be > 0, got " + std::to_string(options.time_limit_ms));
+  exact_result r;
+  const auto failed = [&](outcome why) {
+    r.outcome = std::move(why);
+    r.placement.outcome = r.outcome;
+    return r;
+  };
+  if (detail::kahn_on(g).size() != n)
+    throw not_a_dag("exact_schedule: the graph has a cycle: " + describe_cycle(graph, g.find_cycle()));
+  if (n == 0) {
+    r.optimal = true;
+    return r;
+  }
+  const makespan_bound simple = makespan_lower_bound(g, model, devices);
+
+  // 1. The problem's tables; a vertex no device holds needs no program.
+  const detail::exact_problem pr = detail::exact_tables(graph, g, model, devices, options);
+  const bool limited = detail::exact_limited(pr);
+  if (limited)
+    if (auto too_large = detail::exact_too_large(pr, graph)) return failed(std::move(*too_large));
+
+  // 2. A feasible start and the horizon it gives.
+  const bool symmetric = pr.m > 1 && detail::exact_devices_interchangeable(pr);
+  detail::exact_incumbent start = detail::exact_initial(pr, g, limited);
+  if (symmetric && !start.device.empty()) detail::exact_relabel(pr, start.device);
+  const double horizon = detail::exact_horizon(pr, start);
+  if (!std::isfinite(horizon))
+    return failed(
+        {.code = status::infeasible,
+         .message = "the compute and transfer times add up to more than a double holds; no finite schedule exists"});
+  if (horizon <= 0 && start.device.empty()) {  // nothing takes time: any fitting placement is optimal
+    start.device.assign(pr.n, 0);
+    start.order = pr.kahn;
   }
 
-  // The order: Kahn's, taking among ready vertices the one that starts first in the program.
-  {
-    std::vector<std::uint32_t> waiting(pr.n);
-    using key = std::pair<double, vertex_id>;
-    std::priority_queue<key, std::vector<key>, std::greater<>> ready;
-    for (vertex_id v = 0; v < pr.n; ++v)
-      if ((waiting[v] = static_cast<std::uint32_t>(g.in_degree(v))) == 0) ready.push({program_start[v], v});
-    while (!ready.empty()) {
-      const vertex_id v = ready.top().second;
-      ready.pop();
-      r.placement.order.push_back(v);
-      for (const vertex_id w : g.successors(v))
-        if (--waiting[w] == 0) ready.push({program_start[w], w});
-    }
+  // 3. The program, solved from the start (times divided by the horizon, so that GLPK's
+  //    tolerances are relative).
+  detail::exact_solution solution;
+  solution.bound = simple.value;
+  solution.proven = true;  // unless the program runs
+  if (horizon > 0) {
+    detail::glpk_problem owner;
+    glp_prob* lp = owner.get();
+    glp_set_obj_dir(lp, GLP_MIN);
+    const double low = std::min(simple.value / horizon, 1.0);
+    const detail::exact_columns col =
+        detail::exact_add_columns(lp, pr, detail::exact_reachability(pr, g), limited, symmetric, low);
+    detail::exact_add_rows(lp, pr, g, col, limited, horizon);
+    solution = detail::exact_solve(lp, pr, col, detail::exact_heuristic(pr, col, start, limited, horizon), options,
+                                   simple.value, low, horizon);
+    r.time_limit_reached = solution.time_limit_reached;
+    if (!solution.failure.ok()) return failed(std::move(solution.failure));
   }
-  r.placement.device = device;
+  if (solution.device.empty()) {  // the program found nothing better than its start
+    solution.device = start.device;
+    solution.start = start.start;
+  }
+
+  // 4. The placement in the program's order, replayed by the simulator.
+  r.placement.order = detail::exact_order(g, solution.start);
+  r.placement.device = solution.device;
   const simulate_options replay{
       .policy = ready_policy::strict_order, .priority = r.placement.order, .cache_transfers = options.cache_transfers};
   auto run = options.respect_memory
@@ -707,10 +793,11 @@ template <adapted_graph G, placement_model M, device_set D>
   r.makespan = r.schedule.makespan;
   // GLPK proves the bound up to its tolerances (1e-7 of the horizon); keep it below the schedule.
   // The bound holds in every communication mode, so a schedule that meets it is optimal in any.
+  const double program_bound = solution.bound;
   r.bound = std::min(r.makespan, program_bound);
   r.optimal = r.makespan - program_bound <= 1e-6 * r.makespan;
   if (r.optimal) r.bound = r.makespan;
-  if (!r.optimal && devices.comm() != comm_mode::parallel && proven)
+  if (!r.optimal && devices.comm() != comm_mode::parallel && solution.proven)
     r.outcome.message = "optimal for parallel links; the " + std::string(to_string(devices.comm())) +
                         " links' channels may delay its transfers";
   else if (r.time_limit_reached && !r.optimal)
