@@ -1,7 +1,7 @@
 // The list schedulers on one engine (ETF, m-ETF, Critical Path, HEFT, CPOP, PEFT) on a seeded random
 // layered DAG of 100k vertices and 8 devices, each timed (median of 5 runs) against
 // boost::topological_sort on the same graph, with peak RSS.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>

@@ -5,7 +5,7 @@
 // colocation groups, against one topological sort of it. Last, m-SCT's makespan against m-ETF's at
 // 1,000 and 3,000 vertices, with m-ETF's distance from the work bound beside it.
 #include <gantry/fusion/fusion.hpp>
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/lp/glpk.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/sct.hpp>

@@ -5,7 +5,7 @@
 // by vertices + edges. Then the 100k graph again with its 4 devices in one memory-bandwidth domain
 // (sim/shared_bandwidth.hpp) that binds: its bandwidth is the median vertex's demand, so
 // most vertices run slowed while others run; baseline: the same simulation without the domain.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/sim/shared_bandwidth.hpp>

@@ -5,7 +5,7 @@
 #   scripts/check_layers.sh [INCLUDE_DIR]     (default: include/gantry beside this script)
 set -uo pipefail
 root=${1:-$(dirname "$0")/../include/gantry}
-layers=(core graph model order schedule fusion bounds generate lp sim pipeline io workloads place exec learn)
+layers=(core graph model order schedule fusion lp sim pipeline io workloads place exec learn)
 
 declare -A rank
 for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done

@@ -4,7 +4,7 @@
 // one-device Kahn-order peak of a graph.
 #pragma once
 
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/io/graph_schema.hpp>
 #include <gantry/model/cluster.hpp>

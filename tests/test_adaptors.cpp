@@ -2,7 +2,7 @@
 // adjacency_list<vecS, vecS>, a Boost adjacency_list<listS, listS> seen through an index map, and
 // a user's own type adapted with a few lines of graph_adaptor. Same orders, same m-TOPO placement,
 // same simulated schedule for the same graph.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/graph/boost.hpp>
 #include <gantry/graph/graph.hpp>

@@ -1,6 +1,6 @@
 // makespan_lower_bound(): the critical-path and work bounds on hand-worked graphs, and no placer's
 // schedule (its own or the simulator's) ever beats them on seeded random DAGs.
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>

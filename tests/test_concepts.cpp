@@ -1,7 +1,7 @@
 // Compile-time checks in the LEMON style: minimal archetypes that satisfy exactly one concept each
 // (adapted_graph, cost_model, memory_model, device_set), every algorithm instantiated with them,
 // and types missing one function rejected by the concept and by the algorithms' constraints.
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/graph/boost.hpp>
 #include <gantry/graph/snapshot.hpp>

@@ -1,5 +1,5 @@
 // Critical Path list scheduling (DOPPLER's baseline) on worked examples and random DAGs.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/schedule/validate.hpp>

@@ -1,7 +1,7 @@
 // Graphviz DOT import and export: a hand-written file with comments, quoting, chains, defaults
 // and subgraphs; exact round-trips of generated graphs; malformed files rejected with the file,
 // the line and the reason.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/io/import_dot.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/model/cluster.hpp>

@@ -1,7 +1,7 @@
 // The "gantry.graph" reader and writer: exact round trips (per-kind compute, forward pairs,
 // groups, metadata, gzip), the example file, one test per kind of bad input asserting its own
 // message, and a mutation run showing the reader never fails in any other way than parse_error.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/io/json_graph.hpp>
 
 #include <doctest/doctest.h>

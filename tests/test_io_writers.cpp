@@ -2,7 +2,7 @@
 // with a strict little XML checker, the DOT with a quote and brace checker), names escaped so
 // they come back exactly, overlapping transfers on separate trace threads, and a 100k-vertex
 // chart whose drawn detail stays bounded.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/io/chrome_trace.hpp>
 #include <gantry/io/dot.hpp>

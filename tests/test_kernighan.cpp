@@ -2,7 +2,7 @@
 // force over every breakpoint set on small random graphs, and the coarse graph it yields (a DAG,
 // whose placements expand to valid schedules of the original).
 #include <gantry/fusion/kernighan.hpp>
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>

@@ -1,7 +1,7 @@
 // Memory accounting of the list-scheduling engine: dynamic accounting (the default) frees memory as
 // the schedule does and so fits where the static reservation fails; every memory-aware schedule is
 // valid, and in parallel mode the simulator replays it exactly without running out of memory.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>

@@ -1,7 +1,7 @@
 // The list-scheduling engine's policy hook: hand-worked cases for per-edge transfers, ETF's
 // tie-break and its lazy keys with channels, CPOP and PEFT on known examples, and a policy written
 // outside the library.
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/place/colocation.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>

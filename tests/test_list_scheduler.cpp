@@ -2,7 +2,7 @@
 // runs stay within capacity, m-ETF with unlimited memory is ETF, and the simulator reproduces each
 // schedule exactly when it runs the placement in placement order.
 #include <gantry/core/random.hpp>
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>

@@ -1,6 +1,6 @@
 // exact_schedule() (GLPK MIP) against brute force over every placement and every topological order
 // on tiny DAGs, on hand-worked graphs, and as a bound that no placer beats.
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/place/exact.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>

@@ -1,7 +1,7 @@
 // The first placers: m-TOPO (Baechi §2.2) with and without the real capacity check, and the
 // single-device baseline.
 #include <gantry/core/random.hpp>
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>

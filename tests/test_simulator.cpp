@@ -3,7 +3,7 @@
 // out-of-memory; every ready policy; strict replay; seeded stochastic runs; and validate() on every
 // schedule, including a few hundred seeded random DAGs with random placements and memory limits.
 #include <gantry/core/random.hpp>
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>

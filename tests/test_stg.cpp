@@ -4,7 +4,7 @@
 #include "stg_like.hpp"
 #include "support.hpp"
 
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/place/backward.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/place/cpop.hpp>

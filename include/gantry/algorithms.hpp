@@ -10,7 +10,7 @@
 
 #include <gantry/fusion/coarsen.hpp>
 #include <gantry/fusion/fusion.hpp>
-#include <gantry/generate/random_dag.hpp>
+#include <gantry/workloads/random_dag.hpp>
 #include <gantry/graph/adaptor.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
@@ -24,7 +24,7 @@
 #include <gantry/order/levels.hpp>
 #include <gantry/order/topological.hpp>
 
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/fusion/kernighan.hpp>
 
 #include <gantry/place/adjusting_placement.hpp>

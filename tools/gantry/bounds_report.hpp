@@ -3,7 +3,7 @@
 // offers next to the library's registry when it is built with GLPK.
 #pragma once
 
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/core/units.hpp>
 #include <gantry/io/markup.hpp>
 #include <gantry/place/colocation.hpp>

@@ -19,7 +19,7 @@
 // Identical, interchangeable devices are told apart by the first vertex (in Kahn order) each runs.
 #pragma once
 
-#include <gantry/bounds/lower_bound.hpp>
+#include <gantry/order/lower_bound.hpp>
 #include <gantry/core/units.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/model/cluster.hpp>
