@@ -234,6 +234,8 @@ class list_scheduler {
   // When every input of ready vertex v could be on d, with the transfers that placing v on d would
   // start now (channels as reserved so far in sequential and duplex modes).
   // For the first member of a group, also when the group's other inputs could be (group_ready).
+  // This and the queries built on it are for ready vertices: a vertex's inputs are listed when it
+  // becomes ready, so before that only the group term counts.
   [[nodiscard]] seconds data_ready(vertex_id v, device_id d) const {
     return std::max(book_.arrival(book_.inputs(v), d, placed_, model_), group_ready(v, d));
   }
