@@ -170,7 +170,7 @@ namespace detail {
   celeritas_result out = detail::celeritas_fused(g, model, devices, options, fused_makespan);
   if (!options.also_unfused) return out;
   // The engine's schedule of the unfused placement is within memory; the strict replay reproduces
-  // it in every communication mode (place/list_scheduler.hpp) and is run as the coarse placement's
+  // it in every communication mode (place/engine/scheduler.hpp) and is run as the coarse placement's
   // is, so that both are judged alike, and a placement that does not replay is never kept.
   list_schedule_result unfused = list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"),
                                                list_options{.respect_memory = true,

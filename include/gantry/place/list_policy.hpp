@@ -1,5 +1,5 @@
 // What a list-scheduling policy is: a small type that, shown the engine's state read-only, names
-// the next (vertex, device) pair. The engine (place/list_scheduler.hpp) owns the state; ETF, m-ETF,
+// the next (vertex, device) pair. The engine (place/engine/scheduler.hpp) owns the state; ETF, m-ETF,
 // Critical Path, HEFT, CPOP and PEFT are policies in their own headers, and a user writes one the same way.
 //
 //   struct my_policy {
