@@ -1,11 +1,12 @@
 // Reading and writing a gantry::cluster as a "gantry.cluster" JSON document (docs/format.md):
 // devices with kind, memory and speed, the default link, per-pair link overrides, the
-// communication mode (Baechi §3.4, §4.1) and the memory-bandwidth domains devices share. Same error discipline as the
-// graph reader.
+// communication mode (Baechi §3.4, §4.1) and the memory-bandwidth domains devices share. Its members
+// are listed in io/document_schema.hpp; same error discipline as the graph reader.
 #pragma once
 
 #include <gantry/core/types.hpp>
 #include <gantry/core/units.hpp>
+#include <gantry/io/document_schema.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/json_support.hpp>
 #include <gantry/model/cluster.hpp>
@@ -74,9 +75,7 @@ inline nlohmann::ordered_json link_to_json(const link_model& link) {
 namespace detail {
 inline cluster read_cluster_document(const nlohmann::json& document, const json_reader& in) {
   in.header(document, cluster_format_name, cluster_format_version);
-  static constexpr std::string_view document_keys[] = {"format",  "version", "metadata", "communication",
-                                                       "devices", "link",    "links",    "domains"};
-  in.only_known_keys(document, "", document_keys, "a cluster document");
+  in.check_members(document, "", schema::cluster_document);
 
   comm_mode comm = comm_mode::parallel;
   if (const auto* value = detail::json_reader::find(document, "communication")) {
@@ -97,9 +96,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
   std::unordered_map<std::string, device_id> by_name;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = detail::pointer_to("/devices", i);
-    const auto& entry = in.object(list[i], at);
-    static constexpr std::string_view device_keys[] = {"name", "kind", "memory", "speed", "node"};
-    in.only_known_keys(entry, at, device_keys, "a device");
+    const auto& entry = in.check_members(list[i], at, schema::cluster_device);
     device dev;
     dev.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
     if (const auto [existing, inserted] = by_name.try_emplace(dev.name, static_cast<device_id>(i)); !inserted)
@@ -136,8 +133,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
 
   link_model default_link;
   if (const auto* link = detail::json_reader::find(document, "link")) {
-    static constexpr std::string_view link_keys[] = {"latency", "bandwidth"};
-    in.only_known_keys(in.object(*link, "/link"), "/link", link_keys, "a link");
+    in.check_members(*link, "/link", schema::cluster_link);
     default_link = detail::read_link(in, *link, "/link", {});
   }
 
@@ -148,9 +144,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     std::unordered_map<std::uint64_t, std::size_t> seen_pairs;
     for (std::size_t i = 0; i < links->size(); ++i) {
       const std::string at = detail::pointer_to("/links", i);
-      const auto& entry = in.object((*links)[i], at);
-      static constexpr std::string_view link_keys[] = {"from", "to", "latency", "bandwidth"};
-      in.only_known_keys(entry, at, link_keys, "a link");
+      const auto& entry = in.check_members((*links)[i], at, schema::cluster_pair_link);
       const auto endpoint = [&](std::string_view key) {
         const std::string field = detail::pointer_to(at, key);
         const std::string name = in.string(in.require(entry, key, at), field);
@@ -177,9 +171,7 @@ inline cluster read_cluster_document(const nlohmann::json& document, const json_
     std::vector<std::uint8_t> placed(result.device_count(), 0);
     for (std::size_t i = 0; i < domains->size(); ++i) {
       const std::string at = detail::pointer_to("/domains", i);
-      const auto& entry = in.object((*domains)[i], at);
-      static constexpr std::string_view domain_keys[] = {"name", "devices", "bandwidth", "copies", "cores"};
-      in.only_known_keys(entry, at, domain_keys, "a bandwidth domain");
+      const auto& entry = in.check_members((*domains)[i], at, schema::cluster_domain);
       bandwidth_domain domain;
       domain.name = in.name(in.require(entry, "name", at), detail::pointer_to(at, "name"));
       if (const auto [earlier, inserted] = domain_names.try_emplace(domain.name, i); !inserted)

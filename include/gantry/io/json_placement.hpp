@@ -6,6 +6,7 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/adaptor.hpp>
+#include <gantry/io/document_schema.hpp>
 #include <gantry/io/documents.hpp>
 #include <gantry/io/gzip.hpp>
 #include <gantry/io/json_cluster.hpp>
@@ -181,10 +182,7 @@ template <adapted_graph G>
                                                  std::string_view source_name = "<json>") {
   const detail::json_reader in{std::string(source_name)};
   in.header(document, placement_format_name, placement_format_version);
-  static constexpr std::string_view document_keys[] = {
-      "format",      "version",   "algorithm", "status",  "message",        "metadata",  "placement_time", "makespan",
-      "bytes_moved", "transfers", "devices",   "cluster", "device_summary", "placement", "order"};
-  in.only_known_keys(document, "", document_keys, "a placement document");
+  in.check_members(document, "", schema::placement_document);
   const auto vertex_ids = detail::vertex_ids_by_name(g, "placement_from_json");
   const std::size_t n = graph_adaptor<G>::vertex_count(g);
 
@@ -232,9 +230,7 @@ template <adapted_graph G>
   std::vector<std::size_t> entry_of(n, static_cast<std::size_t>(-1));
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string at = detail::pointer_to("/placement", i);
-    const auto& entry = in.object(entries[i], at);
-    static constexpr std::string_view entry_keys[] = {"vertex", "device", "start", "finish"};
-    in.only_known_keys(entry, at, entry_keys, "a placement entry");
+    const auto& entry = in.check_members(entries[i], at, schema::placement_entry);
     const vertex_id v = vertex_id_of(in.require(entry, "vertex", at), detail::pointer_to(at, "vertex"));
     if (entry_of[v] != static_cast<std::size_t>(-1))
       in.fail(detail::pointer_to(at, "vertex"), "vertex " + detail::quoted(vertex_name(g, v), '"') +
@@ -256,6 +252,13 @@ template <adapted_graph G>
     if (missing != 0)
       in.fail("/placement", std::to_string(missing) + " of the graph's " + std::to_string(n) +
                                 " vertices are not placed: " + names + (missing > 5 ? ", ..." : ""));
+  }
+
+  // Read past (a schedule's summary), but held to its table like everything else.
+  if (const auto* summary = detail::json_reader::find(document, "device_summary")) {
+    in.array(*summary, "/device_summary");
+    for (std::size_t i = 0; i < summary->size(); ++i)
+      in.check_members((*summary)[i], detail::pointer_to("/device_summary", i), schema::placement_device_summary);
   }
 
   if (const auto* order = detail::json_reader::find(document, "order")) {

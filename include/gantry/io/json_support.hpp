@@ -6,6 +6,7 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/core/units.hpp>
+#include <gantry/io/document_schema.hpp>
 #include <gantry/io/limits.hpp>
 
 #include <nlohmann/json.hpp>
@@ -251,18 +252,19 @@ class json_reader {
   // string-like keys). One policy for every gantry document: a misspelt field ("outputs" for
   // "output") is an error naming the key, never dropped while the value it meant to set keeps its
   // default. `what` names the object ("a vertex"); free-form data has its place under /metadata.
+  // `known` lists keys (string-like) or the members of a table (document_member).
   template <class Keys>
   void only_known_keys(const nlohmann::json& value, const std::string& pointer, const Keys& known,
                        std::string_view what) const {
     for (auto it = value.begin(); it != value.end(); ++it) {
       const std::string& key = it.key();
       bool found = false;
-      for (const auto& k : known) found = found || std::string_view(k) == key;
+      for (const auto& k : known) found = found || key_of(k) == key;
       if (found) continue;
       std::string list, nearest;
       std::size_t best = key.size() / 2 + 1;  // a suggestion within half the key's length
       for (const auto& k : known) {
-        const std::string_view name(k);
+        const std::string_view name = key_of(k);
         list += (list.empty() ? "" : ", ") + std::string(name);
         if (const std::size_t d = edit_distance(key, name); d < best) best = d, nearest = name;
       }
@@ -270,6 +272,27 @@ class json_reader {
            "unknown field" + (nearest.empty() ? std::string() : " (did you mean \"" + nearest + "\"?)") + "; " +
                std::string(what) + " has " + list + "; free-form data belongs under /metadata");
     }
+  }
+
+  // Checks the object at `pointer` against its table (io/document_schema.hpp), the one policy of
+  // every gantry document: a key the table does not list is refused (only_known_keys), then, in
+  // the table's order, a required member that is missing (or null) and an object or list member of
+  // another JSON type. Returns the object; the reader then reads each value with its type.
+  const nlohmann::json& check_members(const nlohmann::json& value, const std::string& pointer,
+                                      const document_object& table) const {
+    object(value, pointer);
+    only_known_keys(value, pointer, table.members, table.what);
+    for (const document_member& m : table.members) {
+      const nlohmann::json* member = find(value, m.key);
+      if (member == nullptr) {
+        if (m.required) (void)require(value, m.key, pointer);
+      } else if (m.type == member_type::object) {
+        object(*member, pointer_to(pointer, m.key));
+      } else if (m.type == member_type::list) {
+        array(*member, pointer_to(pointer, m.key));
+      }
+    }
+    return value;
   }
 
   // The Levenshtein distance between two short keys.
@@ -304,6 +327,9 @@ class json_reader {
   }
 
  private:
+  static std::string_view key_of(std::string_view key) noexcept { return key; }
+  static std::string_view key_of(const document_member& member) noexcept { return member.key; }
+
   std::string source_, base_;
 };
 
