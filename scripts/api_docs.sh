@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The API reference of every header, from the headers' own comments (docs/architecture.md, "API
+# reference"): Doxygen (Debian package doxygen) with docs/api/Doxyfile writes OUT_DIR/html.
+# Fails, printing them, on any Doxygen warning.
+#   scripts/api_docs.sh [OUT_DIR]      (default: build/api)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-build/api}
+command -v doxygen >/dev/null || { echo "api_docs: doxygen is not installed (Debian: apt-get install doxygen)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "api_docs: python3 is not installed (the comment filter needs it)" >&2; exit 1; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -rf "$out/html" "$out/warnings.txt"
+GANTRY_API_OUT="$out" doxygen docs/api/Doxyfile
+if [[ -s "$out/warnings.txt" ]]; then
+  echo "api_docs: Doxygen warned ($(wc -l <"$out/warnings.txt") lines):" >&2
+  cat "$out/warnings.txt" >&2
+  exit 1
+fi
+echo "api_docs: $(find "$out/html" -name '*.html' | wc -l) pages in $out/html, no warnings"
