@@ -42,4 +42,10 @@ template <adapted_graph G, placement_model M, device_set D>
                        std::move(options));
 }
 
+#if defined(GANTRY_SEPARATE_COMPILATION)
+// Compiled once for gantry's own types, in the unit that includes place/instances.hpp.
+extern template list_schedule_result critical_path_schedule(const graph&, const graph_model&, const cluster&,
+                                                            list_options);
+#endif
+
 }  // namespace gantry

@@ -292,4 +292,11 @@ template <adapted_graph G, placement_model M, device_set D>
   return list_schedule(graph, model, devices, etf_policy("m-ETF", tie_break), std::move(options));
 }
 
+#if defined(GANTRY_SEPARATE_COMPILATION)
+// Compiled once for gantry's own types, in the unit that includes place/instances.hpp.
+extern template list_schedule_result etf(const graph&, const graph_model&, const cluster&, etf_options, etf_tie_break);
+extern template list_schedule_result m_etf(const graph&, const graph_model&, const cluster&, etf_options,
+                                           etf_tie_break);
+#endif
+
 }  // namespace gantry

@@ -150,4 +150,9 @@ template <adapted_graph G, memory_model M, device_set D>
   return p;
 }
 
+#if defined(GANTRY_SEPARATE_COMPILATION)
+// Compiled once for gantry's own types, in the unit that includes place/instances.hpp.
+extern template placement m_topo(const graph&, const graph_model&, const cluster&, m_topo_options);
+#endif
+
 }  // namespace gantry

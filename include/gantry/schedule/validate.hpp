@@ -292,4 +292,10 @@ template <adapted_graph G, placement_model M, device_set D>
   return report;
 }
 
+#if defined(GANTRY_SEPARATE_COMPILATION)
+// Compiled once for gantry's own types, in the unit that includes place/instances.hpp.
+extern template validation_report validate(const schedule&, const graph&, const graph_model&, const cluster&,
+                                           validate_options);
+#endif
+
 }  // namespace gantry

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
+#include <gantry/model/cluster.hpp>
+#include <gantry/model/model.hpp>
 #include <gantry/sim/event_loop.hpp>
 
 #include <algorithm>
@@ -108,5 +110,11 @@ template <adapted_graph G, placement_model M, device_set D>
   out.p95 = quantile(0.95);
   return out;
 }
+
+#if defined(GANTRY_SEPARATE_COMPILATION)
+// Compiled once for gantry's own types, in the unit that includes place/instances.hpp.
+extern template simulation_result simulate(const graph&, const graph_model&, const cluster&, std::span<const device_id>,
+                                           simulate_options);
+#endif
 
 }  // namespace gantry
