@@ -126,11 +126,9 @@ def filter_text(lines):
             trailing_column = -1
             pending.append(index)
             continue
-        if stripped == "" or stripped.startswith("#"):
+        if stripped == "" or stripped.startswith("#"):  # a blank line or a directive ends a block
             pending = []
             trailing_column = -1
-            if stripped.startswith("#"):
-                continue
             continue
 
         code, comment_at = code_part(line)
@@ -162,8 +160,8 @@ def filter_text(lines):
                 head = ""
             else:
                 head += c
-        if scopes and scopes[-1] in ("class",) and re.match(r"^\s*(public|private|protected)\s*:", code):
-            head = ""
+        if scopes and scopes[-1] == "class" and re.match(r"^\s*(public|private|protected)\s*:", code):
+            head = ""  # an access specifier is not the start of the next declaration
     return out
 
 

@@ -111,6 +111,26 @@ void all_members(const document_object& table, std::set<std::pair<const document
   }
 }
 
+// The objects the writer put in `document`, each with its table (check_against's walk).
+std::vector<located_object> objects_of(const json& document, const document_object& root) {
+  std::set<std::pair<const document_object*, std::string>> seen;
+  std::vector<located_object> objects;
+  check_against(document, root, "", seen, objects);
+  return objects;
+}
+
+// The members of `root`'s tables that the writer left out of `document`, as "<table>.<key>".
+std::vector<std::string> unwritten_members(const json& document, const document_object& root) {
+  std::set<std::pair<const document_object*, std::string>> seen, all;
+  std::vector<located_object> objects;
+  check_against(document, root, "", seen, objects);
+  all_members(root, all);
+  std::vector<std::string> unwritten;
+  for (const auto& [table, key] : all)
+    if (!seen.contains({table, key})) unwritten.push_back(std::string(table->what) + "." + key);
+  return unwritten;
+}
+
 std::string error_of(const std::function<void()>& read) {
   try {
     read();
@@ -193,14 +213,8 @@ void check_documented(std::initializer_list<const document_object*> tables, cons
 
 TEST_CASE("the cluster writer writes what its tables list, and every member but metadata") {
   const json document = json::parse(cluster_to_json_text(every_member_cluster()));
-  std::set<std::pair<const document_object*, std::string>> seen, all;
-  std::vector<located_object> objects;
-  check_against(document, schema::cluster_document, "", seen, objects);
-  all_members(schema::cluster_document, all);
-  std::vector<std::string> unwritten;
-  for (const auto& [table, key] : all)
-    if (!seen.contains({table, key})) unwritten.push_back(std::string(table->what) + "." + key);
-  CHECK(unwritten == std::vector<std::string>{"a cluster document.metadata"});
+  CHECK(unwritten_members(document, schema::cluster_document) ==
+        std::vector<std::string>{"a cluster document.metadata"});
 }
 
 TEST_CASE("the placement writer writes what its tables list, and every member") {
@@ -235,21 +249,12 @@ TEST_CASE("the placement writer writes what its tables list, and every member") 
 TEST_CASE("the chain writer writes what its tables list, and every member but metadata") {
   const chain c{{{"embed", 0.01, 0.02, 1048576, 524288}, {"head", 0.5, 1.25, 7, 0}}};
   const json document = json::parse(chain_text(c));
-  std::set<std::pair<const document_object*, std::string>> seen, all;
-  std::vector<located_object> objects;
-  check_against(document, schema::chain_document, "", seen, objects);
-  all_members(schema::chain_document, all);
-  std::vector<std::string> unwritten;
-  for (const auto& [table, key] : all)
-    if (!seen.contains({table, key})) unwritten.push_back(std::string(table->what) + "." + key);
-  CHECK(unwritten == std::vector<std::string>{"a chain document.metadata"});
+  CHECK(unwritten_members(document, schema::chain_document) == std::vector<std::string>{"a chain document.metadata"});
 }
 
 TEST_CASE("every object of a cluster document refuses unknown keys and missing members the same way") {
   const json document = json::parse(cluster_to_json_text(every_member_cluster()));
-  std::set<std::pair<const document_object*, std::string>> seen;
-  std::vector<located_object> objects;
-  check_against(document, schema::cluster_document, "", seen, objects);
+  const std::vector<located_object> objects = objects_of(document, schema::cluster_document);
   CHECK(objects.size() == 1 + 3 + 1 + 1 + 1);  // document, devices, link, links, domains
   check_one_policy(document, objects, [](const std::string& text) { (void)read_cluster_json(text, "doc.json"); });
 }
@@ -258,9 +263,7 @@ TEST_CASE("every object of a placement document refuses unknown keys and missing
   test::chain_schedule t;
   const json document = json::parse(
       placement_to_json_text(t.g, t.devices, t.p, {.algorithm = "m-etf", .schedule = &t.s, .metadata = {}}));
-  std::set<std::pair<const document_object*, std::string>> seen;
-  std::vector<located_object> objects;
-  check_against(document, schema::placement_document, "", seen, objects);
+  const std::vector<located_object> objects = objects_of(document, schema::placement_document);
   // The embedded cluster is held to the same tables by the reader of the placement's cluster.
   std::vector<located_object> own, embedded;
   for (const auto& o : objects) (o.pointer.starts_with("/cluster") ? embedded : own).push_back(o);
@@ -275,9 +278,7 @@ TEST_CASE("every object of a placement document refuses unknown keys and missing
 TEST_CASE("every object of a chain document refuses unknown keys and missing members the same way") {
   const chain c{{{"embed", 0.01, 0.02, 1048576, 524288}, {"head", 0.5, 1.25, 7, 0}}};
   const json document = json::parse(chain_text(c));
-  std::set<std::pair<const document_object*, std::string>> seen;
-  std::vector<located_object> objects;
-  check_against(document, schema::chain_document, "", seen, objects);
+  const std::vector<located_object> objects = objects_of(document, schema::chain_document);
   CHECK(objects.size() == 3);
   check_one_policy(document, objects, [](const std::string& text) { (void)parse_chain(text, "doc.json"); });
 }

@@ -254,9 +254,9 @@ template <adapted_graph G>
                                 " vertices are not placed: " + names + (missing > 5 ? ", ..." : ""));
   }
 
-  // Read past (a schedule's summary), but held to its table like everything else.
+  // Read past (a schedule's summary), but held to its table like everything else (check_members
+  // above made it a list).
   if (const auto* summary = detail::json_reader::find(document, "device_summary")) {
-    in.array(*summary, "/device_summary");
     for (std::size_t i = 0; i < summary->size(); ++i)
       in.check_members((*summary)[i], detail::pointer_to("/device_summary", i), schema::placement_device_summary);
   }
