@@ -129,6 +129,49 @@ struct cpu_backend_options {
   std::optional<seconds> spin_wait{};
 };
 
+namespace detail {
+// Sleeps until `margin` before `until`, then spins: a sleep alone ends late by the wake-up.
+inline void wait_until(std::chrono::steady_clock::time_point until, seconds margin) {
+  using clock = std::chrono::steady_clock;
+  const auto spun = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(margin));
+  if (until - clock::now() > spun) std::this_thread::sleep_until(until - spun);
+  while (clock::now() < until) {
+  }
+}
+
+// Linux lets a sleeping thread wake up to 50 us late by default (timer slack); a thread that runs
+// paced kernels asks for 1 ns so that sleeps end when asked.
+inline void tighten_timer_slack() {
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
+}
+
+// Spends one vertex the way `options` says, on the calling thread: the CPU backend's device
+// threads, and any backend whose workers are CPU threads (exec/starpu_backend.hpp).
+inline void run_cpu_kernel(const cpu_backend_options& options, const vertex_launch& job) {
+  using clock = std::chrono::steady_clock;
+  const seconds duration = job.duration;
+  const auto until =
+      clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(duration));
+  switch (options.kernel) {
+    case cpu_kernel::busy_loop:
+      busy_loop_sink().store(busy_loop(static_cast<std::uint64_t>(std::min(duration * options.loop_rate, 1e18))));
+      return;
+    case cpu_kernel::sleep:
+      wait_until(until, options.sleep_margin);
+      return;
+    case cpu_kernel::work:
+      options.work(job);
+      return;
+    case cpu_kernel::spin:
+      while (clock::now() < until) {
+      }
+      return;
+  }
+}
+}  // namespace detail
+
 class cpu_backend {
  public:
   // Throws invalid_input for a busy_loop kernel without a positive loop_rate.
@@ -268,7 +311,7 @@ class cpu_backend {
   }
 
   void run_device(std::size_t d) {
-    tighten_timer_slack();
+    detail::tighten_timer_slack();
     auto& w = *workers_[d];
     for (;;) {
       poll([&] { return stopping_.load(std::memory_order_relaxed) || w.queued.load(std::memory_order_acquire) > 0; });
@@ -286,7 +329,7 @@ class cpu_backend {
       const seconds start = now();
       std::exception_ptr failure;
       try {
-        run_kernel(job);
+        detail::run_cpu_kernel(options_, job);
       } catch (...) {
         failure = std::current_exception();
       }
@@ -294,47 +337,8 @@ class cpu_backend {
     }
   }
 
-  void run_kernel(const vertex_launch& job) const {
-    const seconds duration = job.duration;
-    const auto until =
-        clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(duration));
-    switch (options_.kernel) {
-      case cpu_kernel::busy_loop:
-        detail::busy_loop_sink().store(
-            detail::busy_loop(static_cast<std::uint64_t>(std::min(duration * options_.loop_rate, 1e18))));
-        return;
-      case cpu_kernel::sleep:
-        wait_until(until);
-        return;
-      case cpu_kernel::work:
-        options_.work(job);
-        return;
-      case cpu_kernel::spin:
-        while (clock::now() < until) {
-        }
-        return;
-    }
-  }
-
-  // Sleeps until sleep_margin before `until`, then spins: a sleep alone ends late by the wake-up.
-  void wait_until(clock::time_point until) const {
-    const auto margin =
-        std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.sleep_margin));
-    if (until - clock::now() > margin) std::this_thread::sleep_until(until - margin);
-    while (clock::now() < until) {
-    }
-  }
-
-  // Linux lets a sleeping thread wake up to 50 us late by default (timer slack); the backend's
-  // threads ask for 1 ns so that sleeps end when asked.
-  static void tighten_timer_slack() {
-#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-#endif
-  }
-
   void run_copier() {
-    tighten_timer_slack();
+    detail::tighten_timer_slack();
     for (;;) {
       std::unique_lock lock(copy_mutex_);
       ++idle_copiers_;
@@ -358,7 +362,9 @@ class cpu_backend {
       }
       slot_lock.unlock();
       if (options_.pace_copies && job.duration > 0)
-        wait_until(launched + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(job.duration)));
+        detail::wait_until(
+            launched + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(job.duration)),
+            options_.sleep_margin);
       complete({true, job.id, std::chrono::duration<double>(launched - epoch_).count(), now()});
     }
   }

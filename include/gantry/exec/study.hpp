@@ -8,6 +8,7 @@
 #include <gantry/core/random.hpp>
 #include <gantry/exec/accuracy.hpp>
 #include <gantry/exec/executor.hpp>
+#include <gantry/exec/replay_ahead.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
@@ -42,6 +43,10 @@ struct placement_candidate {
 struct compare_options {
   std::size_t runs = 5;           // measured runs; their median is compared
   simulate_options simulation{};  // the rules both follow (its priority is the candidate's order)
+  // false: the executor decides every launch as the simulator does (exec/executor.hpp); true: the
+  // simulated schedule's orders go to the backend at once (exec/replay_ahead.hpp; the backend must
+  // be an ahead_backend), and the backend alone orders the run.
+  bool ahead = false;
 };
 
 struct comparison {
@@ -78,8 +83,14 @@ template <placement_model SimModel, placement_model ExecModel, execution_backend
   out.simulated = out.simulation.schedule.makespan;
   std::vector<execution_result> runs;
   for (std::size_t i = 0; i < std::max<std::size_t>(options.runs, 1); ++i) {
-    auto r = execute(g, exec_model, devices, std::span<const device_id>(candidate.device), backend,
-                     execute_options_from(sim));
+    execution_result r;
+    if (options.ahead) {
+      if constexpr (ahead_backend<B>) r = replay_ahead(g, exec_model, devices, out.simulation.schedule, backend);
+      else throw invalid_input("compare_run: ahead replay asked of a backend that only runs launches one by one");
+    } else {
+      r = execute(g, exec_model, devices, std::span<const device_id>(candidate.device), backend,
+                  execute_options_from(sim));
+    }
     if (!r.ok()) {
       out.outcome = r.outcome;
       return out;
