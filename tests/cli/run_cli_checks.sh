@@ -464,6 +464,23 @@ elif ! "$gantry" calibrate --backend cuda --partitions 2 >stdout.txt 2>stderr.tx
     { echo "FAIL: gantry-cuda calibrate without a GPU:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
 fi
 
+# --backend starpu: a build without StarPU says how to get one; with StarPU a placement runs on it,
+# ahead and decided, and every measured run validates.
+expect 2 "--partitions needs --backend cuda (StarPU devices are its CPU workers" "$gantry" execute -g "$tiny" --backend starpu --partitions 2
+expect 2 "--replay ahead needs --backend starpu" "$gantry" execute -g "$tiny" --replay ahead
+if "$gantry" execute --help 2>&1 | grep -qF "needs a build with StarPU"; then
+  expect 2 "--backend starpu: this gantry was built without StarPU" "$gantry" execute -g "$tiny" --backend starpu
+else
+  expect 2 "calibrate --backend starpu: StarPU's workers in one process copy with memcpy" "$gantry" calibrate --backend starpu -o starpu.json
+  absent starpu.json
+  expect 2 "--backend starpu: 5 devices need 5 StarPU CPU workers" "$gantry" execute -g "$tiny" --backend starpu --devices 5
+  for replay in ahead decided; do
+    runs env STARPU_SILENT=1 HWLOC_PLUGINS_BLACKLIST=hwloc_pci "$gantry" execute -g "$tiny" --backend starpu --replay $replay --runs 2 --time-scale 10
+    grep -qF "validate      ok (every measured run)" stdout.txt && grep -qF "starpu backend (StarPU" stdout.txt ||
+      { echo "FAIL: execute --backend starpu --replay $replay:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+  done
+fi
+
 if ((failures > 0)); then
   echo "$failures CLI check(s) failed" >&2
   exit 1

@@ -77,6 +77,11 @@ int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
 #if GANTRY_CLI_HAS_CUDA
   if (choice.cuda) return run_cuda_calibrate(flags, choice, out);
 #endif
+  if (choice.starpu)
+    throw invalid_input(
+        "calibrate --backend starpu: StarPU's workers in one process copy with memcpy, as the CPU backend's "
+        "threads do: calibrate with --backend cpu, and `gantry execute --backend starpu` measures StarPU's own "
+        "cost per task itself");
   const byte_count capacity = size_option("--memory", flags.memory, true);
   if (const auto warning = busy_machine()) std::cerr << "gantry calibrate: warning: " << *warning << "\n";
   const auto calibration = calibrate_cpu({.devices = flags.devices});

@@ -1,10 +1,11 @@
 // The command lines of `gantry execute` and `gantry calibrate`, and execute's choice of backend.
-// `execute` runs placements for real on this machine's CPU backend (or, in gantry-cuda, its GPUs:
-// --backend cuda) and reports how well the simulator predicted them (docs/executors.md). CPU
+// `execute` runs placements for real on this machine's CPU backend (or StarPU's workers: --backend
+// starpu, where StarPU was found; or, in gantry-cuda, its GPUs: --backend cuda) and reports how
+// well the simulator predicted them (docs/executors.md). CPU
 // devices are threads: on a machine of H hardware threads at most H devices (fewer, counting the
 // executor's own thread) truly run in parallel, and the output says so. CUDA devices are SM
 // partitions of one GPU (green contexts) or whole GPUs. Each backend's part is a unit of its own
-// (execute_cpu.cpp, execute_cuda.cpp), both through one flow (execute_flow.hpp: run_execution);
+// (execute_cpu.cpp, execute_starpu.cpp, execute_cuda.cpp), all through one flow (execute_flow.hpp: run_execution);
 // calibrate's work is in calibrate_command.cpp.
 
 #include "execute_flow.hpp"
@@ -30,8 +31,14 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
                                                                                          : std::string());
   auto file = read_any_graph_file(flags.graph_path, flags.reading);
   if (const auto warning = busy_machine()) err << "gantry execute: warning: " << *warning << "\n";
+  if (flags.replay != "auto" && !choice.starpu)
+    throw invalid_input("--replay " + flags.replay + " needs --backend starpu (the " + flags.backend.backend +
+                        " backend's launches are decided one by one by the executor)");
 #if GANTRY_CLI_HAS_CUDA
   if (choice.cuda) return run_cuda_execute(flags, choice, std::move(given), file, out, err);
+#endif
+#if GANTRY_CLI_HAS_STARPU
+  if (choice.starpu) return run_starpu_execute(flags, std::move(given), file, out, err);
 #endif
   return run_cpu_execute(flags, std::move(given), file, out, err);
 }
@@ -41,10 +48,11 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
 inline void add_backend_options(CLI::App& command, backend_flags& flags) {
   command
       .add_option("--backend", flags.backend,
-                  std::string("cpu (devices are threads) or cuda (devices are SM partitions of one GPU, or whole "
-                              "GPUs") +
+                  std::string("cpu (devices are threads), starpu (devices are StarPU's CPU workers") +
+                      (GANTRY_CLI_HAS_STARPU ? "" : "; needs a build with StarPU") +
+                      ") or cuda (devices are SM partitions of one GPU, or whole GPUs" +
                       (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
-      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->check(CLI::IsMember({"cpu", "cuda", "starpu"}))
       ->capture_default_str();
   command
       .add_option("--partitions", flags.partitions,
@@ -83,8 +91,8 @@ void register_execute_commands(CLI::App& app) {
 
   auto flags = std::make_shared<execute_flags>();
   auto* ex = app.add_subcommand("execute",
-                                "place, simulate and run a graph for real on CPU threads (or GPUs: "
-                                "--backend cuda); report simulated vs measured makespans");
+                                "place, simulate and run a graph for real on CPU threads (or StarPU's workers: "
+                                "--backend starpu; GPUs: --backend cuda); report simulated vs measured makespans");
   ex->add_option("--graph,-g", flags->graph_path, "graph file (.json or .json.gz) or PipeDream graph.txt")
       ->required()
       ->check(CLI::ExistingFile);
@@ -139,6 +147,12 @@ void register_execute_commands(CLI::App& app) {
                  "and CUDA kernels with --backend cuda, profiled first: `gantry workload` graphs), auto (CPU: spin "
                  "when every device and the executor get a core, else sleep; CUDA: spin)")
       ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep", "work"}))
+      ->capture_default_str();
+  ex->add_option("--replay", flags->replay,
+                 "with --backend starpu: ahead (the default: each simulated schedule submitted to StarPU at once, "
+                 "every worker in its order, tensors as data handles) or decided (the executor launches each "
+                 "vertex as a pinned task)")
+      ->check(CLI::IsMember({"auto", "ahead", "decided"}))
       ->capture_default_str();
   ex->add_option("--trace", flags->trace,
                  "Chrome traces, as in place: --trace run.json writes run.simulated.json and "

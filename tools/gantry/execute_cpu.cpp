@@ -1,12 +1,8 @@
 // `gantry execute --backend cpu`: devices are threads of this machine (exec/cpu_backend.hpp), the
 // work a spin, a sleep, a calibrated busy loop or, with Eigen, the graph's own operations.
-#include "execute_flow.hpp"
+#include "execute_host.hpp"
 
-#include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
-#if GANTRY_CLI_HAS_LEARN
-#include "eigen_work.hpp"
-#endif
 
 #include <memory>
 
@@ -19,14 +15,7 @@ int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, gr
 
   // The machine first: the busy loop's rate and the executor's launch overhead are always measured
   // here; the link comes from --cluster, or from this calibration.
-  const auto calibration = calibrate_cpu({.devices = std::max<std::size_t>(flags.devices, 2)});
-  cluster base_cluster;
-  if (given) {
-    base_cluster = std::move(*given);
-  } else {
-    const byte_count capacity = size_option("--memory", flags.memory, true);
-    base_cluster = calibrated_cluster(calibration, flags.devices, capacity, comm_from(flags.comm));
-  }
+  auto [calibration, base_cluster] = calibrated_host(flags, std::move(given));
   const seconds overhead = flags.launch_overhead == "auto"
                                ? calibration.launch_overhead
                                : duration_option("--launch-overhead", flags.launch_overhead);
@@ -36,17 +25,7 @@ int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, gr
   // first, so the placers and the simulator see this machine.
   const bool real_work = flags.kernel == "work";
 #if GANTRY_CLI_HAS_LEARN
-  std::unique_ptr<eigen_work> operations;
-  if (real_work) {
-    std::size_t shaped = 0;
-    auto ops = work_operations(flags, file.graph, shaped);
-    operations = std::make_unique<eigen_work>(std::move(ops), c.device_count());
-    file.graph = with_profiled_times(file.graph, operations->profile(file.graph));
-    seconds work = 0;
-    for (const auto& v : file.graph.vertices()) work += v.compute;
-    text << "profile       " << shaped << " of " << file.graph.vertex_count()
-         << " vertices run real work, timed here: " << format_seconds(work) << " of compute in all\n";
-  }
+  const auto operations = profiled_work(flags, file, c.device_count(), text);
 #else
   if (real_work) throw invalid_input("--kernel work needs a gantry built with Eigen");
 #endif

@@ -58,6 +58,8 @@ namespace gantry::cli {
 struct execution_setup {
   cluster devices;
   seconds overhead = 0;
+  seconds copy_overhead = 0;  // added to every simulated copy (a runtime whose copies are tasks too)
+  bool ahead = false;  // replay each simulated schedule ahead (exec/replay_ahead.hpp) instead of deciding launches
   nlohmann::ordered_json facts = nlohmann::ordered_json::object();
 };
 
@@ -87,7 +89,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   // added to every vertex, which the executor pays but does not run.
   const graph run_graph = with_compute_times(profiled, flags.time_scale, 0);
   const graph sim_graph = with_compute_times(profiled, flags.time_scale, overhead);
-  const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
+  const cluster sim_cluster = setup.copy_overhead > 0 ? with_link_times(c, 1, setup.copy_overhead) : c;
+  const graph_model run_model(run_graph, c), sim_model(sim_graph, sim_cluster);
 
   simulate_options rules;
   rules.policy = parse_enum<ready_policy>(flags.policy).value_or(ready_policy::placement_order);  // checked by CLI11
@@ -120,8 +123,9 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     candidates.push_back({flags.algorithm, std::move(placed.placement.device), std::move(placed.placement.order)});
   }
   // A first run warms the backend's buffers and threads up; it is not counted.
-  (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend, {.runs = 1, .simulation = rules});
-  const compare_options options{.runs = flags.runs, .simulation = rules};
+  (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend,
+                    {.runs = 1, .simulation = rules, .ahead = setup.ahead});
+  const compare_options options{.runs = flags.runs, .simulation = rules, .ahead = setup.ahead};
 
   if (flags.placements == 0) {
     const auto r = compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend, options);
@@ -241,9 +245,14 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   return ops;
 }
 
-// The backends' own parts: execute_cpu.cpp and, in gantry-cuda, execute_cuda.cpp.
+// The backends' own parts: execute_cpu.cpp, execute_starpu.cpp where StarPU was found, and, in
+// gantry-cuda, execute_cuda.cpp.
 int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file, std::ostream& out,
                     std::ostream& err);
+#if GANTRY_CLI_HAS_STARPU
+int run_starpu_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file, std::ostream& out,
+                       std::ostream& err);
+#endif
 #if GANTRY_CLI_HAS_CUDA
 int run_cuda_execute(const execute_flags& flags, const backend_choice& b, std::optional<cluster> given,
                      graph_file& file, std::ostream& out, std::ostream& err);

@@ -34,7 +34,7 @@ namespace gantry::cli {
 // execute. Unset values (0, empty, -1) are told apart from given ones so that a CUDA option with
 // --backend cpu is refused rather than ignored.
 struct backend_flags {
-  std::string backend = "cpu";       // cpu or cuda
+  std::string backend = "cpu";       // cpu, cuda or starpu
   std::size_t partitions = 0;        // SM partitions of one GPU as devices; 0: not given
   std::string gpus;                  // whole GPUs, comma separated; empty: not given
   int gpu = -1;                      // the GPU to partition; -1: not given (GPU 0)
@@ -67,6 +67,7 @@ struct execute_flags {
   double time_scale = 1;
   std::string launch_overhead = "auto";
   std::string kernel = "auto";
+  std::string replay = "auto";  // starpu: ahead (the default) or decided
   std::string trace, svg;
   std::string output_format = "table";
 };
@@ -79,8 +80,10 @@ struct execute_flags {
 
 // The cluster with every link and bandwidth domain `scale` times slower (latency × scale,
 // bandwidth / scale); nodes and cores as they were.
-[[nodiscard]] inline cluster with_link_times(const cluster& c, double scale) {
-  const auto scaled = [scale](link_model l) { return link_model{l.latency * scale, l.bandwidth / scale}; };
+[[nodiscard]] inline cluster with_link_times(const cluster& c, double scale, seconds added_latency = 0) {
+  const auto scaled = [scale, added_latency](link_model l) {
+    return link_model{l.latency * scale + added_latency, l.bandwidth / scale};
+  };
   cluster out(c.devices(), scaled(c.default_link()), c.comm());
   if (!c.nodes().empty()) out.set_nodes(c.nodes());
   for (auto domain : c.domains()) {  // every time `scale` times longer: the same bytes at 1 / scale the rate
@@ -108,6 +111,11 @@ inline constexpr const char* no_cuda_build_text =
     "(CUDACXX=/path/to/nvcc, or nvcc at /usr/local/cuda/bin/nvcc), build the target gantry_cuda_cli "
     "(cmake --build BUILD --target gantry_cuda_cli) and run BUILD/tools/gantry-cuda";
 
+// Where to get a gantry that runs --backend starpu.
+inline constexpr const char* no_starpu_build_text =
+    "--backend starpu: this gantry was built without StarPU. Install it (Debian: libstarpu-dev, which "
+    "scripts/install-deps.sh --tests installs), configure again so that CMake finds it, and rebuild gantry";
+
 // GPU numbers separated by commas ("0,1"), each once: a GPU is one whole device.
 [[nodiscard]] inline std::vector<int> parse_gpu_list(const std::string& text) {
   const auto bad = [&] {
@@ -132,6 +140,7 @@ inline constexpr const char* no_cuda_build_text =
 // The backend options, checked: for CUDA, which GPUs and how many devices.
 struct backend_choice {
   bool cuda = false;
+  bool starpu = false;
   std::vector<int> gpus;  // whole GPUs; empty: partitions of `gpu`
   int gpu = 0;
   unsigned sms_per_partition = 0;
@@ -152,9 +161,16 @@ struct backend_choice {
                           : f.sms_per_partition >= 0 ? "--sms-per-partition"
                                                      : nullptr;
   if (f.backend != "cuda") {
-    if (f.backend != "cpu") throw invalid_input("--backend: expected cpu or cuda, got '" + f.backend + "'");
+    if (f.backend != "cpu" && f.backend != "starpu")
+      throw invalid_input("--backend: expected cpu, cuda or starpu, got '" + f.backend + "'");
     if (cuda_only != nullptr)
-      throw invalid_input(std::string(cuda_only) + " needs --backend cuda (CPU devices are threads: --devices N)");
+      throw invalid_input(std::string(cuda_only) + " needs --backend cuda (" +
+                          (f.backend == "cpu" ? "CPU devices are threads" : "StarPU devices are its CPU workers") +
+                          ": --devices N)");
+    out.starpu = f.backend == "starpu";
+#if !GANTRY_CLI_HAS_STARPU
+    if (out.starpu) throw invalid_input(no_starpu_build_text);
+#endif
     return out;
   }
   out.cuda = true;
