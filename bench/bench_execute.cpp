@@ -17,6 +17,7 @@
 // machine's cores: on 2 cores only 2 devices truly run in parallel, and the executor's thread and
 // other processes share them too, so figures vary from run to run.
 #include "bench_support.hpp"
+#include "timed_study.hpp"
 
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
@@ -151,19 +152,8 @@ int main(int argc, char**) {
     cpu_backend backend({.kernel = kernel, .loop_rate = calibration.loop_rate});
     std::vector<prepared> ready;
     for (const auto& w : workloads) {
-      seconds work = 0;
-      std::size_t working = 0;
-      for (const auto& v : w.g.vertices()) {
-        work += v.compute;
-        working += v.compute > 0 ? 1 : 0;
-      }
-      const double scale = std::max(target_work, 0.5e-3 * static_cast<double>(working)) / work;
-      // A reference link of 12 GB/s and 10 us, slowed by the same scale as compute so that the
-      // balance of compute and transfers is the workload's own, but never faster than this
-      // machine's memcpy (as calibrated): a copy cannot beat the memory it runs on. Duplex: one copy
-      // each way at a time, as two cores can carry.
-      const link_model link{.latency = std::max(10e-6 * scale, calibration.link.link.latency),
-                            .bandwidth = std::min(12e9 / scale, calibration.link.link.bandwidth)};
+      // Duplex: one copy each way at a time, as two cores can carry.
+      const auto [scale, link] = bench::timed_scaling_of(w.g, target_work, calibration.link.link);
       ready.push_back({w.name, with_compute_times(w.g, scale, 0),
                        with_compute_times(w.g, scale, calibration.launch_overhead),
                        cluster::uniform(2, unlimited_memory, link, comm_mode::duplex), &backend});

@@ -17,7 +17,8 @@
 //     acquires it to read, in plan order, through starpu_data_acquire_cb, and writes the
 //     receiving device's replica, which the consumer reads), a consumer waits for its copies'
 //     tags, and a vertex's other cross-stream waits are declared task dependencies. The host
-//     submits once and waits once.
+//     submits everything behind a gate (a tag each worker's first task waits for), opens it and
+//     waits once: the measured run is StarPU's, from the gate's opening.
 // Vertex times are StarPU's own (its profiling info: when the worker started and ended the task's
 // codelet); copy times the engine's, on the same clock (starpu_timing_now()), from begin().
 //
@@ -202,8 +203,9 @@ class starpu_backend {
   }
   [[nodiscard]] seconds now() const { return (starpu_timing_now() - epoch_us_) * 1e-6; }
 
-  // Ahead: submits every activity of `plan` (exec/replay_ahead.hpp), waits for all and fills one
-  // completion per activity; returns the host time spent registering and submitting.
+  // Ahead: submits every activity of `plan` (exec/replay_ahead.hpp) behind a gate, opens it, waits
+  // for all and fills one completion per activity, timed from the gate's opening; returns the host
+  // time spent registering and submitting.
   seconds run_ahead(const ahead_plan& plan, std::vector<completion>& out) {
     const std::size_t n = plan.vertices.size(), t = plan.copies.size();
     if (plan.devices > options_.devices)
@@ -230,6 +232,8 @@ class starpu_backend {
     std::vector<std::size_t> copy_of(plan.activities.size(), 0);  // activity -> its engine copy
     tag_set tags;                                                 // removed on every path out, after the tasks
     task_set owned;                                               // destroys the tasks on every path out
+    gate_tag gate{tags.add(next_tag_++)};                         // opened on every path out, before the wait
+    std::vector<bool> gated(plan.devices, false);
     for (std::size_t a = 0; a < plan.activities.size(); ++a) {
       const auto& act = plan.activities[a];
       if (act.is_copy) {
@@ -268,6 +272,11 @@ class starpu_backend {
       owned.tasks.push_back(task);
       tasks[a] = task;
       if (!deps.empty()) starpu_task_declare_deps_array(task, static_cast<unsigned>(deps.size()), deps.data());
+      // Each worker's first task waits for the gate, which opens once everything is submitted.
+      if (!gated[job.vertex.device]) {
+        gated[job.vertex.device] = true;
+        copies.push_back(gate.tag);
+      }
       if (!copies.empty()) {
         // A tag, not the replica's handle held by the engine: StarPU 1.3 loses 48 bytes for every
         // task that waits on a handle an application thread holds.
@@ -278,6 +287,11 @@ class starpu_backend {
       submit(task, worker);
     }
     const seconds host = std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+    // The run starts when the gate opens: what is measured is StarPU running the plan, not the
+    // host submitting it (on a machine whose cores the polling workers take, a submitting thread
+    // is preempted for whole scheduler ticks).
+    epoch_us_ = starpu_timing_now();
+    gate.open();
     starpu_task_wait_for_all();
     wait_for_copies();
     for (std::size_t a = 0; a < tasks.size(); ++a) {
@@ -381,6 +395,22 @@ class starpu_backend {
     ~handle_set() {
       starpu_task_wait_for_all();
       for (auto* h : registered) starpu_data_unregister_no_coherency(*h);
+    }
+  };
+  // The tag that holds an ahead run's first tasks until everything is submitted; opened once, by
+  // open() or, when the run leaves early, on the way out, so no submitted task waits for good.
+  struct gate_tag {
+    starpu_tag_t tag;
+    bool opened = false;
+    explicit gate_tag(starpu_tag_t t) : tag(t) {}
+    void open() {
+      opened = true;
+      starpu_tag_notify_from_apps(tag);
+    }
+    gate_tag(const gate_tag&) = delete;
+    gate_tag& operator=(const gate_tag&) = delete;
+    ~gate_tag() {
+      if (!opened) starpu_tag_notify_from_apps(tag);
     }
   };
   // The tags of one ahead run (the copies', and the tasks' that wait for copies).
@@ -712,9 +742,9 @@ class starpu_backend {
 static_assert(execution_backend<starpu_backend> && ahead_backend<starpu_backend>);
 
 // StarPU's own cost per task on one worker: a chain of `length` empty vertices on device 0, each
-// waiting for the one before through its data handle, replayed ahead; the median over `runs` runs
-// of the measured makespan over `length`. What a simulation adds to every vertex to account for
-// the runtime (as the executor's launch round trip is added for the CPU backend).
+// after the one before in the worker's order, replayed ahead; the median over `runs` runs of the
+// measured makespan (from the gate's opening) over `length`. What a simulation adds to every
+// vertex to account for the runtime, as the executor's launch round trip is for the CPU backend.
 [[nodiscard]] inline seconds measure_task_cost(starpu_backend& backend, std::size_t length = 400,
                                                std::size_t runs = 5) {
   graph g;
