@@ -176,9 +176,9 @@ class starpu_backend {
     if (v.device >= options_.devices)
       throw invalid_input("starpu_backend: vertex " + std::to_string(v.vertex) + " on device " +
                           std::to_string(v.device) + " of " + std::to_string(options_.devices));
-    auto& job = new_job(false, v.vertex);
+    auto& job = new_job(v.vertex);
     job.vertex = v;
-    submit_decided(job, vertex_codelet_, workers_[v.device]);
+    submit_decided(job, workers_[v.device]);
   }
   void launch_copy(const copy_launch& c) {
     if (c.from >= options_.devices || c.to >= options_.devices)
@@ -253,7 +253,7 @@ class starpu_backend {
         copy_of[a] = enqueue(std::move(copy));
         continue;
       }
-      auto& job = new_job(false, act.id);
+      auto& job = new_job(act.id);
       job.vertex = plan.vertices.at(act.id);
       const int worker = workers_.at(job.vertex.device);
       std::vector<starpu_data_descr> data{{handles.output[act.id], STARPU_W}};
@@ -329,7 +329,7 @@ class starpu_backend {
     std::vector<starpu_task*> tasks(n, nullptr);
     task_set owned;
     for (const vertex_id v : kahn_order(g)) {
-      auto& job = new_job(false, v);
+      auto& job = new_job(v);
       double mean = 0;
       for (device_id d = 0; d < devices; ++d) mean += durations[v * devices + d] = model.compute_time(v, d);
       job.per_device = &durations[v * devices];
@@ -367,10 +367,9 @@ class starpu_backend {
   }
 
  private:
-  // What a task runs: the launch it stands for.
+  // What a task runs: the vertex it stands for.
   struct task_job {
     starpu_backend* self = nullptr;
-    bool is_copy = false;
     std::uint32_t id = 0;
     vertex_launch vertex{};
     // A vertex that StarPU's scheduler places: its time on each device, and the cost it plans with.
@@ -484,8 +483,8 @@ class starpu_backend {
     return it->second;
   }
 
-  task_job& new_job(bool is_copy, std::uint32_t id) {
-    jobs_.push_back({this, is_copy, id, {}, nullptr, 0, 0});
+  task_job& new_job(std::uint32_t id) {
+    jobs_.push_back({this, id, {}, nullptr, 0, 0});
     return jobs_.back();
   }
 
@@ -511,9 +510,9 @@ class starpu_backend {
     ++next;
   }
 
-  void submit_decided(task_job& job, starpu_codelet& cl, int worker) {
+  void submit_decided(task_job& job, int worker) {
     std::vector<starpu_data_descr> none;
-    starpu_task* task = make_task(cl, job, worker, none);
+    starpu_task* task = make_task(vertex_codelet_, job, worker, none);
     task->destroy = 1;
     task->callback_func = &starpu_backend::on_done;
     task->callback_arg = &job;
@@ -548,7 +547,7 @@ class starpu_backend {
     auto& job = *static_cast<task_job*>(arg);
     auto& self = *job.self;
     const starpu_task* task = starpu_task_get_current();
-    completion c{job.is_copy, job.id, 0, 0};
+    completion c{false, job.id, 0, 0};
     if (task != nullptr && task->profiling_info != nullptr) std::tie(c.start, c.finish) = self.times_of(*task);
     {
       std::lock_guard lock(self.done_mutex_);
