@@ -25,14 +25,17 @@ endif()
 
 set(StarPU_MPI_FOUND FALSE)
 if(StarPU_FOUND AND _starpu_mpi_FOUND)
-  find_package(MPI QUIET COMPONENTS C)
-  if(MPI_C_FOUND)
+  # MPI's C API, found through the C++ compiler (projects need not enable C); without MPI's C++
+  # bindings, which the C++ standard dropped long ago.
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI QUIET COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
     set(StarPU_MPI_FOUND TRUE)
     if(NOT TARGET StarPU::MPI)
       add_library(StarPU::MPI INTERFACE IMPORTED)
       set_target_properties(StarPU::MPI PROPERTIES
         INTERFACE_INCLUDE_DIRECTORIES "${_starpu_mpi_INCLUDE_DIRS}"
-        INTERFACE_LINK_LIBRARIES "${_starpu_mpi_LINK_LIBRARIES};MPI::MPI_C;StarPU::StarPU")
+        INTERFACE_LINK_LIBRARIES "${_starpu_mpi_LINK_LIBRARIES};MPI::MPI_CXX;StarPU::StarPU")
     endif()
   endif()
 endif()

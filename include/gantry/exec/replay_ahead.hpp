@@ -45,7 +45,8 @@ struct ahead_plan {
 // them, fills one completion per activity (times on its clock, from begin()) and returns the host
 // time it spent enqueueing (or launching what it had prepared), not waiting.
 template <class B>
-concept ahead_backend = requires(B& b, const ahead_plan& p, std::vector<completion>& out) {
+concept ahead_backend = requires(B& b, const ahead_plan& p, std::vector<completion>& out, std::size_t devices) {
+  b.begin(devices);
   { b.run_ahead(p, out) } -> std::convertible_to<seconds>;
 };
 
@@ -183,7 +184,7 @@ template <adapted_graph G, placement_model M, device_set D>
 // placement and transfers, with the backend's times. Memory is not enforced while it runs (the
 // order is the plan's): the peak is computed from the measured times, and validate() judges it.
 template <adapted_graph G, placement_model M, device_set D, class B>
-requires ahead_backend<B> && execution_backend<B>
+requires ahead_backend<B>
 [[nodiscard]] execution_result run_ahead_plan(const G& graph, const M& model, const D& devices, const ahead_plan& plan,
                                               const std::vector<transfer>& transfers, B& backend) {
   const detail::csr_view<G> view(graph);
@@ -222,7 +223,7 @@ requires ahead_backend<B> && execution_backend<B>
 
 // The plan of `simulated` (a schedule of g on devices), run on backend.
 template <adapted_graph G, placement_model M, device_set D, class B>
-requires ahead_backend<B> && execution_backend<B>
+requires ahead_backend<B>
 [[nodiscard]] execution_result replay_ahead(const G& graph, const M& model, const D& devices, const schedule& simulated,
                                             B& backend) {
   const ahead_plan plan = make_ahead_plan(graph, model, devices, simulated);

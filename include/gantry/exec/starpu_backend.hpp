@@ -56,6 +56,46 @@
 
 namespace gantry {
 
+namespace detail {
+// StarPU runs once per process: set while a StarPU backend is alive.
+inline std::atomic<bool>& starpu_running() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+// The tag that holds an ahead run's first tasks until everything is submitted; opened once, by
+// open() or, when the run leaves early, on the way out, so no submitted task waits for good.
+struct starpu_gate_tag {
+  starpu_tag_t tag;
+  bool opened = false;
+  explicit starpu_gate_tag(starpu_tag_t t) : tag(t) {}
+  void open() {
+    opened = true;
+    starpu_tag_notify_from_apps(tag);
+  }
+  starpu_gate_tag(const starpu_gate_tag&) = delete;
+  starpu_gate_tag& operator=(const starpu_gate_tag&) = delete;
+  ~starpu_gate_tag() {
+    if (!opened) starpu_tag_notify_from_apps(tag);
+  }
+};
+// The tags of one ahead run (the copies', and the tasks' that wait for copies).
+struct starpu_tag_set {
+  std::vector<starpu_tag_t> tags;
+  starpu_tag_t add(starpu_tag_t tag) {
+    tags.push_back(tag);
+    return tag;
+  }
+  starpu_tag_set() = default;
+  starpu_tag_set(const starpu_tag_set&) = delete;
+  starpu_tag_set& operator=(const starpu_tag_set&) = delete;
+  ~starpu_tag_set() {
+    starpu_task_wait_for_all();
+    for (const auto tag : tags) starpu_tag_remove(tag);
+  }
+};
+}  // namespace detail
+
 struct starpu_backend_options {
   std::size_t devices = 2;       // StarPU CPU workers, one per gantry device (device d is the d-th)
   std::size_t copy_engines = 1;  // host threads that run the copies, device pairs shared among them
@@ -100,7 +140,8 @@ class starpu_backend {
     if (!known_scheduler(options_.scheduler))
       throw invalid_input("starpu_backend: StarPU has no scheduling policy '" + options_.scheduler + "' (" +
                           scheduler_names() + ")");
-    if (running().exchange(true)) throw std::runtime_error("starpu_backend: StarPU already runs in this process");
+    if (detail::starpu_running().exchange(true))
+      throw std::runtime_error("starpu_backend: StarPU already runs in this process");
     starpu_conf conf;
     starpu_conf_init(&conf);
     conf.precedence_over_environment_variables = 1;
@@ -109,7 +150,7 @@ class starpu_backend {
     conf.nopencl = 0;
     conf.sched_policy_name = options_.scheduler.c_str();
     if (const int rc = starpu_init(&conf); rc != 0) {
-      running() = false;
+      detail::starpu_running() = false;
       throw std::runtime_error("starpu_backend: starpu_init failed (" + std::string(std::strerror(-rc)) + ")");
     }
     starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
@@ -117,7 +158,7 @@ class starpu_backend {
     const unsigned found = starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids.data(), static_cast<unsigned>(workers));
     if (found < workers) {
       starpu_shutdown();
-      running() = false;
+      detail::starpu_running() = false;
       throw std::runtime_error("starpu_backend: StarPU started " + std::to_string(found) + " CPU workers of " +
                                std::to_string(workers));
     }
@@ -144,7 +185,7 @@ class starpu_backend {
     engine_wake_.notify_all();
     for (auto& e : engines_) e.thread.join();
     starpu_shutdown();
-    running() = false;
+    detail::starpu_running() = false;
   }
 
   [[nodiscard]] const starpu_backend_options& options() const noexcept { return options_; }
@@ -396,37 +437,8 @@ class starpu_backend {
       for (auto* h : registered) starpu_data_unregister_no_coherency(*h);
     }
   };
-  // The tag that holds an ahead run's first tasks until everything is submitted; opened once, by
-  // open() or, when the run leaves early, on the way out, so no submitted task waits for good.
-  struct gate_tag {
-    starpu_tag_t tag;
-    bool opened = false;
-    explicit gate_tag(starpu_tag_t t) : tag(t) {}
-    void open() {
-      opened = true;
-      starpu_tag_notify_from_apps(tag);
-    }
-    gate_tag(const gate_tag&) = delete;
-    gate_tag& operator=(const gate_tag&) = delete;
-    ~gate_tag() {
-      if (!opened) starpu_tag_notify_from_apps(tag);
-    }
-  };
-  // The tags of one ahead run (the copies', and the tasks' that wait for copies).
-  struct tag_set {
-    std::vector<starpu_tag_t> tags;
-    starpu_tag_t add(starpu_tag_t tag) {
-      tags.push_back(tag);
-      return tag;
-    }
-    tag_set() = default;
-    tag_set(const tag_set&) = delete;
-    tag_set& operator=(const tag_set&) = delete;
-    ~tag_set() {
-      starpu_task_wait_for_all();
-      for (const auto tag : tags) starpu_tag_remove(tag);
-    }
-  };
+  using gate_tag = detail::starpu_gate_tag;
+  using tag_set = detail::starpu_tag_set;
   struct task_set {
     std::vector<starpu_task*> tasks;
     task_set() = default;
@@ -437,11 +449,6 @@ class starpu_backend {
       for (auto* t : tasks) starpu_task_destroy(t);
     }
   };
-
-  static std::atomic<bool>& running() {
-    static std::atomic<bool> flag{false};
-    return flag;
-  }
 
   static bool known_scheduler(const std::string& name) {
     for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); p != nullptr && *p != nullptr; ++p)

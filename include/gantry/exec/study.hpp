@@ -68,7 +68,8 @@ struct comparison {
 // Simulates `placement` with sim_model and executes it `runs` times with exec_model (the two may
 // differ: a simulation can add the measured launch overhead to every vertex, which the executor
 // must not run). Every measured schedule is checked by validate() without exact durations.
-template <placement_model SimModel, placement_model ExecModel, execution_backend B>
+template <placement_model SimModel, placement_model ExecModel, class B>
+requires execution_backend<B> || ahead_backend<B>
 [[nodiscard]] comparison compare_run(const graph& g, const SimModel& sim_model, const ExecModel& exec_model,
                                      const cluster& devices, const placement_candidate& candidate, B& backend,
                                      const compare_options& options = {}) {
@@ -88,8 +89,12 @@ template <placement_model SimModel, placement_model ExecModel, execution_backend
       if constexpr (ahead_backend<B>) r = replay_ahead(g, exec_model, devices, out.simulation.schedule, backend);
       else throw invalid_input("compare_run: ahead replay asked of a backend that only runs launches one by one");
     } else {
-      r = execute(g, exec_model, devices, std::span<const device_id>(candidate.device), backend,
-                  execute_options_from(sim));
+      if constexpr (execution_backend<B>)
+        r = execute(g, exec_model, devices, std::span<const device_id>(candidate.device), backend,
+                    execute_options_from(sim));
+      else
+        throw invalid_input(
+            "compare_run: this backend only replays whole schedules ahead (set compare_options::ahead)");
     }
     if (!r.ok()) {
       out.outcome = r.outcome;
@@ -128,7 +133,8 @@ struct study_result {
 };
 
 // `progress(done, total, name)` is told before each candidate runs (for a progress line).
-template <placement_model SimModel, placement_model ExecModel, execution_backend B>
+template <placement_model SimModel, placement_model ExecModel, class B>
+requires execution_backend<B> || ahead_backend<B>
 [[nodiscard]] study_result study_placements(
     const graph& g, const SimModel& sim_model, const ExecModel& exec_model, const cluster& devices,
     const std::vector<placement_candidate>& candidates, B& backend, const compare_options& options = {},
