@@ -143,3 +143,16 @@ TEST_CASE("a study compares placements replayed across ranks; decided launches a
   CHECK(same_on_every_rank(r.measured));
   CHECK_THROWS_AS((void)compare_run(c.g, model, model, c.devices, candidate, backend, {.runs = 1}), invalid_input);
 }
+
+TEST_CASE("the MPI link between two ranks is measured the same on every rank") {
+  auto& backend = shared_backend();
+  const auto before = backend.options().kernels;
+  const link_model link = measure_mpi_link(backend, {8, 64 << 10, 1 << 20}, 3);
+  CHECK(link.latency >= 0);
+  CHECK(link.bandwidth > 0);
+  CHECK(same_on_every_rank(link.latency));
+  CHECK(same_on_every_rank(std::isfinite(link.bandwidth) ? link.bandwidth : -1));
+  // The backend's own copy rules are back.
+  CHECK(backend.options().kernels.pace_copies == before.pace_copies);
+  CHECK(backend.options().kernels.max_copy_bytes == before.max_copy_bytes);
+}

@@ -481,6 +481,23 @@ else
   done
 fi
 
+# --backend starpu-mpi: a build without StarPU-MPI says how to get one; with it, a placement runs
+# across 2 MPI ranks and every measured run validates.
+if "$gantry" execute --help 2>&1 | grep -qF "needs a build with StarPU-MPI"; then
+  expect 2 "--backend starpu-mpi: this gantry was built without StarPU-MPI" "$gantry" execute -g "$tiny" --backend starpu-mpi
+else
+  expect 2 "calibrate --backend starpu-mpi: not available yet" "$gantry" calibrate --backend starpu-mpi -o mpi.json
+  absent mpi.json
+  if command -v mpirun >/dev/null; then
+    mpi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_SILENT=1 HWLOC_PLUGINS_BLACKLIST=hwloc_pci)
+    expect 2 "--replay decided with --backend starpu-mpi" "${mpi_env[@]}" "$gantry" execute -g "$tiny" --backend starpu-mpi --replay decided
+    runs "${mpi_env[@]}" mpirun -np 2 --oversubscribe "$gantry" execute -g "$tiny" --backend starpu-mpi --runs 2 --time-scale 10
+    grep -qF "validate      ok (every measured run)" stdout.txt && grep -qF "starpu-mpi backend (StarPU" stdout.txt &&
+      [[ $(grep -c "^simulated" stdout.txt) == 1 ]] ||
+      { echo "FAIL: mpirun -np 2 execute --backend starpu-mpi:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+  fi
+fi
+
 if ((failures > 0)); then
   echo "$failures CLI check(s) failed" >&2
   exit 1

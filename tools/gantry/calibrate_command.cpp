@@ -82,6 +82,10 @@ int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
         "calibrate --backend starpu: StarPU's workers in one process copy with memcpy, as the CPU backend's "
         "threads do: calibrate with --backend cpu, and `gantry execute --backend starpu` measures StarPU's own "
         "cost per task itself");
+  if (choice.starpu_mpi)
+    throw invalid_input(
+        "calibrate --backend starpu-mpi: not available yet; `mpirun -np 2 gantry execute --backend starpu-mpi` "
+        "without --cluster measures the MPI link between ranks 0 and 1 itself and prints it");
   const byte_count capacity = size_option("--memory", flags.memory, true);
   if (const auto warning = busy_machine()) std::cerr << "gantry calibrate: warning: " << *warning << "\n";
   const auto calibration = calibrate_cpu({.devices = flags.devices});

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -30,8 +31,11 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
                                                            : flags.backend.devices_given ? std::string("--devices")
                                                                                          : std::string());
   auto file = read_any_graph_file(flags.graph_path, flags.reading);
-  if (const auto warning = busy_machine()) err << "gantry execute: warning: " << *warning << "\n";
-  if (flags.replay != "auto" && !choice.starpu)
+  // Under mpirun (--backend starpu-mpi) rank 0 alone warns.
+  const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (const auto warning = busy_machine(); warning && (mpi_rank == nullptr || std::string(mpi_rank) == "0"))
+    err << "gantry execute: warning: " << *warning << "\n";
+  if (flags.replay != "auto" && !choice.starpu && !choice.starpu_mpi)
     throw invalid_input("--replay " + flags.replay + " needs --backend starpu (the " + flags.backend.backend +
                         " backend's launches are decided one by one by the executor)");
 #if GANTRY_CLI_HAS_CUDA
@@ -39,6 +43,9 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
 #endif
 #if GANTRY_CLI_HAS_STARPU
   if (choice.starpu) return run_starpu_execute(flags, std::move(given), file, out, err);
+#endif
+#if GANTRY_CLI_HAS_STARPU_MPI
+  if (choice.starpu_mpi) return run_starpu_mpi_execute(flags, std::move(given), file, out, err);
 #endif
   return run_cpu_execute(flags, std::move(given), file, out, err);
 }
@@ -50,9 +57,11 @@ inline void add_backend_options(CLI::App& command, backend_flags& flags) {
       .add_option("--backend", flags.backend,
                   std::string("cpu (devices are threads), starpu (devices are StarPU's CPU workers") +
                       (GANTRY_CLI_HAS_STARPU ? "" : "; needs a build with StarPU") +
+                      "), starpu-mpi (devices are MPI ranks, one each: run under mpirun" +
+                      (GANTRY_CLI_HAS_STARPU_MPI ? "" : "; needs a build with StarPU-MPI") +
                       ") or cuda (devices are SM partitions of one GPU, or whole GPUs" +
                       (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
-      ->check(CLI::IsMember({"cpu", "cuda", "starpu"}))
+      ->check(CLI::IsMember({"cpu", "cuda", "starpu", "starpu-mpi"}))
       ->capture_default_str();
   command
       .add_option("--partitions", flags.partitions,

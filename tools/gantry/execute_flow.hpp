@@ -76,7 +76,8 @@ inline std::string two_runs_path(const std::string& file, std::string_view suffi
 
 // The flow both backends share: place, simulate, execute --runs times, validate every run,
 // report, write traces. `profiled` has the compute times the backend measured or the file gave.
-template <execution_backend B>
+template <class B>
+requires execution_backend<B> || ahead_backend<B>
 int run_execution(const execute_flags& flags, const graph& profiled, const execution_setup& setup, B& backend,
                   std::ostream& out, std::ostream& err) {
   const bool json = flags.output_format == "json";
@@ -252,6 +253,10 @@ int run_cpu_execute(const execute_flags& flags, std::optional<cluster> given, gr
 #if GANTRY_CLI_HAS_STARPU
 int run_starpu_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file, std::ostream& out,
                        std::ostream& err);
+#endif
+#if GANTRY_CLI_HAS_STARPU_MPI
+int run_starpu_mpi_execute(const execute_flags& flags, std::optional<cluster> given, graph_file& file,
+                           std::ostream& out, std::ostream& err);
 #endif
 #if GANTRY_CLI_HAS_CUDA
 int run_cuda_execute(const execute_flags& flags, const backend_choice& b, std::optional<cluster> given,

@@ -34,7 +34,7 @@ namespace gantry::cli {
 // execute. Unset values (0, empty, -1) are told apart from given ones so that a CUDA option with
 // --backend cpu is refused rather than ignored.
 struct backend_flags {
-  std::string backend = "cpu";       // cpu, cuda or starpu
+  std::string backend = "cpu";       // cpu, cuda, starpu or starpu-mpi
   std::size_t partitions = 0;        // SM partitions of one GPU as devices; 0: not given
   std::string gpus;                  // whole GPUs, comma separated; empty: not given
   int gpu = -1;                      // the GPU to partition; -1: not given (GPU 0)
@@ -137,10 +137,17 @@ inline constexpr const char* no_starpu_build_text =
   }
 }
 
+// Where to get a gantry that runs --backend starpu-mpi.
+inline constexpr const char* no_starpu_mpi_build_text =
+    "--backend starpu-mpi: this gantry was built without StarPU-MPI. Install StarPU and Open MPI (Debian: "
+    "libstarpu-dev, libopenmpi-dev and openmpi-bin, which scripts/install-deps.sh --tests installs), configure "
+    "again so that CMake finds them, rebuild gantry and run it under mpirun";
+
 // The backend options, checked: for CUDA, which GPUs and how many devices.
 struct backend_choice {
   bool cuda = false;
   bool starpu = false;
+  bool starpu_mpi = false;
   std::vector<int> gpus;  // whole GPUs; empty: partitions of `gpu`
   int gpu = 0;
   unsigned sms_per_partition = 0;
@@ -161,15 +168,19 @@ struct backend_choice {
                           : f.sms_per_partition >= 0 ? "--sms-per-partition"
                                                      : nullptr;
   if (f.backend != "cuda") {
-    if (f.backend != "cpu" && f.backend != "starpu")
-      throw invalid_input("--backend: expected cpu, cuda or starpu, got '" + f.backend + "'");
+    if (f.backend != "cpu" && f.backend != "starpu" && f.backend != "starpu-mpi")
+      throw invalid_input("--backend: expected cpu, cuda, starpu or starpu-mpi, got '" + f.backend + "'");
     if (cuda_only != nullptr)
       throw invalid_input(std::string(cuda_only) + " needs --backend cuda (" +
                           (f.backend == "cpu" ? "CPU devices are threads" : "StarPU devices are its CPU workers") +
                           ": --devices N)");
     out.starpu = f.backend == "starpu";
+    out.starpu_mpi = f.backend == "starpu-mpi";
 #if !GANTRY_CLI_HAS_STARPU
     if (out.starpu) throw invalid_input(no_starpu_build_text);
+#endif
+#if !GANTRY_CLI_HAS_STARPU_MPI
+    if (out.starpu_mpi) throw invalid_input(no_starpu_mpi_build_text);
 #endif
     return out;
   }

@@ -86,10 +86,24 @@ class starpu_mpi_backend {
     conf.nopencl = 0;
     conf.sched_policy_name = options_.scheduler.c_str();
     // Ranks that share a machine spread their workers over its cores (StarPU binds each process's
-    // first worker to core 0 otherwise).
+    // first worker to core 0 otherwise), and their MPI threads over the cores left; where none is
+    // left, the MPI threads are not bound (StarPU would bind each to its worker's core, where the
+    // two poll in turns of a scheduler tick). STARPU_MPI_THREAD_CPUID or STARPU_MPI_NOBIND, when
+    // set, decide instead.
+    MPI_Comm node;
+    MPI_Comm_split_type(options_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    int local_rank = 0, local_ranks = 1;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_ranks);
+    MPI_Comm_free(&node);
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     conf.use_explicit_workers_bindid = 1;
-    conf.workers_bindid[0] = static_cast<unsigned>(rank_) % cores;
+    conf.workers_bindid[0] = static_cast<unsigned>(local_rank) % cores;
+    if (std::getenv("STARPU_MPI_THREAD_CPUID") == nullptr && std::getenv("STARPU_MPI_NOBIND") == nullptr) {
+      if (cores >= 2 * static_cast<unsigned>(local_ranks))
+        setenv("STARPU_MPI_THREAD_CPUID", std::to_string(local_ranks + local_rank).c_str(), 1);
+      else setenv("STARPU_MPI_NOBIND", "1", 1);
+    }
     if (const int rc = starpu_mpi_init_conf(nullptr, nullptr, 0, options_.comm, &conf); rc != 0) {
       detail::starpu_running() = false;
       throw std::runtime_error("starpu_mpi_backend: starpu_mpi_init_conf failed (" + std::string(std::strerror(-rc)) +
@@ -127,8 +141,9 @@ class starpu_mpi_backend {
   [[nodiscard]] const starpu_mpi_backend_options& options() const noexcept { return options_; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int ranks() const noexcept { return ranks_; }
-  // This rank's clock minus rank 0's, as the ping-pongs measured it, and the most that estimate
-  // can be off (half the round trip it came from): the error on cross-rank times.
+  // This rank's clock minus rank 0's, and the most that any rank's estimate can be off (half the
+  // round trip it came from, or the spread of the readings on rank 0's machine): the error on
+  // times compared across ranks.
   [[nodiscard]] seconds clock_offset() const noexcept { return offset_us_ * 1e-6; }
   [[nodiscard]] seconds clock_uncertainty() const noexcept { return uncertainty_us_ * 1e-6; }
 
@@ -137,6 +152,12 @@ class starpu_mpi_backend {
   void pace_copies(bool on) {
     std::lock_guard lock(mutex_);
     options_.kernels.pace_copies = on;
+  }
+  // The kernels and copy rules for the runs that follow (measure_mpi_link() moves whole tensors,
+  // unpaced). Collective.
+  void copy_kernels(const cpu_backend_options& kernels) {
+    std::lock_guard lock(mutex_);
+    options_.kernels = kernels;
   }
 
   // A run on `devices` devices (at most ranks()).
@@ -487,6 +508,7 @@ class starpu_mpi_backend {
         uncertainty_us_ = result[1];
       }
     }
+    MPI_Allreduce(MPI_IN_PLACE, &uncertainty_us_, 1, MPI_DOUBLE, MPI_MAX, options_.comm);
   }
 
   // Every rank must run the same plan: a digest of it, compared across ranks.
@@ -733,5 +755,86 @@ class starpu_mpi_backend {
   std::thread engine_;  // last: it starts once everything else exists
 };
 static_assert(ahead_backend<starpu_mpi_backend>);
+
+// StarPU-MPI's own cost per task on one rank: a chain of `length` empty vertices on device 0,
+// replayed ahead; the median over `runs` runs of the makespan over `length`. What a simulation adds
+// to every vertex for the runtime. Collective.
+[[nodiscard]] inline seconds measure_task_cost(starpu_mpi_backend& backend, std::size_t length = 400,
+                                               std::size_t runs = 5) {
+  graph g;
+  for (std::size_t i = 0; i < length; ++i) {
+    g.add_vertex("v" + std::to_string(i), 0);
+    if (i > 0) g.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 64);
+  }
+  const cluster c = cluster::uniform(1, unlimited_memory);
+  const graph_model model(g, c);
+  const auto simulated = simulate(g, model, c, std::vector<device_id>(length, 0));
+  std::vector<double> per_task;
+  for (std::size_t run = 0; run < std::max<std::size_t>(runs, 1); ++run)
+    per_task.push_back(replay_ahead(g, model, c, simulated.schedule, backend).schedule.makespan /
+                       static_cast<double>(std::max<std::size_t>(length, 1)));
+  std::sort(per_task.begin(), per_task.end());
+  return per_task[(per_task.size() - 1) / 2];
+}
+
+// The MPI link between ranks 0 and 1 as a latency and a bandwidth: unpaced copies of `sizes`
+// bytes (each moved in full), the median of `runs` runs each, fitted by least squares. What a
+// cluster's link is between the machines the ranks run on. Collective (at least 2 ranks).
+[[nodiscard]] inline link_model measure_mpi_link(starpu_mpi_backend& backend,
+                                                 std::vector<std::size_t> sizes = {8, 4 << 10, 64 << 10, 512 << 10,
+                                                                                   4 << 20},
+                                                 std::size_t runs = 5) {
+  if (backend.ranks() < 2)
+    throw invalid_input("measure_mpi_link: needs 2 MPI ranks, " + std::to_string(backend.ranks()) + " run");
+  if (sizes.size() < 2) throw invalid_input("measure_mpi_link: needs at least 2 sizes");
+  const auto restore = backend.options().kernels;
+  std::vector<double> x, y;
+  try {
+    for (const auto bytes : sizes) {
+      graph g;
+      g.add_vertex("send", 0);
+      g.add_vertex("receive", 0);
+      g.add_edge(0, 1, static_cast<byte_count>(bytes));
+      const cluster c = cluster::uniform(2);
+      const graph_model model(g, c);
+      const auto simulated = simulate(g, model, c, std::vector<device_id>{0, 1});
+      const auto plan = make_ahead_plan(g, model, c, simulated.schedule);
+      backend.copy_kernels([&] {
+        auto k = restore;
+        k.pace_copies = false;
+        k.max_copy_bytes = std::max(k.max_copy_bytes, bytes);
+        return k;
+      }());
+      std::vector<double> took;
+      for (std::size_t r = 0; r < std::max<std::size_t>(runs, 1); ++r) {
+        std::vector<completion> done;
+        backend.run_ahead(plan, done);
+        for (const auto& d : done)
+          if (d.is_copy) took.push_back(d.finish - d.start);
+      }
+      std::sort(took.begin(), took.end());
+      x.push_back(static_cast<double>(bytes));
+      y.push_back(took[(took.size() - 1) / 2]);
+    }
+  } catch (...) {
+    backend.copy_kernels(restore);
+    throw;
+  }
+  backend.copy_kernels(restore);
+  const auto k = static_cast<double>(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);
+  const double intercept = (sy - slope * sx) / k;
+  link_model out;
+  out.latency = std::max(0.0, intercept);
+  out.bandwidth = slope > 0 ? 1 / slope : std::numeric_limits<double>::infinity();
+  return out;
+}
 
 }  // namespace gantry
