@@ -137,24 +137,13 @@ int main(int argc, char** argv) {
 
     // StarPU's cost per task on this workload's plan with every time zero.
     {
-      const graph empty = with_compute_times(w.g, 0, 0);
-      const cluster free_links =
-          cluster::uniform(2, unlimited_memory, {.latency = 0, .bandwidth = 1e30}, comm_mode::sequential);
-      const graph_model empty_model(empty, free_links);
-      const auto simulated =
-          simulate(empty, empty_model, free_links, std::span<const device_id>(candidates.front().device));
-      std::vector<double> makespans, hosts;
-      for (int run = 0; run < 5; ++run) {
-        const auto r = replay_ahead(empty, empty_model, free_links, simulated.schedule, backend);
-        makespans.push_back(r.schedule.makespan);
-        hosts.push_back(r.host_seconds);
-      }
-      const double tasks = static_cast<double>(empty.vertex_count() + simulated.schedule.transfers.size());
+      const auto empty =
+          bench::empty_graph_cost_of(w.g, std::span<const device_id>(candidates.front().device), backend);
       std::printf(
           "  empty task graph (%s's placement, %.0f tasks): makespan %.2f ms, %.1f us per task; submitting "
           "%.1f us per task\n",
-          candidates.front().name.c_str(), tasks, 1e3 * median_of(makespans), 1e6 * median_of(makespans) / tasks,
-          1e6 * median_of(hosts) / tasks);
+          candidates.front().name.c_str(), empty.tasks, 1e3 * empty.makespan, 1e6 * empty.makespan / empty.tasks,
+          1e6 * empty.host / empty.tasks);
     }
 
     // StarPU's own scheduler against gantry's placers on the same footing: in one process StarPU

@@ -1,12 +1,18 @@
-// What the executors' studies with timed kernels share (bench_execute, bench_execute_starpu): how
-// a workload's times are stretched so that a run is long enough to measure.
+// What the executors' studies with timed kernels share (bench_execute, bench_execute_starpu,
+// bench_execute_starpu_mpi): how a workload's times are stretched so that a run is long enough to
+// measure, and a runtime's own cost on a workload's shape.
 #pragma once
 
+#include <gantry/exec/replay_ahead.hpp>
+#include <gantry/exec/study.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/model/cluster.hpp>
+#include <gantry/sim/simulator.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <span>
+#include <vector>
 
 namespace bench {
 
@@ -32,6 +38,33 @@ inline timed_scaling timed_scaling_of(const gantry::graph& g, gantry::seconds ta
   return {scale,
           {.latency = std::max(10e-6 * scale, memcpy_link.latency),
            .bandwidth = std::min(12e9 / scale, memcpy_link.bandwidth)}};
+}
+
+// A runtime's own cost on g's shape: g with every time zero, placed by `placement` on 2 devices
+// joined by free links, replayed ahead `runs` times; the median makespan and host time, and how
+// many tasks and copies each run has.
+struct empty_graph_cost {
+  double makespan = 0, host = 0, tasks = 0;
+};
+template <class Backend>
+empty_graph_cost empty_graph_cost_of(const gantry::graph& g, std::span<const gantry::device_id> placement,
+                                     Backend& backend, int runs = 5) {
+  using namespace gantry;
+  const graph empty = with_compute_times(g, 0, 0);
+  const cluster free_links =
+      cluster::uniform(2, unlimited_memory, {.latency = 0, .bandwidth = 1e30}, comm_mode::sequential);
+  const graph_model model(empty, free_links);
+  const auto simulated = simulate(empty, model, free_links, placement);
+  std::vector<double> makespans, hosts;
+  for (int run = 0; run < runs; ++run) {
+    const auto r = replay_ahead(empty, model, free_links, simulated.schedule, backend);
+    makespans.push_back(r.schedule.makespan);
+    hosts.push_back(r.host_seconds);
+  }
+  std::sort(makespans.begin(), makespans.end());
+  std::sort(hosts.begin(), hosts.end());
+  return {makespans[(makespans.size() - 1) / 2], hosts[(hosts.size() - 1) / 2],
+          static_cast<double>(empty.vertex_count() + simulated.schedule.transfers.size())};
 }
 
 }  // namespace bench

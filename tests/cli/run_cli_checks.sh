@@ -486,8 +486,6 @@ fi
 if "$gantry" execute --help 2>&1 | grep -qF "needs a build with StarPU-MPI"; then
   expect 2 "--backend starpu-mpi: this gantry was built without StarPU-MPI" "$gantry" execute -g "$tiny" --backend starpu-mpi
 else
-  expect 2 "calibrate --backend starpu-mpi: not available yet" "$gantry" calibrate --backend starpu-mpi -o mpi.json
-  absent mpi.json
   if command -v mpirun >/dev/null; then
     mpi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_SILENT=1 HWLOC_PLUGINS_BLACKLIST=hwloc_pci)
     expect 2 "--replay decided with --backend starpu-mpi" "${mpi_env[@]}" "$gantry" execute -g "$tiny" --backend starpu-mpi --replay decided
@@ -495,6 +493,12 @@ else
     grep -qF "validate      ok (every measured run)" stdout.txt && grep -qF "starpu-mpi backend (StarPU" stdout.txt &&
       [[ $(grep -c "^simulated" stdout.txt) == 1 ]] ||
       { echo "FAIL: mpirun -np 2 execute --backend starpu-mpi:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+    runs "${mpi_env[@]}" mpirun -np 2 --oversubscribe "$gantry" calibrate --backend starpu-mpi -o mpi.json
+    grep -qF '"format": "gantry.cluster"' mpi.json && grep -qF "2 devices (MPI ranks) written to mpi.json" stdout.txt ||
+      { echo "FAIL: mpirun -np 2 calibrate --backend starpu-mpi:" >&2; cat stdout.txt mpi.json >&2; failures=$((failures + 1)); }
+    runs "${mpi_env[@]}" mpirun -np 2 --oversubscribe "$gantry" execute -g "$tiny" --backend starpu-mpi --cluster mpi.json --runs 2
+    grep -qF "validate      ok (every measured run)" stdout.txt ||
+      { echo "FAIL: execute --backend starpu-mpi --cluster mpi.json:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
   fi
 fi
 

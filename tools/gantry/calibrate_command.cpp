@@ -10,6 +10,9 @@
 #if GANTRY_CLI_HAS_LEARN
 #include "eigen_work.hpp"
 #endif
+#if GANTRY_CLI_HAS_STARPU_MPI
+#include <gantry/exec/starpu_mpi_backend.hpp>
+#endif
 
 #include <cstdint>
 #include <iomanip>
@@ -22,9 +25,9 @@ namespace gantry::cli {
 
 // What a calibration measured: the round trip per vertex, the copies and the fitted link.
 inline void print_calibration(std::ostream& out, seconds launch_overhead, const std::vector<transfer_sample>& samples,
-                              const link_fit& link) {
-  out << "launch         " << format_seconds(launch_overhead)
-      << " per vertex (the executor's round trip for a vertex of no work)\n";
+                              const link_fit& link,
+                              const char* launch_is = "the executor's round trip for a vertex of no work") {
+  out << "launch         " << format_seconds(launch_overhead) << " per vertex (" << launch_is << ")\n";
   out << "copies         ";
   for (const auto& s : samples)
     out << format_bytes(static_cast<byte_count>(s.bytes)) << " " << format_seconds(s.time) << "  ";
@@ -71,6 +74,37 @@ inline int run_cuda_calibrate(const calibrate_flags& flags, const backend_choice
 }
 #endif
 
+#if GANTRY_CLI_HAS_STARPU_MPI
+// Under mpirun: the MPI link between ranks 0 and 1 (StarPU-MPI's messages, unpaced) and StarPU-MPI's
+// cost per task; one device per rank. Rank 0 prints and writes the cluster file.
+inline int run_starpu_mpi_calibrate(const calibrate_flags& flags, std::ostream& out) {
+  const byte_count capacity = size_option("--memory", flags.memory, true);
+  const comm_mode comm = comm_from(flags.comm);
+  starpu_mpi_backend_options options;  // named: GCC 12 warns (wrongly) of its std::function otherwise
+  starpu_mpi_backend backend(std::move(options));
+  if (backend.ranks() < 2)
+    throw invalid_input("calibrate --backend starpu-mpi: run at least 2 ranks (mpirun -np 2 gantry calibrate ...)");
+  const auto ranks = static_cast<std::size_t>(backend.ranks());
+  if (flags.backend.devices_given && flags.devices != ranks)
+    throw invalid_input("--devices " + std::to_string(flags.devices) +
+                        " with --backend starpu-mpi: each rank is one "
+                        "device, and " +
+                        std::to_string(ranks) + " ranks run");
+  const auto link = measure_mpi_link(backend);
+  const seconds task_cost = measure_task_cost(backend);
+  if (backend.rank() != 0) return 0;
+  const cluster c = cluster::uniform(ranks, capacity, link.link.link, comm);
+  if (!flags.out.empty()) write_cluster_file(flags.out, c);
+  out << "executor       starpu-mpi backend: " << ranks << " MPI ranks, one device each; clocks tied to within "
+      << format_seconds(backend.clock_uncertainty()) << "\n";
+  print_calibration(out, task_cost, link.samples, link.link, "StarPU-MPI's cost per task, on a chain of empty tasks");
+  out << "note           the link is the one between ranks 0 and 1, written for every pair; measure where the "
+         "ranks will run (one per machine: mpirun --hostfile)\n";
+  if (!flags.out.empty()) out << "cluster        " << ranks << " devices (MPI ranks) written to " << flags.out << "\n";
+  return 0;
+}
+#endif
+
 int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
   [[maybe_unused]] const auto choice =
       check_backend_flags(flags.backend, flags.devices, flags.backend.devices_given ? "--devices" : "");
@@ -82,10 +116,9 @@ int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
         "calibrate --backend starpu: StarPU's workers in one process copy with memcpy, as the CPU backend's "
         "threads do: calibrate with --backend cpu, and `gantry execute --backend starpu` measures StarPU's own "
         "cost per task itself");
-  if (choice.starpu_mpi)
-    throw invalid_input(
-        "calibrate --backend starpu-mpi: not available yet; `mpirun -np 2 gantry execute --backend starpu-mpi` "
-        "without --cluster measures the MPI link between ranks 0 and 1 itself and prints it");
+#if GANTRY_CLI_HAS_STARPU_MPI
+  if (choice.starpu_mpi) return run_starpu_mpi_calibrate(flags, out);
+#endif
   const byte_count capacity = size_option("--memory", flags.memory, true);
   if (const auto warning = busy_machine()) std::cerr << "gantry calibrate: warning: " << *warning << "\n";
   const auto calibration = calibrate_cpu({.devices = flags.devices});

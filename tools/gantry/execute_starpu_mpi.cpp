@@ -58,11 +58,11 @@ int run_starpu_mpi_execute(const execute_flags& flags, std::optional<cluster> gi
     base = std::move(*given);
   } else {
     if (ranks < 2) throw invalid_input("--backend starpu-mpi: run at least 2 ranks (mpirun -np 2 gantry execute ...)");
-    const link_model link = measure_mpi_link(backend);
+    const link_model link = measure_mpi_link(backend).link.link;
     text << "link          MPI between ranks 0 and 1, measured: "
-         << (std::isfinite(link.bandwidth) ? format_seconds(link.latency) + " + bytes / " +
-                                                 fixed_text(link.bandwidth / 1e9, 2) + " GB/s"
-                                           : format_seconds(link.latency) + ", no bandwidth limit seen up to 4 MiB")
+         << (std::isfinite(link.bandwidth)
+                 ? format_seconds(link.latency) + " + bytes / " + fixed_text(link.bandwidth / 1e9, 2) + " GB/s"
+                 : format_seconds(link.latency) + ", no bandwidth limit seen up to 4 MiB")
          << "\n";
     base = cluster::uniform(devices, size_option("--memory", flags.memory, true), link, comm_from(flags.comm));
   }

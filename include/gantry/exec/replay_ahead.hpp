@@ -39,6 +39,10 @@ struct ahead_plan {
   std::vector<ahead_activity> activities;  // every vertex and transfer once, each after what it waits for
   std::vector<vertex_launch> vertices;     // per vertex: its device and modelled duration
   std::vector<copy_launch> copies;         // per transfer of the schedule the plan was made from
+  // Transfers that share a link resource (sequential or duplex channels, node ports) must not
+  // overlap, the pair's previous one included; false: links are independent (parallel), and a
+  // pair's stream only orders its copies.
+  bool shared_links = false;
 };
 
 // A backend that runs a whole plan: it enqueues every activity in plan order, waits for all of
@@ -124,6 +128,7 @@ template <adapted_graph G, placement_model M, device_set D>
            std::tie(s.transfers[b].start, s.transfers[b].finish);
   });
   const topology net = detail::topology_of(devices);
+  plan.shared_links = net.shared();
   std::vector<std::uint32_t> last_on_resource(net.resource_count(), detail::no_transfer);
   std::map<std::pair<device_id, device_id>, std::uint32_t> last_on_pair;
   for (const std::uint32_t i : by_start) {

@@ -25,15 +25,19 @@
 // copy's start, on the sender, and end, on the receiver), on its clock from the common start; the
 // ranks then share what they measured, so every rank returns the whole measured schedule.
 //
-// One device per rank: a placement on m devices needs m ranks (more ranks idle). A rank sends its
-// copies one at a time, in the plan's order; where a copy waits for another rank's transfer (links
-// that share a channel or a port), the rank that received that transfer sends a token when it is
-// done.
+// One device per rank: a placement on m devices needs m ranks (more ranks idle). On independent
+// links (parallel) each copy starts once its tensor is written, however many are in flight, as in
+// the simulation. Where links share a channel or a port (sequential, duplex, node ports), a copy
+// starts once the transfers it waits for (its pair's previous one included) have ended where they ended:
+// one received by the sending rank is seen there, and the receiving rank of any other sends a
+// token when it is done, so no two transfers on one resource ever overlap in the measured
+// schedule; each such wait costs an MPI message's latency that the simulation does not charge.
 // StarPU and MPI run once per process; MPI is started (MPI_THREAD_MULTIPLE) and finished at exit
 // unless the program started it, with MPI_THREAD_MULTIPLE.
 #pragma once
 
 #include <gantry/exec/starpu_backend.hpp>
+#include <gantry/model/link_fit.hpp>
 
 #ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1  // MPI's C API only (Open MPI's C++ bindings warn under -Wextra)
@@ -208,6 +212,7 @@ class starpu_mpi_backend {
       std::lock_guard lock(mutex_);
       copies_.clear();
       sends_.clear();
+      early_.clear();
       next_send_ = 0;
       pending_ = 0;
       gate_open_ = false;
@@ -233,9 +238,14 @@ class starpu_mpi_backend {
         // A transfer starts once the transfers before it are done where they ended: the previous
         // one on its pair and those whose links it shares. One received by the sending rank is
         // seen there; the receiving rank of any other sends a token when it is done.
+        // On independent links nothing orders transfers: MPI messages are in flight together, as
+        // the simulation's parallel links are.
         std::vector<std::uint32_t> waits_for;
         const auto [previous, first] = last_on_pair.try_emplace({launch.from, launch.to}, a);
-        if (!first) waits_for.push_back(std::exchange(previous->second, static_cast<std::uint32_t>(a)));
+        if (!first) {
+          const auto b = std::exchange(previous->second, static_cast<std::uint32_t>(a));
+          if (plan.shared_links) waits_for.push_back(b);
+        }
         for (const auto b : act.after)
           if (plan.activities.at(b).is_copy) waits_for.push_back(b);
         std::vector<std::size_t> local;
@@ -327,6 +337,10 @@ class starpu_mpi_backend {
       std::lock_guard lock(mutex_);
       epoch_us_ = epoch;
       gate_open_ = true;
+      for (const auto k : std::exchange(early_, {})) {
+        time_arrival(copies_[k]);
+        timers_.push({copies_[k].due_us, k});
+      }
     }
     wake_.notify_all();
     gate.open();
@@ -633,19 +647,56 @@ class starpu_mpi_backend {
     copy.self->wake_.notify_all();
   }
   // A message arrived: it ends once its modelled time from its start (on the sender) has passed.
+  // The sender may be ahead of this rank: a message can arrive before this rank has opened its
+  // gate and knows the run's start, in which case it is timed when the gate opens.
+  // A message that arrives after its modelled end ends at once, here, without waking the engine
+  // (on a machine whose cores the polling threads hold, a wake-up waits for a core).
   static void arrived(void* arg) {
     auto& copy = *static_cast<mpi_copy*>(arg);
     auto& self = *copy.self;
-    double started = 0;
-    std::memcpy(&started, copy.buffer, sizeof started);
+    endings done;
     {
       std::lock_guard lock(self.mutex_);
       copy.ready = true;
-      copy.start_us = self.epoch_us_ + started;
-      copy.due_us = self.options_.kernels.pace_copies ? copy.start_us + copy.launch.duration * 1e6 : 0;
-      self.timers_.push({copy.due_us, copy.index});
+      if (!self.gate_open_) {
+        self.early_.push_back(copy.index);
+      } else {
+        self.time_arrival(copy);
+        if (const double now = starpu_timing_now(); copy.due_us <= now) self.end_received(copy, now, done);
+        else self.timers_.push({copy.due_us, copy.index});
+      }
     }
+    self.announce(done);
     self.wake_.notify_all();
+  }
+  // Under the lock, once the run's start is known: when a received copy ends.
+  void time_arrival(mpi_copy& copy) {
+    double started = 0;
+    std::memcpy(&started, copy.buffer, sizeof started);
+    copy.start_us = epoch_us_ + started;
+    copy.due_us = options_.kernels.pace_copies ? copy.start_us + copy.launch.duration * 1e6 : 0;
+  }
+  // What received copies that ended release: their consumers' tags, the ranks waiting for them.
+  struct endings {
+    std::vector<starpu_tag_t> released;
+    std::vector<std::pair<int, starpu_mpi_tag_t>> tell;
+    bool finished = false;  // the run's last copy on this rank
+  };
+  // Under the lock: a received copy ends at `now`.
+  void end_received(mpi_copy& c, double now, endings& out) {
+    c.end_us = now;
+    c.done = true;
+    out.released.push_back(c.tag);
+    out.tell.insert(out.tell.end(), c.notify.begin(), c.notify.end());
+    out.finished = --pending_ == 0 || out.finished;
+  }
+  // Outside the lock: tokens sent, consumers released.
+  void announce(const endings& e) {
+    for (const auto& [peer, tag] : e.tell)
+      if (starpu_mpi_isend_detached(said_, peer, tag, options_.comm, nullptr, nullptr) != 0)
+        fail(std::make_exception_ptr(std::runtime_error("starpu_mpi_backend: starpu_mpi_isend_detached failed")));
+    for (const auto tag : e.released) starpu_tag_notify_from_apps(tag);
+    if (e.finished) all_done_.notify_all();
   }
 
   static void told(void* arg) {
@@ -700,25 +751,15 @@ class starpu_mpi_backend {
         continue;
       }
       const double now = starpu_timing_now();
-      std::vector<starpu_tag_t> released;
-      std::vector<std::pair<int, starpu_mpi_tag_t>> tell;
-      bool finished = false;
+      endings done;
       while (!timers_.empty() && timers_.top().first <= now) {
         mpi_copy& c = copies_[timers_.top().second];
         timers_.pop();
-        c.end_us = now;
-        c.done = true;
-        released.push_back(c.tag);
-        tell.insert(tell.end(), c.notify.begin(), c.notify.end());
-        finished = --pending_ == 0;
+        end_received(c, now, done);
       }
-      if (!released.empty() || finished) {
+      if (!done.released.empty() || done.finished) {
         lock.unlock();
-        for (const auto& [peer, tag] : tell)
-          if (starpu_mpi_isend_detached(said_, peer, tag, options_.comm, nullptr, nullptr) != 0)
-            fail(std::make_exception_ptr(std::runtime_error("starpu_mpi_backend: starpu_mpi_isend_detached failed")));
-        for (const auto tag : released) starpu_tag_notify_from_apps(tag);
-        if (finished) all_done_.notify_all();
+        announce(done);
         lock.lock();
         continue;
       }
@@ -750,7 +791,8 @@ class starpu_mpi_backend {
   double epoch_us_ = 0;
   bool gate_open_ = false, stopping_ = false;
   std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>, std::greater<>>
-      timers_;
+      timers_;                      // received copies, by when they end
+  std::vector<std::size_t> early_;  // copies received before this rank opened its gate
   std::exception_ptr failure_;
   std::thread engine_;  // last: it starts once everything else exists
 };
@@ -777,18 +819,25 @@ static_assert(ahead_backend<starpu_mpi_backend>);
   return per_task[(per_task.size() - 1) / 2];
 }
 
-// The MPI link between ranks 0 and 1 as a latency and a bandwidth: unpaced copies of `sizes`
-// bytes (each moved in full), the median of `runs` runs each, fitted by least squares. What a
-// cluster's link is between the machines the ranks run on. Collective (at least 2 ranks).
-[[nodiscard]] inline link_model measure_mpi_link(starpu_mpi_backend& backend,
-                                                 std::vector<std::size_t> sizes = {8, 4 << 10, 64 << 10, 512 << 10,
-                                                                                   4 << 20},
-                                                 std::size_t runs = 5) {
+// The MPI link between ranks 0 and 1 (StarPU-MPI's messages, as the backend's copies use them).
+struct mpi_link_calibration {
+  std::vector<transfer_sample> samples;  // per size, the median time of an unpaced copy
+  link_fit link;
+};
+
+// Unpaced copies of `sizes` bytes (each moved in full) from rank 0 to rank 1, the median of `runs`
+// each, fitted as the CPU backend's calibration fits its memcpy (exec/calibrate.hpp): the slope by
+// least squares, the latency what the smallest copy takes beyond its bytes. What a cluster's link
+// is between the machines the ranks run on. Collective (at least 2 ranks).
+[[nodiscard]] inline mpi_link_calibration measure_mpi_link(starpu_mpi_backend& backend,
+                                                           std::vector<std::size_t> sizes = {8, 4 << 10, 64 << 10,
+                                                                                             512 << 10, 4 << 20},
+                                                           std::size_t runs = 5) {
   if (backend.ranks() < 2)
     throw invalid_input("measure_mpi_link: needs 2 MPI ranks, " + std::to_string(backend.ranks()) + " run");
   if (sizes.size() < 2) throw invalid_input("measure_mpi_link: needs at least 2 sizes");
   const auto restore = backend.options().kernels;
-  std::vector<double> x, y;
+  mpi_link_calibration out;
   try {
     for (const auto bytes : sizes) {
       graph g;
@@ -799,41 +848,30 @@ static_assert(ahead_backend<starpu_mpi_backend>);
       const graph_model model(g, c);
       const auto simulated = simulate(g, model, c, std::vector<device_id>{0, 1});
       const auto plan = make_ahead_plan(g, model, c, simulated.schedule);
-      backend.copy_kernels([&] {
-        auto k = restore;
-        k.pace_copies = false;
-        k.max_copy_bytes = std::max(k.max_copy_bytes, bytes);
-        return k;
-      }());
+      auto unpaced = restore;
+      unpaced.pace_copies = false;
+      unpaced.max_copy_bytes = std::max(unpaced.max_copy_bytes, bytes);
+      backend.copy_kernels(unpaced);
       std::vector<double> took;
       for (std::size_t r = 0; r < std::max<std::size_t>(runs, 1); ++r) {
         std::vector<completion> done;
         backend.run_ahead(plan, done);
         for (const auto& d : done)
-          if (d.is_copy) took.push_back(d.finish - d.start);
+          if (d.is_copy) took.push_back(std::max(0.0, d.finish - d.start));
       }
       std::sort(took.begin(), took.end());
-      x.push_back(static_cast<double>(bytes));
-      y.push_back(took[(took.size() - 1) / 2]);
+      out.samples.push_back({static_cast<double>(bytes), took[(took.size() - 1) / 2]});
     }
   } catch (...) {
     backend.copy_kernels(restore);
     throw;
   }
   backend.copy_kernels(restore);
-  const auto k = static_cast<double>(x.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);
-  const double intercept = (sy - slope * sx) / k;
-  link_model out;
-  out.latency = std::max(0.0, intercept);
-  out.bandwidth = slope > 0 ? 1 / slope : std::numeric_limits<double>::infinity();
+  out.link = fit_link(out.samples);
+  const auto smallest =
+      *std::min_element(out.samples.begin(), out.samples.end(),
+                        [](const transfer_sample& x, const transfer_sample& y) { return x.bytes < y.bytes; });
+  out.link.link.latency = std::max(0.0, smallest.time - smallest.bytes / out.link.link.bandwidth);
   return out;
 }
 
