@@ -25,12 +25,9 @@
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/starpu_backend.hpp>
 #include <gantry/exec/study.hpp>
-#include <gantry/io/json_graph.hpp>
-#include <gantry/workloads/doppler.hpp>
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -38,25 +35,12 @@ using namespace gantry;
 
 namespace {
 
-struct workload {
-  std::string name;
-  graph g;
-  bool pooled;  // one of DOPPLER's workloads, in the pooled figures
-};
-
 struct figures {
   std::vector<double> simulated, measured, errors;
   std::size_t invalid = 0;
   double host_seconds = 0;
   std::size_t host_tasks = 0;
 };
-
-std::string graph_dir(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--graphs") return argv[i + 1];
-  if (std::filesystem::exists(GANTRY_BENCH_GRAPH_DIR)) return GANTRY_BENCH_GRAPH_DIR;
-  return "examples/graphs";
-}
 
 }  // namespace
 
@@ -71,14 +55,7 @@ int main(int argc, char** argv) {
   std::printf("calibration: copies %.2f us + bytes / %.2f GB/s, %u hardware threads\n",
               calibration.link.link.latency * 1e6, calibration.link.link.bandwidth / 1e9, calibration.hardware_threads);
 
-  std::vector<workload> workloads;
-  workloads.push_back({"chainmm", chain_mm({.dimension = 2048}), true});
-  workloads.push_back({"ffnn", ffnn({.batch = 4096, .hidden = 8192}), true});
-  workloads.push_back(
-      {"llama-block", llama_block({.sequence = 512, .hidden = 1024, .heads = 8, .ffn_hidden = 2752}), true});
-  const std::string inception = graph_dir(argc, argv) + "/inception_v3.json.gz";
-  if (std::filesystem::exists(inception)) workloads.push_back({"inception-v3", read_graph(inception), false});
-  else std::printf("note: %s not found (--graphs DIR): Inception-V3 left out\n", inception.c_str());
+  const auto workloads = bench::study_workloads(argc, argv, true);
 
   starpu_backend backend({.devices = 2});
   const seconds per_task = measure_task_cost(backend);

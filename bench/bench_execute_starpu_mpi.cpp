@@ -30,32 +30,14 @@
 
 #include <gantry/exec/starpu_mpi_backend.hpp>
 #include <gantry/exec/study.hpp>
-#include <gantry/io/json_graph.hpp>
-#include <gantry/workloads/doppler.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 using namespace gantry;
 
-namespace {
-
-struct workload {
-  std::string name;
-  graph g;
-  bool pooled;  // one of DOPPLER's workloads, in the pooled figures
-};
-
-std::string graph_dir(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--graphs") return argv[i + 1];
-  if (std::filesystem::exists(GANTRY_BENCH_GRAPH_DIR)) return GANTRY_BENCH_GRAPH_DIR;
-  return "examples/graphs";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   bool details = false;  // --details: one line per placement
@@ -89,14 +71,7 @@ int main(int argc, char** argv) {
         1e6 * per_task);
   }
 
-  std::vector<workload> workloads;
-  workloads.push_back({"chainmm", chain_mm({.dimension = 2048}), true});
-  workloads.push_back({"ffnn", ffnn({.batch = 4096, .hidden = 8192}), true});
-  workloads.push_back(
-      {"llama-block", llama_block({.sequence = 512, .hidden = 1024, .heads = 8, .ffn_hidden = 2752}), true});
-  const std::string inception = graph_dir(argc, argv) + "/inception_v3.json.gz";
-  if (std::filesystem::exists(inception)) workloads.push_back({"inception-v3", read_graph(inception), false});
-  else if (talk) std::printf("note: %s not found (--graphs DIR): Inception-V3 left out\n", inception.c_str());
+  const auto workloads = bench::study_workloads(argc, argv, talk);
 
   std::vector<double> simulated, measured, errors;
   std::size_t invalid = 0, host_tasks = 0;

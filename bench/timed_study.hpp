@@ -6,12 +6,17 @@
 #include <gantry/exec/replay_ahead.hpp>
 #include <gantry/exec/study.hpp>
 #include <gantry/graph/graph.hpp>
+#include <gantry/io/json_graph.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/sim/simulator.hpp>
+#include <gantry/workloads/doppler.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -65,6 +70,29 @@ empty_graph_cost empty_graph_cost_of(const gantry::graph& g, std::span<const gan
   std::sort(hosts.begin(), hosts.end());
   return {makespans[(makespans.size() - 1) / 2], hosts[(hosts.size() - 1) / 2],
           static_cast<double>(empty.vertex_count() + simulated.schedule.transfers.size())};
+}
+
+struct study_workload {
+  std::string name;
+  gantry::graph g;
+  bool pooled;  // one of DOPPLER's workloads, in the pooled figures
+};
+
+// DOPPLER's three workloads and Inception-V3 (from --graphs DIR, the source tree's examples/graphs,
+// or ./examples/graphs; left out, and said so when `talk`, where none has it).
+inline std::vector<study_workload> study_workloads(int argc, char** argv, bool talk = true) {
+  using namespace gantry;
+  std::string dir = std::filesystem::exists(GANTRY_BENCH_GRAPH_DIR) ? GANTRY_BENCH_GRAPH_DIR : "examples/graphs";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--graphs") dir = argv[i + 1];
+  std::vector<study_workload> out;
+  out.push_back({"chainmm", chain_mm({.dimension = 2048}), true});
+  out.push_back({"ffnn", ffnn({.batch = 4096, .hidden = 8192}), true});
+  out.push_back({"llama-block", llama_block({.sequence = 512, .hidden = 1024, .heads = 8, .ffn_hidden = 2752}), true});
+  const std::string inception = dir + "/inception_v3.json.gz";
+  if (std::filesystem::exists(inception)) out.push_back({"inception-v3", read_graph(inception), false});
+  else if (talk) std::printf("note: %s not found (--graphs DIR): Inception-V3 left out\n", inception.c_str());
+  return out;
 }
 
 }  // namespace bench
