@@ -14,13 +14,14 @@
 //     the producer's handle (starpu_data_acquire_cb), copies min(bytes, max_copy_bytes) into an
 //     outbox handle with the time it started, and sends it (starpu_mpi_isend_detached); the
 //     receiving rank posted the matching starpu_mpi_irecv_detached into the replica when the plan
-//     was submitted. With kernels.pace_copies the copy lasts its modelled time on both sides: the
-//     sender starts its next copy, and the receiver releases the consumers (a tag they wait for),
-//     no earlier than start + modelled time. Without, a copy lasts what MPI takes (what `gantry
+//     was submitted. With kernels.pace_copies the copy lasts at least its modelled time: the
+//     receiver ends it, and releases its consumers (a tag they wait for), no earlier than its start
+//     on the sender plus its modelled time. Without, a copy lasts what MPI takes (what `gantry
 //     calibrate --backend starpu-mpi` fits).
-//   - the ranks' clocks are tied to rank 0's when the backend starts (ping-pongs, the round trip
-//     of least delay), and every run starts at one instant: each rank submits its part behind a
-//     gate, rank 0 names the start a little ahead, and every rank opens its gate then.
+//   - the ranks' clocks are tied to rank 0's when the backend starts (on rank 0's machine from the
+//     processes' StarPU starts; elsewhere by ping-pongs, the round trip of least delay), and every
+//     run starts at one instant: each rank submits its part behind a gate, rank 0 names the start
+//     a little ahead, and every rank opens its gate then.
 // Each rank measures what it runs (StarPU's profiling info for its vertices; the engine for a
 // copy's start, on the sender, and end, on the receiver), on its clock from the common start; the
 // ranks then share what they measured, so every rank returns the whole measured schedule.
@@ -220,7 +221,6 @@ class starpu_mpi_backend {
     }
     tokens_.clear();
     std::vector<std::size_t> copy_of(plan.activities.size(), 0);  // activity -> its copy, on this rank
-    std::vector<std::size_t> job_of(n, 0);
     detail::starpu_tag_set tags;
     detail::starpu_gate_tag gate{tags.add(next_tag_++)};
     bool gated = false;
@@ -235,11 +235,11 @@ class starpu_mpi_backend {
         const std::size_t size = bytes[launch.tensor];
         unsigned char* replica = to == rank_ ? std::exchange(at, at + size) : nullptr;
         handles.add(handles.replica[act.id], replica, size, replica_tag, to);
-        // A transfer starts once the transfers before it are done where they ended: the previous
-        // one on its pair and those whose links it shares. One received by the sending rank is
-        // seen there; the receiving rank of any other sends a token when it is done.
-        // On independent links nothing orders transfers: MPI messages are in flight together, as
-        // the simulation's parallel links are.
+        // On shared links a transfer starts once the transfers before it are done where they
+        // ended: the previous one on its pair and those whose links it shares. One received by the
+        // sending rank is seen there; the receiving rank of any other sends a token when it is
+        // done. On independent links nothing orders transfers: MPI messages are in flight
+        // together, as the simulation's parallel links are.
         std::vector<std::uint32_t> waits_for;
         const auto [previous, first] = last_on_pair.try_emplace({launch.from, launch.to}, a);
         if (!first) {
@@ -312,8 +312,7 @@ class starpu_mpi_backend {
         insert(data, owner, nullptr, 0, 0);
         continue;
       }
-      jobs_.push_back({this, act.id, launch, 0, 0, false});
-      job_of[act.id] = jobs_.size() - 1;
+      jobs_.push_back({this, act.id, launch, 0, 0});
       if (!std::exchange(gated, true)) waits.push_back(gate.tag);
       starpu_tag_t tag = 0;
       if (!waits.empty()) {
@@ -383,7 +382,6 @@ class starpu_mpi_backend {
     std::uint32_t id = 0;
     vertex_launch vertex{};
     double start_us = 0, end_us = 0;  // StarPU's profiling, on this rank's clock
-    bool done = false;
   };
   // A transfer seen from one of its two ranks.
   struct mpi_copy {
@@ -410,7 +408,7 @@ class starpu_mpi_backend {
   // A copy's word to another rank's engine that a transfer it waits for is done.
   struct token {
     starpu_mpi_backend* self = nullptr;
-    std::size_t copy = 0;  // the waiting copy (receiving side)
+    std::size_t copy = 0;  // the send of this rank that waits for it
     unsigned char word[8] = {};
     starpu_data_handle_t handle = nullptr;
   };
@@ -598,7 +596,6 @@ class starpu_mpi_backend {
       auto start = task->profiling_info->start_time, end = task->profiling_info->end_time;
       job.start_us = starpu_timing_timespec_to_us(&start);
       job.end_us = starpu_timing_timespec_to_us(&end);
-      job.done = true;
     }
   }
 
