@@ -75,6 +75,11 @@ TEST_CASE("placements replayed across MPI ranks validate, keep each device's ord
       REQUIRE(measured.ok());
       const auto report = validate(measured.schedule, c.g, model, c.devices, {.exact_durations = false});
       CHECK_MESSAGE(report.ok(), report.to_string());
+      // A copy's start moves only where another rank's clock, as tied, contradicts a token: by
+      // no more than the two ranks' ties can be off.
+      CHECK(backend.clock_correction() >= 0);
+      CHECK_MESSAGE(backend.clock_correction() <= 2 * backend.clock_uncertainty() + 1e-6, "moved ",
+                    backend.clock_correction(), " s; the tie's bound ", backend.clock_uncertainty(), " s");
       CHECK(measured.schedule.transfers.size() == simulated.schedule.transfers.size());
       CHECK(measured.schedule.order == simulated.schedule.order);
       // Every vertex and copy lasts at least its modelled time (up to the clocks' tie).
@@ -126,9 +131,44 @@ TEST_CASE("a run the ranks disagree on, or that needs more ranks, is refused on 
   std::vector<completion> done;
   CHECK_THROWS_WITH_AS(backend.run_ahead(plan, done), doctest::Contains("different plans"), invalid_input);
 
+  // What a copy lasts, and whether links are shared, are part of the plan too.
+  plan = make_ahead_plan(c.g, model, c.devices, simulated.schedule);
+  REQUIRE(!plan.copies.empty());
+  if (backend.rank() == 0) plan.copies[0].duration *= 2;
+  CHECK_THROWS_WITH_AS(backend.run_ahead(plan, done), doctest::Contains("different plans"), invalid_input);
+  plan = make_ahead_plan(c.g, model, c.devices, simulated.schedule);
+  if (backend.rank() == 1) plan.shared_links = !plan.shared_links;
+  CHECK_THROWS_WITH_AS(backend.run_ahead(plan, done), doctest::Contains("different plans"), invalid_input);
+
   plan = make_ahead_plan(c.g, model, c.devices, simulated.schedule);
   plan.devices = static_cast<std::size_t>(backend.ranks()) + 1;
   CHECK_THROWS_WITH_AS(backend.run_ahead(plan, done), doctest::Contains("MPI ranks"), invalid_input);
+}
+
+TEST_CASE("a vertex that fails on one rank fails the run on every rank, and the next run goes on") {
+  auto& backend = shared_backend();
+  const auto c = small_case(4, 2, comm_mode::parallel);
+  const graph_model model(c.g, c.devices);
+  const auto p = spread(c.g, 2, 1);
+  const auto simulated = simulate(c.g, model, c.devices, p);
+  REQUIRE(simulated.ok());
+  const auto plan = make_ahead_plan(c.g, model, c.devices, simulated.schedule);
+  const vertex_id bad = 0;
+  REQUIRE(p[bad] == 1);  // rank 1 runs it
+  const auto before = backend.options().kernels;
+  auto failing = before;
+  failing.kernel = cpu_kernel::work;
+  failing.work = [bad](const vertex_launch& v) {
+    if (v.vertex == bad) throw std::runtime_error("vertex 0 broke");
+  };
+  backend.copy_kernels(failing);
+  std::vector<completion> done;
+  if (backend.rank() == 1) CHECK_THROWS_WITH_AS(backend.run_ahead(plan, done), "vertex 0 broke", std::runtime_error);
+  else CHECK_THROWS_WITH_AS(backend.run_ahead(plan, done), doctest::Contains("failed on rank 1"), std::runtime_error);
+  backend.copy_kernels(before);
+  done.clear();
+  backend.run_ahead(plan, done);
+  CHECK(done.size() == plan.activities.size());
 }
 
 TEST_CASE("a study compares placements replayed across ranks; decided launches are refused") {

@@ -19,9 +19,9 @@
 //     on the sender plus its modelled time. Without, a copy lasts what MPI takes (what `gantry
 //     calibrate --backend starpu-mpi` fits).
 //   - the ranks' clocks are tied to rank 0's when the backend starts (on rank 0's machine from the
-//     processes' StarPU starts; elsewhere by ping-pongs, the round trip of least delay), and every
-//     run starts at one instant: each rank submits its part behind a gate, rank 0 names the start
-//     a little ahead, and every rank opens its gate then.
+//     processes' StarPU starts; elsewhere by ping-pongs before StarPU's threads run, the round
+//     trip of least delay), and every run starts at one instant: each rank submits its part behind
+//     a gate, rank 0 names the start a little ahead, and every rank opens its gate then.
 // Each rank measures what it runs (StarPU's profiling info for its vertices; the engine for a
 // copy's start, on the sender, and end, on the receiver), on its clock from the common start; the
 // ranks then share what they measured, so every rank returns the whole measured schedule.
@@ -31,8 +31,10 @@
 // the simulation. Where links share a channel or a port (sequential, duplex, node ports), a copy
 // starts once the transfers it waits for (its pair's previous one included) have ended where they ended:
 // one received by the sending rank is seen there, and the receiving rank of any other sends a
-// token when it is done, so no two transfers on one resource ever overlap in the measured
-// schedule; each such wait costs an MPI message's latency that the simulation does not charge.
+// token, with when it ended, once it is done. Each such wait costs an MPI message's latency that
+// the simulation does not charge. What a message proves stays so in the measured schedule however
+// far the clocks' tie is off: a copy never starts before a transfer its token announced ended (nor
+// ends before it started); clock_correction() says how far the last run had to move a start.
 // StarPU and MPI run once per process; MPI is started (MPI_THREAD_MULTIPLE) and finished at exit
 // unless the program started it, with MPI_THREAD_MULTIPLE.
 #pragma once
@@ -83,6 +85,7 @@ class starpu_mpi_backend {
     MPI_Comm_size(options_.comm, &ranks_);
     if (detail::starpu_running().exchange(true))
       throw std::runtime_error("starpu_mpi_backend: StarPU already runs in this process");
+    tie_machine_clocks();
     starpu_conf conf;
     starpu_conf_init(&conf);
     conf.precedence_over_environment_variables = 1;
@@ -151,6 +154,10 @@ class starpu_mpi_backend {
   // times compared across ranks.
   [[nodiscard]] seconds clock_offset() const noexcept { return offset_us_ * 1e-6; }
   [[nodiscard]] seconds clock_uncertainty() const noexcept { return uncertainty_us_ * 1e-6; }
+  // The last run's largest correction to the clocks' tie: how much later than its own clock said
+  // a copy was put to start after a transfer that another rank's token proved had ended (0 when
+  // the tie never contradicted a message); at most twice clock_uncertainty() (two ranks' ties).
+  [[nodiscard]] seconds clock_correction() const noexcept { return correction_us_ * 1e-6; }
 
   // Whether copies last their modelled time (kernels.pace_copies), for the runs that follow; off,
   // a copy lasts what MPI takes, as calibration wants. Collective.
@@ -201,7 +208,6 @@ class starpu_mpi_backend {
     const starpu_mpi_tag_t first_tag = next_data_tag_;
     next_data_tag_ += static_cast<starpu_mpi_tag_t>(n + 2 * t);
     next_message_tag_ = first_tag + static_cast<starpu_mpi_tag_t>(n + 2 * t);
-    handles.add_local(said_, said_word_, sizeof said_word_);
     for (vertex_id v = 0; v < n; ++v) {
       const int owner = rank_of(plan.vertices[v].device);
       output_buffer[v] = owner == rank_ ? std::exchange(at, at + bytes[v]) : nullptr;
@@ -216,6 +222,7 @@ class starpu_mpi_backend {
       early_.clear();
       next_send_ = 0;
       pending_ = 0;
+      moved_us_ = 0;
       gate_open_ = false;
       failure_ = nullptr;
     }
@@ -259,7 +266,9 @@ class starpu_mpi_backend {
           const starpu_mpi_tag_t tag = next_message_tag_++;
           if (rank_of(y.to) == rank_) {
             std::lock_guard lock(mutex_);
-            copies_[copy_of[b]].notify.emplace_back(from, tag);
+            auto& done = copies_[copy_of[b]];
+            if (done.notify.empty()) handles.add_local(done.told_handle, done.told, sizeof done.told);
+            done.notify.emplace_back(from, tag);
           }
           if (from == rank_) tokens.emplace_back(b, tag);
         }
@@ -365,6 +374,11 @@ class starpu_mpi_backend {
     MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MAX, options_.comm);
     double longest_host = host;
     MPI_Allreduce(MPI_IN_PLACE, &longest_host, 1, MPI_DOUBLE, MPI_MAX, options_.comm);
+    {
+      std::lock_guard lock(mutex_);
+      correction_us_ = moved_us_;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &correction_us_, 1, MPI_DOUBLE, MPI_MAX, options_.comm);
     agree_on_failure();
     for (const auto& act : plan.activities) {
       const std::size_t k = act.is_copy ? n + act.id : act.id;
@@ -398,10 +412,13 @@ class starpu_mpi_backend {
     starpu_data_handle_t from_handle = nullptr;
     std::vector<std::size_t> after;     // sending: receives of this rank that must be done first
     int tokens_needed = 0, tokens = 0;  // sending: other ranks' receives that must be done first
+    double not_before = 0;              // sending: when the last of them ended (tokens say), from the start
     bool started = false;
     std::vector<std::pair<int, starpu_mpi_tag_t>> notify;  // receiving: ranks to tell once done
-    starpu_tag_t tag = 0;                                  // receiving: done once the copy is
-    bool ready = false;  // sending: the output is granted; receiving: the message arrived
+    unsigned char told[8] = {};                            // receiving: the token, when it ended
+    starpu_data_handle_t told_handle = nullptr;
+    starpu_tag_t tag = 0;  // receiving: done once the copy is
+    bool ready = false;    // sending: the output is granted; receiving: the message arrived
     bool done = false;
     double start_us = 0, end_us = 0, due_us = 0;  // on this rank's clock
   };
@@ -456,25 +473,15 @@ class starpu_mpi_backend {
           "call MPI); start it with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...)");
   }
 
-  // StarPU's clock counts from its start in each process. On rank 0's machine a rank's offset is
-  // the difference of the two processes' starts, read against the machine's monotonic clock.
-  // Elsewhere, for each ping-pong, r's clock when it answered against rank 0's at the middle of the
-  // round trip; the round trip of least delay is the most exact.
-  void tie_clocks() {
-    // The machine's clock minus StarPU's, from the closest of a few readings.
-    double base = 0, spread = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < 16; ++i) {
-      using us = std::chrono::duration<double, std::micro>;
-      const double before = us(std::chrono::steady_clock::now().time_since_epoch()).count();
-      const double starpu = starpu_timing_now();
-      const double after = us(std::chrono::steady_clock::now().time_since_epoch()).count();
-      if (after - before < spread) {
-        spread = after - before;
-        base = (before + after) / 2 - starpu;
-      }
-    }
-    double first_base = base;
-    MPI_Bcast(&first_base, 1, MPI_DOUBLE, 0, options_.comm);
+  [[nodiscard]] static double machine_clock_us() {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+
+  // Before StarPU starts (no polling worker or MPI thread competes with the messages yet): each
+  // rank's machine clock against rank 0's. On rank 0's machine the two are one clock; elsewhere,
+  // for each ping-pong, r's clock when it answered against rank 0's at the middle of the round
+  // trip; the round trip of least delay is the most exact, and half of it bounds the error.
+  void tie_machine_clocks() {
     char name[MPI_MAX_PROCESSOR_NAME + 1] = {}, first[MPI_MAX_PROCESSOR_NAME + 1] = {};
     int length = 0;
     MPI_Get_processor_name(name, &length);
@@ -485,21 +492,15 @@ class starpu_mpi_backend {
     MPI_Allgather(&elsewhere, 1, MPI_INT, remote.data(), 1, MPI_INT, options_.comm);
     const int rounds = static_cast<int>(std::max<std::size_t>(options_.clock_rounds, 1));
     for (int r = 1; r < ranks_; ++r) {
-      if (remote[static_cast<std::size_t>(r)] == 0) {
-        if (rank_ == r) {
-          offset_us_ = first_base - base;
-          uncertainty_us_ = spread;
-        }
-        continue;
-      }
+      if (remote[static_cast<std::size_t>(r)] == 0) continue;
       if (rank_ == 0) {
         double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0;
         for (int i = 0; i < rounds; ++i) {
-          const double sent = starpu_timing_now();
+          const double sent = machine_clock_us();
           double theirs = 0;
           MPI_Send(&sent, 1, MPI_DOUBLE, r, 0, options_.comm);
           MPI_Recv(&theirs, 1, MPI_DOUBLE, r, 0, options_.comm, MPI_STATUS_IGNORE);
-          const double back = starpu_timing_now();
+          const double back = machine_clock_us();
           if (back - sent < best_rtt) {
             best_rtt = back - sent;
             best_offset = theirs - (sent + back) / 2;
@@ -511,7 +512,7 @@ class starpu_mpi_backend {
         for (int i = 0; i < rounds; ++i) {
           double sent = 0;
           MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 0, options_.comm, MPI_STATUS_IGNORE);
-          const double mine = starpu_timing_now();
+          const double mine = machine_clock_us();
           MPI_Send(&mine, 1, MPI_DOUBLE, 0, 0, options_.comm);
         }
         double result[2] = {0, 0};
@@ -520,6 +521,26 @@ class starpu_mpi_backend {
         uncertainty_us_ = result[1];
       }
     }
+  }
+
+  // Once StarPU runs: its clock counts from its start in each process, so a rank's offset to rank
+  // 0's StarPU clock is its machine clock's offset (above) plus the difference of the two
+  // processes' starts, each read against its machine clock.
+  void tie_clocks() {
+    double base = 0, spread = std::numeric_limits<double>::infinity();  // machine clock - StarPU's
+    for (int i = 0; i < 16; ++i) {
+      const double before = machine_clock_us();
+      const double starpu = starpu_timing_now();
+      const double after = machine_clock_us();
+      if (after - before < spread) {
+        spread = after - before;
+        base = (before + after) / 2 - starpu;
+      }
+    }
+    double first[2] = {base, spread};
+    MPI_Bcast(first, 2, MPI_DOUBLE, 0, options_.comm);
+    offset_us_ += first[0] - base;
+    if (rank_ != 0) uncertainty_us_ += first[1] + spread;
     MPI_Allreduce(MPI_IN_PLACE, &uncertainty_us_, 1, MPI_DOUBLE, MPI_MAX, options_.comm);
   }
 
@@ -527,7 +548,9 @@ class starpu_mpi_backend {
   void same_plan_everywhere(const ahead_plan& plan) const {
     std::uint64_t h = 1469598103934665603ULL;
     const auto mix = [&](std::uint64_t x) { h = (h ^ x) * 1099511628211ULL; };
+    const auto nanoseconds = [](seconds x) { return static_cast<std::uint64_t>(std::llround(x * 1e9)); };
     mix(plan.devices);
+    mix(plan.shared_links);
     mix(plan.activities.size());
     for (const auto& a : plan.activities) {
       mix(a.is_copy);
@@ -536,13 +559,14 @@ class starpu_mpi_backend {
     }
     for (const auto& v : plan.vertices) {
       mix(v.device);
-      mix(static_cast<std::uint64_t>(std::llround(v.duration * 1e9)));
+      mix(nanoseconds(v.duration));
     }
     for (const auto& c : plan.copies) {
       mix(c.tensor);
       mix(c.from);
       mix(c.to);
       mix(c.bytes);
+      mix(nanoseconds(c.duration));
     }
     std::uint64_t extremes[2] = {h, ~h};
     MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, options_.comm);
@@ -671,26 +695,29 @@ class starpu_mpi_backend {
     double started = 0;
     std::memcpy(&started, copy.buffer, sizeof started);
     copy.start_us = epoch_us_ + started;
-    copy.due_us = options_.kernels.pace_copies ? copy.start_us + copy.launch.duration * 1e6 : 0;
+    // Unpaced, a copy ends when it arrives, but never before its start as tied to this clock.
+    copy.due_us = copy.start_us + (options_.kernels.pace_copies ? copy.launch.duration * 1e6 : 0);
   }
   // What received copies that ended release: their consumers' tags, the ranks waiting for them.
   struct endings {
     std::vector<starpu_tag_t> released;
-    std::vector<std::pair<int, starpu_mpi_tag_t>> tell;
-    bool finished = false;  // the run's last copy on this rank
+    std::vector<std::tuple<starpu_data_handle_t, int, starpu_mpi_tag_t>> tell;  // token, rank, tag
+    bool finished = false;                                                      // the run's last copy on this rank
   };
   // Under the lock: a received copy ends at `now`.
   void end_received(mpi_copy& c, double now, endings& out) {
     c.end_us = now;
     c.done = true;
     out.released.push_back(c.tag);
-    out.tell.insert(out.tell.end(), c.notify.begin(), c.notify.end());
+    const double ended = now - epoch_us_;
+    std::memcpy(c.told, &ended, sizeof ended);
+    for (const auto& [peer, tag] : c.notify) out.tell.emplace_back(c.told_handle, peer, tag);
     out.finished = --pending_ == 0 || out.finished;
   }
   // Outside the lock: tokens sent, consumers released.
   void announce(const endings& e) {
-    for (const auto& [peer, tag] : e.tell)
-      if (starpu_mpi_isend_detached(said_, peer, tag, options_.comm, nullptr, nullptr) != 0)
+    for (const auto& [token, peer, tag] : e.tell)
+      if (starpu_mpi_isend_detached(token, peer, tag, options_.comm, nullptr, nullptr) != 0)
         fail(std::make_exception_ptr(std::runtime_error("starpu_mpi_backend: starpu_mpi_isend_detached failed")));
     for (const auto tag : e.released) starpu_tag_notify_from_apps(tag);
     if (e.finished) all_done_.notify_all();
@@ -698,9 +725,13 @@ class starpu_mpi_backend {
 
   static void told(void* arg) {
     auto& word = *static_cast<token*>(arg);
+    double ended = 0;
+    std::memcpy(&ended, word.word, sizeof ended);
     {
       std::lock_guard lock(word.self->mutex_);
-      ++word.self->copies_[word.copy].tokens;
+      auto& c = word.self->copies_[word.copy];
+      ++c.tokens;
+      c.not_before = std::max(c.not_before, ended);
     }
     word.self->wake_.notify_all();
   }
@@ -729,9 +760,13 @@ class starpu_mpi_backend {
       if (mpi_copy* send = next_send()) {
         mpi_copy& c = *send;
         c.started = true;
-        const double epoch = epoch_us_;
+        const double epoch = epoch_us_, not_before = epoch + c.not_before;
         lock.unlock();
-        c.start_us = starpu_timing_now();
+        // A token proves that what it announces ended before this copy starts: where the clocks'
+        // tie puts that end later than this clock's now, the start is put there (the tie's error
+        // is what moves, never the order). The largest such move of a run is reported.
+        const double now = starpu_timing_now();
+        c.start_us = std::max(now, not_before);
         try {
           std::memcpy(c.buffer, c.from_buffer, c.bytes);
         } catch (...) {
@@ -744,6 +779,7 @@ class starpu_mpi_backend {
           fail(std::make_exception_ptr(std::runtime_error("starpu_mpi_backend: starpu_mpi_isend_detached failed")));
         lock.lock();
         c.done = true;
+        moved_us_ = std::max(moved_us_, c.start_us - now);
         if (--pending_ == 0) all_done_.notify_all();
         continue;
       }
@@ -771,14 +807,14 @@ class starpu_mpi_backend {
   int worker_ = 0;
   unsigned next_order_ = 1;  // the worker's next workerorder (StarPU never resets it)
   double offset_us_ = 0, uncertainty_us_ = 0;
+  double correction_us_ = 0;  // the last run's clock_correction(), every rank's largest
   starpu_codelet codelet_{};
   std::deque<task_job> jobs_;
   std::vector<unsigned char> arena_;
   starpu_tag_t next_tag_ = starpu_tag_t{1} << 40;
   starpu_mpi_tag_t next_data_tag_ = 1, next_message_tag_ = 0;
   std::deque<token> tokens_;  // this run's tokens awaited (stable addresses: callbacks hold them)
-  unsigned char said_word_[8] = {};
-  starpu_data_handle_t said_ = nullptr;  // what a token sends
+  double moved_us_ = 0;       // this run's largest start moved after a token
 
   std::mutex mutex_;
   std::condition_variable wake_, all_done_;
