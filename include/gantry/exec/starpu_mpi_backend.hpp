@@ -39,13 +39,10 @@
 // unless the program started it, with MPI_THREAD_MULTIPLE.
 #pragma once
 
+#include <gantry/exec/mpi_clock_tie.hpp>
 #include <gantry/exec/starpu_backend.hpp>
 #include <gantry/model/link_fit.hpp>
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1  // MPI's C API only (Open MPI's C++ bindings warn under -Wextra)
-#endif
-#include <mpi.h>
 #include <starpu_mpi.h>
 
 #include <cstdlib>
@@ -85,7 +82,7 @@ class starpu_mpi_backend {
     MPI_Comm_size(options_.comm, &ranks_);
     if (detail::starpu_running().exchange(true))
       throw std::runtime_error("starpu_mpi_backend: StarPU already runs in this process");
-    tie_machine_clocks();
+    const auto machine = tie_machine_clocks(options_.comm, options_.clock_rounds, options_.clocks_by_messages);
     starpu_conf conf;
     starpu_conf_init(&conf);
     conf.precedence_over_environment_variables = 1;
@@ -129,7 +126,8 @@ class starpu_mpi_backend {
     codelet_.cpu_funcs[0] = &starpu_mpi_backend::run_vertex;
     codelet_.nbuffers = STARPU_VARIABLE_NBUFFERS;
     codelet_.name = "gantry_vertex";
-    tie_clocks();
+    clock_ = tie_process_clocks(
+        machine, [] { return starpu_timing_now(); }, options_.comm);
     engine_ = std::thread([this] { run_engine(); });
   }
   starpu_mpi_backend(const starpu_mpi_backend&) = delete;
@@ -152,8 +150,8 @@ class starpu_mpi_backend {
   // This rank's clock minus rank 0's, and the most that any rank's estimate can be off (half the
   // round trip it came from, or the spread of the readings on rank 0's machine): the error on
   // times compared across ranks.
-  [[nodiscard]] seconds clock_offset() const noexcept { return offset_us_ * 1e-6; }
-  [[nodiscard]] seconds clock_uncertainty() const noexcept { return uncertainty_us_ * 1e-6; }
+  [[nodiscard]] seconds clock_offset() const noexcept { return clock_.offset_us * 1e-6; }
+  [[nodiscard]] seconds clock_uncertainty() const noexcept { return clock_.uncertainty_us * 1e-6; }
   // The last run's largest correction to the clocks' tie: how much later than its own clock said
   // a copy was put to start after a transfer that another rank's token proved had ended (0 when
   // the tie never contradicted a message); at most twice clock_uncertainty() (two ranks' ties).
@@ -338,7 +336,7 @@ class starpu_mpi_backend {
     MPI_Barrier(options_.comm);
     double start_on_0 = rank_ == 0 ? starpu_timing_now() + options_.start_lead * 1e6 : 0;
     MPI_Bcast(&start_on_0, 1, MPI_DOUBLE, 0, options_.comm);
-    const double epoch = start_on_0 + offset_us_;
+    const double epoch = start_on_0 + clock_.offset_us;
     if (const double wait = epoch - starpu_timing_now(); wait > 0)
       std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(wait));
     {
@@ -471,77 +469,6 @@ class starpu_mpi_backend {
       throw invalid_input(
           "starpu_mpi_backend: MPI runs without MPI_THREAD_MULTIPLE (the backend's threads and StarPU-MPI's both "
           "call MPI); start it with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...)");
-  }
-
-  [[nodiscard]] static double machine_clock_us() {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  }
-
-  // Before StarPU starts (no polling worker or MPI thread competes with the messages yet): each
-  // rank's machine clock against rank 0's. On rank 0's machine the two are one clock; elsewhere,
-  // for each ping-pong, r's clock when it answered against rank 0's at the middle of the round
-  // trip; the round trip of least delay is the most exact, and half of it bounds the error.
-  void tie_machine_clocks() {
-    char name[MPI_MAX_PROCESSOR_NAME + 1] = {}, first[MPI_MAX_PROCESSOR_NAME + 1] = {};
-    int length = 0;
-    MPI_Get_processor_name(name, &length);
-    std::memcpy(first, name, sizeof name);
-    MPI_Bcast(first, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, 0, options_.comm);
-    const int elsewhere = options_.clocks_by_messages || std::strcmp(name, first) != 0 ? 1 : 0;
-    std::vector<int> remote(static_cast<std::size_t>(ranks_), 0);
-    MPI_Allgather(&elsewhere, 1, MPI_INT, remote.data(), 1, MPI_INT, options_.comm);
-    const int rounds = static_cast<int>(std::max<std::size_t>(options_.clock_rounds, 1));
-    for (int r = 1; r < ranks_; ++r) {
-      if (remote[static_cast<std::size_t>(r)] == 0) continue;
-      if (rank_ == 0) {
-        double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0;
-        for (int i = 0; i < rounds; ++i) {
-          const double sent = machine_clock_us();
-          double theirs = 0;
-          MPI_Send(&sent, 1, MPI_DOUBLE, r, 0, options_.comm);
-          MPI_Recv(&theirs, 1, MPI_DOUBLE, r, 0, options_.comm, MPI_STATUS_IGNORE);
-          const double back = machine_clock_us();
-          if (back - sent < best_rtt) {
-            best_rtt = back - sent;
-            best_offset = theirs - (sent + back) / 2;
-          }
-        }
-        const double result[2] = {best_offset, best_rtt / 2};
-        MPI_Send(result, 2, MPI_DOUBLE, r, 1, options_.comm);
-      } else if (rank_ == r) {
-        for (int i = 0; i < rounds; ++i) {
-          double sent = 0;
-          MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 0, options_.comm, MPI_STATUS_IGNORE);
-          const double mine = machine_clock_us();
-          MPI_Send(&mine, 1, MPI_DOUBLE, 0, 0, options_.comm);
-        }
-        double result[2] = {0, 0};
-        MPI_Recv(result, 2, MPI_DOUBLE, 0, 1, options_.comm, MPI_STATUS_IGNORE);
-        offset_us_ = result[0];
-        uncertainty_us_ = result[1];
-      }
-    }
-  }
-
-  // Once StarPU runs: its clock counts from its start in each process, so a rank's offset to rank
-  // 0's StarPU clock is its machine clock's offset (above) plus the difference of the two
-  // processes' starts, each read against its machine clock.
-  void tie_clocks() {
-    double base = 0, spread = std::numeric_limits<double>::infinity();  // machine clock - StarPU's
-    for (int i = 0; i < 16; ++i) {
-      const double before = machine_clock_us();
-      const double starpu = starpu_timing_now();
-      const double after = machine_clock_us();
-      if (after - before < spread) {
-        spread = after - before;
-        base = (before + after) / 2 - starpu;
-      }
-    }
-    double first[2] = {base, spread};
-    MPI_Bcast(first, 2, MPI_DOUBLE, 0, options_.comm);
-    offset_us_ += first[0] - base;
-    if (rank_ != 0) uncertainty_us_ += first[1] + spread;
-    MPI_Allreduce(MPI_IN_PLACE, &uncertainty_us_, 1, MPI_DOUBLE, MPI_MAX, options_.comm);
   }
 
   // Every rank must run the same plan: a digest of it, compared across ranks.
@@ -805,8 +732,8 @@ class starpu_mpi_backend {
   starpu_mpi_backend_options options_;
   int rank_ = 0, ranks_ = 1;
   int worker_ = 0;
-  unsigned next_order_ = 1;  // the worker's next workerorder (StarPU never resets it)
-  double offset_us_ = 0, uncertainty_us_ = 0;
+  unsigned next_order_ = 1;   // the worker's next workerorder (StarPU never resets it)
+  mpi_clock_tie clock_;       // StarPU's clock on this rank against rank 0's
   double correction_us_ = 0;  // the last run's clock_correction(), every rank's largest
   starpu_codelet codelet_{};
   std::deque<task_job> jobs_;
