@@ -643,8 +643,8 @@ class starpu_mpi_backend {
   }
   // Outside the lock: tokens sent, consumers released.
   void announce(const endings& e) {
-    for (const auto& [token, peer, tag] : e.tell)
-      if (starpu_mpi_isend_detached(token, peer, tag, options_.comm, nullptr, nullptr) != 0)
+    for (const auto& [said, peer, tag] : e.tell)
+      if (starpu_mpi_isend_detached(said, peer, tag, options_.comm, nullptr, nullptr) != 0)
         fail(std::make_exception_ptr(std::runtime_error("starpu_mpi_backend: starpu_mpi_isend_detached failed")));
     for (const auto tag : e.released) starpu_tag_notify_from_apps(tag);
     if (e.finished) all_done_.notify_all();
