@@ -126,8 +126,7 @@ class starpu_mpi_backend {
     codelet_.cpu_funcs[0] = &starpu_mpi_backend::run_vertex;
     codelet_.nbuffers = STARPU_VARIABLE_NBUFFERS;
     codelet_.name = "gantry_vertex";
-    clock_ = tie_process_clocks(
-        machine, [] { return starpu_timing_now(); }, options_.comm);
+    clock_ = tie_process_clocks(machine, starpu_timing_now, options_.comm);
     engine_ = std::thread([this] { run_engine(); });
   }
   starpu_mpi_backend(const starpu_mpi_backend&) = delete;
@@ -147,9 +146,8 @@ class starpu_mpi_backend {
   [[nodiscard]] const starpu_mpi_backend_options& options() const noexcept { return options_; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int ranks() const noexcept { return ranks_; }
-  // This rank's clock minus rank 0's, and the most that any rank's estimate can be off (half the
-  // round trip it came from, or the spread of the readings on rank 0's machine): the error on
-  // times compared across ranks.
+  // This rank's clock minus rank 0's, and the most that any rank's estimate can be off
+  // (exec/mpi_clock_tie.hpp): the error on times compared across ranks.
   [[nodiscard]] seconds clock_offset() const noexcept { return clock_.offset_us * 1e-6; }
   [[nodiscard]] seconds clock_uncertainty() const noexcept { return clock_.uncertainty_us * 1e-6; }
   // The last run's largest correction to the clocks' tie: how much later than its own clock said
@@ -628,8 +626,9 @@ class starpu_mpi_backend {
   // What received copies that ended release: their consumers' tags, the ranks waiting for them.
   struct endings {
     std::vector<starpu_tag_t> released;
-    std::vector<std::tuple<starpu_data_handle_t, int, starpu_mpi_tag_t>> tell;  // token, rank, tag
-    bool finished = false;                                                      // the run's last copy on this rank
+    // The ranks waiting for them: the token's handle, the rank, the message tag.
+    std::vector<std::tuple<starpu_data_handle_t, int, starpu_mpi_tag_t>> tell;
+    bool finished = false;  // the run's last copy on this rank
   };
   // Under the lock: a received copy ends at `now`.
   void end_received(mpi_copy& c, double now, endings& out) {
@@ -741,13 +740,13 @@ class starpu_mpi_backend {
   starpu_tag_t next_tag_ = starpu_tag_t{1} << 40;
   starpu_mpi_tag_t next_data_tag_ = 1, next_message_tag_ = 0;
   std::deque<token> tokens_;  // this run's tokens awaited (stable addresses: callbacks hold them)
-  double moved_us_ = 0;       // this run's largest start moved after a token
 
   std::mutex mutex_;
   std::condition_variable wake_, all_done_;
   std::deque<mpi_copy> copies_;  // this rank's copies of the run (stable addresses: callbacks hold them)
   std::vector<std::size_t> sends_;
   std::size_t next_send_ = 0, pending_ = 0;
+  double moved_us_ = 0;  // this run's largest start moved after a token
   double epoch_us_ = 0;
   bool gate_open_ = false, stopping_ = false;
   std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>, std::greater<>>
