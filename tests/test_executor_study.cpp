@@ -1,15 +1,20 @@
 // Simulated against measured: the statistics with hand-worked numbers (median, Pearson, Spearman
-// with ties, start-time errors), seeded perturbations, the candidate placements of a graph, and a
-// comparison of one placement whose measured runs all pass validate(). No timed assertions.
+// with ties, start-time errors), seeded perturbations, the candidate placements of a graph (and
+// those whose simulated makespans keep a gap), a comparison of one placement whose measured runs
+// all pass validate(), and the repeatability of a study's runs. No timed assertions.
 #include <gantry/exec/accuracy.hpp>
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
 #include <gantry/exec/study.hpp>
 #include <gantry/graph/graph.hpp>
+#include <gantry/sim/virtual_clock.hpp>
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
+#include <string>
 #include <vector>
 
 using namespace gantry;
@@ -124,4 +129,93 @@ TEST_CASE("calibration measures a rate, an overhead and a link, and refuses too 
   CHECK(b.samples[1].time > 0);
   CHECK(b.link.link.bandwidth > 0);
   CHECK_THROWS_AS((void)calibrate_backend(backend, {.devices = 2, .copy_sizes = {4096}}), invalid_input);
+}
+
+namespace {
+// Three layers of four vertices, each joined to every vertex of the next, with uneven times: many
+// placements on two devices, with many different makespans.
+graph layered_graph() {
+  graph g;
+  std::vector<vertex_id> previous;
+  for (int layer = 0; layer < 3; ++layer) {
+    std::vector<vertex_id> current;
+    for (int i = 0; i < 4; ++i) {
+      const auto v = g.add_vertex("v" + std::to_string(layer) + std::to_string(i), 1e-3 * (1 + i + 2 * layer));
+      for (const auto u : previous) g.add_edge(u, v, 20000);
+      current.push_back(v);
+    }
+    previous = current;
+  }
+  return g;
+}
+
+// Seed 5, `count` candidates at least `gap` apart (options built field by field: GCC 12 misreads
+// designated initialisers of option structs as maybe-uninitialised).
+candidate_options apart(std::size_t count, double gap) {
+  candidate_options out;
+  out.count = count;
+  out.seed = 5;
+  out.min_gap = gap;
+  return out;
+}
+}  // namespace
+
+TEST_CASE("candidates with a gap: every two kept ones simulate farther apart than the gap") {
+  const graph g = layered_graph();
+  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e8});
+  const graph_model model(g, devices);
+  const auto all = placement_candidates(g, model, devices, {.count = 20, .seed = 5});
+  CHECK(all.size() == 20);
+  const auto kept = placement_candidates(g, model, devices, apart(12, 0.03));
+  REQUIRE(kept.size() >= 4);
+  CHECK(kept.size() <= 12);
+  std::vector<seconds> makespans;
+  std::set<std::string> names;
+  for (const auto& c : kept) {
+    const auto r = simulate(g, model, devices, std::span<const device_id>(c.device), {.priority = c.order});
+    REQUIRE(r.ok());
+    makespans.push_back(r.schedule.makespan);
+    names.insert(c.name);
+  }
+  CHECK(names.size() == kept.size());
+  for (std::size_t i = 0; i < makespans.size(); ++i)
+    for (std::size_t j = i + 1; j < makespans.size(); ++j)
+      CHECK(std::abs(makespans[i] - makespans[j]) > 0.03 * std::max(makespans[i], makespans[j]));
+  // The first placer is always kept; a zero gap is the default behaviour.
+  CHECK(kept.front().name == all.front().name);
+  const auto same = placement_candidates(g, model, devices, apart(20, 0));
+  REQUIRE(same.size() == all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    CHECK(same[i].name == all[i].name);
+    CHECK(same[i].device == all[i].device);
+  }
+  for (const double bad : {-0.1, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    CHECK_THROWS_WITH_AS((void)placement_candidates(g, model, devices, apart(20, bad)),
+                         doctest::Contains("min_gap must be a finite fraction"), invalid_input);
+  }
+}
+
+TEST_CASE("a study's repeatability is the rank agreement of its runs: 1 where every run is the same") {
+  const graph g = layered_graph();
+  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e8});
+  const graph_model model(g, devices);
+  const auto candidates = placement_candidates(g, model, devices, apart(6, 0.03));
+  REQUIRE(candidates.size() >= 3);
+  virtual_clock clock;  // every run is the simulation itself
+  const auto twice = study_placements(g, model, model, devices, candidates, clock, {.runs = 2});
+  REQUIRE(twice.compared == candidates.size());
+  for (const auto& row : twice.rows) {
+    REQUIRE(row.result.measured_runs.size() == 2);
+    CHECK(row.result.measured_runs[0] == row.result.measured_runs[1]);
+    CHECK(row.result.error == doctest::Approx(0).epsilon(1e-9));
+  }
+  REQUIRE(twice.repeatability.has_value());
+  CHECK(*twice.repeatability == doctest::Approx(1));
+  REQUIRE(twice.run_spread.has_value());
+  CHECK(*twice.run_spread == 0);
+  CHECK(twice.spearman == doctest::Approx(1));
+  const auto once = study_placements(g, model, model, devices, candidates, clock, {.runs = 1});
+  CHECK_FALSE(once.repeatability.has_value());
+  CHECK_FALSE(once.run_spread.has_value());
+  CHECK(once.rows.front().result.measured_runs.size() == 1);
 }

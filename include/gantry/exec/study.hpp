@@ -1,8 +1,12 @@
 // Simulated against measured: runs placements both ways and reports how well the simulator
 // predicts the executor. compare_run() does one placement (simulate, execute N times, validate
 // each measured schedule); study_placements() does many and adds the median absolute error and
-// the Pearson and Spearman correlations; placement_candidates() gathers many placements of one
-// graph: every placer of the registry that succeeds, then seeded random perturbations of them.
+// the Pearson and Spearman correlations, beside the Spearman correlation of two measured runs of
+// the same placements (what the machine's own noise leaves for any simulator to reach);
+// placement_candidates() gathers many placements of one graph: every placer of the registry that
+// succeeds, then seeded random perturbations of them, optionally only placements whose simulated
+// makespans differ by a given margin (so that a rank correlation judges the simulator's claims,
+// not run-to-run noise among placements it calls equal).
 #pragma once
 
 #include <gantry/core/random.hpp>
@@ -17,6 +21,7 @@
 #include <algorithm>
 #include <functional>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,11 +59,12 @@ struct comparison {
   seconds simulated = 0;    // simulated makespan
   seconds measured = 0;     // median measured makespan
   seconds measured_min = 0, measured_max = 0;
-  double error = 0;              // measured / simulated - 1
-  start_time_error starts;       // of the median run against the simulation
-  bool valid = true;             // every measured schedule passed validate()
-  std::size_t invalid_runs = 0;  // measured schedules validate() refused
-  std::string violations;        // the first failing run's, when not valid
+  std::vector<seconds> measured_runs;  // every run's makespan, in the order they ran
+  double error = 0;                    // measured / simulated - 1
+  start_time_error starts;             // of the median run against the simulation
+  bool valid = true;                   // every measured schedule passed validate()
+  std::size_t invalid_runs = 0;        // measured schedules validate() refused
+  std::string violations;              // the first failing run's, when not valid
   simulation_result simulation;
   execution_result median_run;
 
@@ -106,6 +112,7 @@ requires execution_backend<B> || ahead_backend<B>
       out.valid = false;
       ++out.invalid_runs;
     }
+    out.measured_runs.push_back(r.schedule.makespan);
     runs.push_back(std::move(r));
   }
   std::sort(runs.begin(), runs.end(), [](const execution_result& a, const execution_result& b) {
@@ -130,6 +137,14 @@ struct study_result {
   std::size_t compared = 0;          // rows that ran (simulated and measured)
   double median_abs_error = 0;       // median over compared rows of |measured / simulated - 1|
   double pearson = 0, spearman = 0;  // between simulated and measured makespans
+  // Spearman between the compared rows' first and last measured runs (empty with fewer than 2 runs
+  // each): the rank agreement this machine's noise allows a perfect simulator on these placements.
+  // Each placement's runs follow one another, so slow spells of the machine touch both alike: it
+  // is a ceiling, not a floor.
+  std::optional<double> repeatability;
+  // The median over compared rows of |last run / first run - 1| (empty with fewer than 2 runs each):
+  // how far two runs of one placement differ here, the floor under median_abs_error.
+  std::optional<double> run_spread;
 };
 
 // `progress(done, total, name)` is told before each candidate runs (for a progress line).
@@ -140,7 +155,7 @@ requires execution_backend<B> || ahead_backend<B>
     const std::vector<placement_candidate>& candidates, B& backend, const compare_options& options = {},
     const std::function<void(std::size_t, std::size_t, const std::string&)>& progress = {}) {
   study_result out;
-  std::vector<double> simulated, measured, errors;
+  std::vector<double> simulated, measured, errors, first_runs, last_runs, spreads;
   for (const auto& candidate : candidates) {
     if (progress) progress(out.rows.size(), candidates.size(), candidate.name);
     out.rows.push_back({candidate.name, compare_run(g, sim_model, exec_model, devices, candidate, backend, options)});
@@ -149,11 +164,18 @@ requires execution_backend<B> || ahead_backend<B>
     simulated.push_back(r.simulated);
     measured.push_back(r.measured);
     errors.push_back(std::abs(r.error));
+    first_runs.push_back(r.measured_runs.front());
+    last_runs.push_back(r.measured_runs.back());
+    spreads.push_back(std::abs(relative_error(r.measured_runs.front(), r.measured_runs.back())));
   }
   out.compared = errors.size();
   out.median_abs_error = median_of(errors);
   out.pearson = pearson(simulated, measured);
   out.spearman = spearman(simulated, measured);
+  if (std::max<std::size_t>(options.runs, 1) >= 2) {
+    out.repeatability = spearman(first_runs, last_runs);
+    out.run_spread = median_of(spreads);
+  }
   return out;
 }
 
@@ -176,22 +198,47 @@ struct candidate_options {
   double moved_fraction = 0.15;  // of the vertices, moved by each perturbation (at least one)
   std::uint64_t seed = 1;
   std::vector<std::string> skip = {"exact"};  // placers not run (the exact one takes long)
+  // > 0: a candidate whose simulated makespan is within this fraction of a kept candidate's is
+  // dropped (as is one that does not simulate), so that the kept ones differ by more than the
+  // simulator claims to resolve; fewer than `count` may come back where the makespans crowd.
+  double min_gap = 0;
+  simulate_options simulation{};  // how candidates are simulated for min_gap (priority: each one's order)
 };
 
 // Every registry placer that places g (honouring memory or not), then perturbations of them in
-// turn until there are `count`. Placements identical to an earlier one are dropped.
+// turn until there are `count`. Placements identical to an earlier one are dropped, and with
+// options.min_gap those whose simulated makespans crowd a kept one's.
 [[nodiscard]] inline std::vector<placement_candidate> placement_candidates(const graph& g, const graph_model& model,
                                                                            const cluster& devices,
                                                                            const candidate_options& options = {}) {
+  if (!(options.min_gap >= 0) || !std::isfinite(options.min_gap))
+    throw invalid_input("placement_candidates: min_gap must be a finite fraction >= 0, not " +
+                        std::to_string(options.min_gap));
   std::vector<placement_candidate> out;
-  const auto seen = [&](const std::vector<device_id>& p) {
-    return std::any_of(out.begin(), out.end(), [&](const placement_candidate& c) { return c.device == p; });
+  std::vector<seconds> makespans;  // of the kept candidates, with min_gap
+  // Keeps `c` unless it repeats a kept placement or (with min_gap) crowds a kept makespan.
+  const auto keep = [&](placement_candidate c) {
+    if (std::any_of(out.begin(), out.end(), [&](const placement_candidate& k) { return k.device == c.device; }))
+      return false;
+    if (options.min_gap > 0) {
+      simulate_options sim = options.simulation;
+      sim.priority = c.order;
+      const auto r = simulate(g, model, devices, std::span<const device_id>(c.device), sim);
+      if (!r.ok()) return false;
+      const seconds m = r.schedule.makespan;
+      if (std::any_of(makespans.begin(), makespans.end(),
+                      [&](seconds k) { return std::abs(m - k) <= options.min_gap * std::max(m, k); }))
+        return false;
+      makespans.push_back(m);
+    }
+    out.push_back(std::move(c));
+    return true;
   };
   for (const auto& entry : placers()) {
     if (std::find(options.skip.begin(), options.skip.end(), entry.name) != options.skip.end()) continue;
     auto result = entry.place({g, model, devices});
-    if (!result.placement.ok() || seen(result.placement.device)) continue;
-    out.push_back({entry.name, std::move(result.placement.device), std::move(result.placement.order)});
+    if (!result.placement.ok()) continue;
+    (void)keep({entry.name, std::move(result.placement.device), std::move(result.placement.order)});
   }
   const std::size_t bases = out.size();
   if (bases == 0) return out;
@@ -200,9 +247,7 @@ struct candidate_options {
   for (std::size_t k = 0, tries = 0; out.size() < options.count && tries < 20 * options.count; ++tries) {
     const auto& base = out[tries % bases];
     auto device = perturbed_placement(base.device, devices.device_count(), moves, options.seed + tries);
-    if (seen(device)) continue;
-    ++k;
-    out.push_back({base.name + "~" + std::to_string(k), std::move(device), base.order});
+    if (keep({base.name + "~" + std::to_string(k + 1), std::move(device), base.order})) ++k;
   }
   return out;
 }
