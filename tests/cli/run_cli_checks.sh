@@ -282,6 +282,20 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["placements"]) == 3, [p.get("name") for p in d["placements"]]
 PY
+# --min-gap keeps only placements simulated that far apart, and two runs each give the repeatability.
+"$gantry" execute -g "$tiny" --devices 2 --runs 2 --placements 6 --min-gap 0.003 --launch-overhead 0s --format json \
+  >apart.json 2>stderr.txt ||
+  { echo "FAIL: gantry execute --min-gap 0.003:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 - apart.json <<'PY' || { echo "FAIL: gantry execute --min-gap kept placements closer than the gap" >&2; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = [p["simulated"] for p in d["placements"]]
+assert 2 <= len(s) <= 6, s
+assert all(abs(a - b) > 0.003 * max(a, b) for i, a in enumerate(s) for b in s[i + 1:]), s
+assert -1 <= d["repeatability"] <= 1 and d["run_spread"] >= 0, d
+PY
+expect 2 "--min-gap requires --placements" "$gantry" execute -g "$tiny" --min-gap 0.02
+expect 2 "--min-gap: expected a fraction in [0, 1), got '1.5'" "$gantry" execute -g "$tiny" --placements 4 --min-gap 1.5
 for f in run.simulated.json run.measured.json; do
   [[ -s $f ]] || { echo "FAIL: gantry execute --trace did not write $f" >&2; failures=$((failures + 1)); }
 done

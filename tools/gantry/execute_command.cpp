@@ -130,10 +130,27 @@ void register_execute_commands(CLI::App& app) {
   ex->add_option("--runs", flags->runs, "measured runs per placement (the median is reported)")
       ->check(whole_number_between<std::size_t>(1, 1000))
       ->capture_default_str();
-  ex->add_option("--placements", flags->placements,
-                 "compare this many placements (every placer, then seeded random perturbations of them)")
-      ->check(whole_number_between<std::size_t>(0, 10000));
+  auto* placements =
+      ex->add_option("--placements", flags->placements,
+                     "compare this many placements (every placer, then seeded random perturbations of them)")
+          ->check(whole_number_between<std::size_t>(0, 10000));
   ex->add_option("--seed", flags->seed, "seed of the perturbations")->capture_default_str();
+  ex->add_option("--min-gap", flags->min_gap,
+                 "with --placements: keep only placements whose simulated makespans differ by more than this "
+                 "fraction (e.g. 0.02), so that Spearman judges differences the simulator claims, not ties")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              std::size_t used = 0;
+              const double x = std::stod(text, &used);
+              if (used == text.size() && std::isfinite(x) && x >= 0 && x < 1) return {};
+            } catch (const std::exception&) {
+            }
+            return "expected a fraction in [0, 1), got '" + text + "'";
+          },
+          "a fraction in [0, 1)"))
+      ->needs(placements)
+      ->capture_default_str();
   ex->add_option("--time-scale", flags->time_scale, "run every compute and transfer time this many times longer")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {

@@ -103,6 +103,8 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     candidate_options which;
     which.count = flags.placements;
     which.seed = flags.seed;
+    which.min_gap = flags.min_gap;
+    which.simulation = rules;
     candidates = placement_candidates(sim_graph, sim_model, c, which);
     // placement_candidates() gives every placer's distinct placement, which may be more than asked.
     if (candidates.size() > flags.placements) candidates.resize(flags.placements);
@@ -204,6 +206,9 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     doc["median_abs_error"] = study.median_abs_error;
     doc["spearman"] = study.spearman;
     doc["pearson"] = study.pearson;
+    // What two runs of each placement allow (absent with --runs 1): their Spearman and median gap.
+    if (study.repeatability) doc["repeatability"] = *study.repeatability;
+    if (study.run_spread) doc["run_spread"] = *study.run_spread;
     doc["placements"] = nlohmann::ordered_json::array();
     for (const auto& row : study.rows) doc["placements"].push_back(comparison_json(row.name, row.result, run_graph));
     out << doc.dump(2) << "\n";
@@ -229,6 +234,9 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
       << study.compared << " placements, " << flags.runs << " runs each (median): median |error| "
       << fixed_text(100 * study.median_abs_error, 1) << "%, Spearman " << fixed_text(study.spearman, 3) << ", Pearson "
       << fixed_text(study.pearson, 3) << "\n";
+  if (study.repeatability && study.run_spread)
+    out << "first run against last: Spearman " << fixed_text(*study.repeatability, 3) << ", median gap "
+        << fixed_text(100 * *study.run_spread, 1) << "% (what this machine's noise leaves any simulator)\n";
   if (!all_valid) err << "gantry execute: a measured schedule fails validate()\n";
   return all_valid ? 0 : 1;
 }

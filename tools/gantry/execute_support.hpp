@@ -64,6 +64,7 @@ struct execute_flags {
   std::size_t runs = 5;
   std::size_t placements = 0;
   std::uint64_t seed = 1;
+  double min_gap = 0;  // with placements: only placements simulated this fraction apart
   double time_scale = 1;
   std::string launch_overhead = "auto";
   std::string kernel = "auto";
