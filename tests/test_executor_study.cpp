@@ -1,7 +1,8 @@
 // Simulated against measured: the statistics with hand-worked numbers (median, Pearson, Spearman
 // with ties, start-time errors), seeded perturbations, the candidate placements of a graph (and
 // those whose simulated makespans keep a gap), a comparison of one placement whose measured runs
-// all pass validate(), and the repeatability of a study's runs. No timed assertions.
+// all pass validate(), the repeatability of a study's runs, and a reference run that cancels a
+// drifting machine's speed. No timed assertions.
 #include <gantry/exec/accuracy.hpp>
 #include <gantry/exec/calibrate.hpp>
 #include <gantry/exec/cpu_backend.hpp>
@@ -218,4 +219,101 @@ TEST_CASE("a study's repeatability is the rank agreement of its runs: 1 where ev
   CHECK_FALSE(once.repeatability.has_value());
   CHECK_FALSE(once.run_spread.has_value());
   CHECK(once.rows.front().result.measured_runs.size() == 1);
+}
+
+namespace {
+
+// The virtual clock on a machine whose speed drifts: each pair of runs (a reference's and then a
+// candidate's) takes `step` longer per activity than the pair before, as when other tenants come
+// and go between a profile and the runs it predicts.
+class drifting_clock {
+ public:
+  explicit drifting_clock(double step) : step_(step) {}
+  void begin(std::size_t devices) {
+    factor_ = 1 + step_ * static_cast<double>(runs_++ / 2);
+    clock_.begin(devices);
+  }
+  void launch_vertex(vertex_launch v) {
+    v.duration *= factor_;
+    clock_.launch_vertex(v);
+  }
+  void launch_copy(copy_launch c) {
+    c.duration *= factor_;
+    clock_.launch_copy(c);
+  }
+  void wait(std::vector<completion>& out) { clock_.wait(out); }
+  [[nodiscard]] seconds now() const noexcept { return clock_.now(); }
+
+ private:
+  virtual_clock clock_;
+  double step_, factor_ = 1;
+  std::size_t runs_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a reference run beside each measured run cancels the machine's drift, which the plain error keeps") {
+  const graph g = layered_graph();
+  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e8});
+  const graph_model model(g, devices);
+  const auto candidates = placement_candidates(g, model, devices, apart(6, 0.03));
+  REQUIRE(candidates.size() >= 3);
+  const placement_candidate one_device{"one device", std::vector<device_id>(g.vertex_count(), 0), {}};
+  compare_options options;
+  options.runs = 2;
+  options.reference = one_device;
+  drifting_clock clock(0.1);
+  const auto study = study_placements(g, model, model, devices, candidates, clock, options);
+  REQUIRE(study.compared == candidates.size());
+  for (std::size_t i = 0; i < study.rows.size(); ++i) {
+    const auto& r = study.rows[i].result;
+    CAPTURE(study.rows[i].name);
+    REQUIRE(r.valid);
+    REQUIRE(r.reference_runs.size() == 2);
+    // Pair k (runs 2k and 2k+1 of the clock) runs at 1 + 0.1 k: candidate i's pairs are 2i and 2i+1.
+    const double first = 1 + 0.1 * static_cast<double>(2 * i), second = first + 0.1;
+    CHECK(r.reference_runs[0] == doctest::Approx(first * r.reference_simulated));
+    CHECK(r.reference_runs[1] == doctest::Approx(second * r.reference_simulated));
+    CHECK(r.measured_runs[1] == doctest::Approx(second * r.simulated));
+    REQUIRE(r.referenced_error.has_value());
+    CHECK(*r.referenced_error == doctest::Approx(0).epsilon(1e-9));
+    REQUIRE(r.referenced_measured.has_value());
+    CHECK(*r.referenced_measured == doctest::Approx(r.simulated));
+  }
+  seconds work = 0;  // one device, no copies: the reference simulates to the sum of the compute times
+  for (const auto& v : g.vertices()) work += v.compute;
+  CHECK(study.rows.front().result.reference_simulated == doctest::Approx(work));
+  CHECK(study.median_abs_error > 0.1);  // the drift, all of it
+  REQUIRE(study.median_abs_referenced_error.has_value());
+  CHECK(*study.median_abs_referenced_error == doctest::Approx(0).epsilon(1e-9));
+  // The drift reorders the plain measurements (each candidate runs slower than the one before)
+  // but not the referenced ones.
+  REQUIRE(study.referenced_spearman.has_value());
+  CHECK(*study.referenced_spearman == doctest::Approx(1));
+  CHECK(study.spearman < *study.referenced_spearman);
+  REQUIRE(study.reference_range.has_value());
+  CHECK(study.reference_range->first == doctest::Approx(1));
+  CHECK(study.reference_range->second == doctest::Approx(1 + 0.1 * static_cast<double>(2 * candidates.size() - 1)));
+
+  // Rows whose placement is the reference's say nothing about the model: left out of the median.
+  const auto itself = study_placements(g, model, model, devices, {one_device}, clock, options);
+  REQUIRE(itself.compared == 1);
+  CHECK(itself.rows.front().result.referenced_error.has_value());
+  CHECK_FALSE(itself.median_abs_referenced_error.has_value());
+  CHECK(itself.reference_range.has_value());
+
+  // Without a reference nothing is referenced, and each candidate runs alone.
+  drifting_clock plain(0.1);
+  const auto unreferenced = study_placements(g, model, model, devices, candidates, plain, {.runs = 2});
+  CHECK_FALSE(unreferenced.median_abs_referenced_error.has_value());
+  CHECK_FALSE(unreferenced.reference_range.has_value());
+  CHECK_FALSE(unreferenced.referenced_spearman.has_value());
+  CHECK(unreferenced.rows.front().result.reference_runs.empty());
+  CHECK_FALSE(unreferenced.rows.front().result.referenced_error.has_value());
+  // Pairs of the plain clock are (candidate run, candidate run): candidate 0 at 1, candidate 1 at 1.1.
+  CHECK(unreferenced.rows[1].result.measured_runs[0] == doctest::Approx(1.1 * unreferenced.rows[1].result.simulated));
+
+  options.reference->device.pop_back();
+  CHECK_THROWS_WITH_AS((void)compare_run(g, model, model, devices, candidates.front(), clock, options),
+                       doctest::Contains("the reference placement has 11 entries for 12 vertices"), invalid_input);
 }

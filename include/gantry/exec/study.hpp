@@ -2,7 +2,9 @@
 // predicts the executor. compare_run() does one placement (simulate, execute N times, validate
 // each measured schedule); study_placements() does many and adds the median absolute error and
 // the Pearson and Spearman correlations, beside the Spearman correlation of two measured runs of
-// the same placements (what the machine's own noise leaves for any simulator to reach);
+// the same placements (what the machine's own noise leaves for any simulator to reach), and with a
+// reference placement run before every measured run, each error relative to it (what is left of
+// the error once the machine's speed drifting between profile and run cancels);
 // placement_candidates() gathers many placements of one graph: every placer of the registry that
 // succeeds, then seeded random perturbations of them, optionally only placements whose simulated
 // makespans differ by a given margin (so that a rank correlation judges the simulator's claims,
@@ -19,10 +21,11 @@
 #include <gantry/sim/simulator.hpp>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -52,6 +55,13 @@ struct compare_options {
   // simulated schedule's orders go to the backend at once (exec/replay_ahead.hpp; the backend must
   // be an ahead_backend), and the backend alone orders the run.
   bool ahead = false;
+  // A yardstick run just before each measured run (say, the whole graph on one device, which shares
+  // nothing and copies nothing): the candidate's makespan is then also judged relative to it, the
+  // measured ratio of the two against the simulated ratio (comparison::referenced_error). A change
+  // in the machine's speed over seconds to minutes (other tenants' memory traffic, clocks) moves
+  // both runs of a pair alike and cancels there; what sets the candidate apart from the reference
+  // (its copies, the devices it keeps busy together) does not. Doubles the measuring time.
+  std::optional<placement_candidate> reference{};
 };
 
 struct comparison {
@@ -65,6 +75,14 @@ struct comparison {
   bool valid = true;                   // every measured schedule passed validate()
   std::size_t invalid_runs = 0;        // measured schedules validate() refused
   std::string violations;              // the first failing run's, when not valid
+  // With compare_options::reference: its simulated makespan, its measured makespan in each run
+  // (the run before the candidate's run of the same index), the candidate's measured makespan at
+  // the reference's simulated speed (the median over runs of measured / reference's measured, times
+  // the reference's simulated makespan), and the error of that against the simulation.
+  seconds reference_simulated = 0;
+  std::vector<seconds> reference_runs;
+  std::optional<seconds> referenced_measured;
+  std::optional<double> referenced_error;
   simulation_result simulation;
   execution_result median_run;
 
@@ -88,30 +106,59 @@ requires execution_backend<B> || ahead_backend<B>
     return out;
   }
   out.simulated = out.simulation.schedule.makespan;
-  std::vector<execution_result> runs;
-  for (std::size_t i = 0; i < std::max<std::size_t>(options.runs, 1); ++i) {
-    execution_result r;
+  const placement_candidate* reference = options.reference ? &*options.reference : nullptr;
+  simulation_result reference_simulation;
+  if (reference) {
+    if (reference->device.size() != g.vertex_count())
+      throw invalid_input("compare_run: the reference placement has " + std::to_string(reference->device.size()) +
+                          " entries for " + std::to_string(g.vertex_count()) + " vertices");
+    simulate_options rules = options.simulation;
+    rules.priority = reference->order;
+    reference_simulation = simulate(g, sim_model, devices, std::span<const device_id>(reference->device), rules);
+    if (!reference_simulation.ok()) {
+      out.outcome = reference_simulation.outcome;
+      out.outcome.message = "the reference placement: " + out.outcome.message;
+      return out;
+    }
+    out.reference_simulated = reference_simulation.schedule.makespan;
+  }
+  // One measured run of `p` (whose simulation is `s`), validated; false when it failed.
+  const auto measure = [&](const placement_candidate& p, const simulation_result& s, const char* label,
+                           execution_result& r) {
+    simulate_options rules = options.simulation;
+    rules.priority = p.order;
     if (options.ahead) {
-      if constexpr (ahead_backend<B>) r = replay_ahead(g, exec_model, devices, out.simulation.schedule, backend);
+      if constexpr (ahead_backend<B>) r = replay_ahead(g, exec_model, devices, s.schedule, backend);
       else throw invalid_input("compare_run: ahead replay asked of a backend that only runs launches one by one");
     } else {
       if constexpr (execution_backend<B>)
-        r = execute(g, exec_model, devices, std::span<const device_id>(candidate.device), backend,
-                    execute_options_from(sim));
+        r = execute(g, exec_model, devices, std::span<const device_id>(p.device), backend, execute_options_from(rules));
       else
         throw invalid_input(
             "compare_run: this backend only replays whole schedules ahead (set compare_options::ahead)");
     }
     if (!r.ok()) {
       out.outcome = r.outcome;
-      return out;
+      out.outcome.message = label + out.outcome.message;
+      return false;
     }
     const auto report = validate(r.schedule, g, exec_model, devices, {.exact_durations = false});
     if (!report.ok()) {
-      if (out.valid) out.violations = report.to_string();
+      if (out.valid) out.violations = label + report.to_string();
       out.valid = false;
       ++out.invalid_runs;
     }
+    return true;
+  };
+  std::vector<execution_result> runs;
+  for (std::size_t i = 0; i < std::max<std::size_t>(options.runs, 1); ++i) {
+    if (reference) {
+      execution_result r;
+      if (!measure(*reference, reference_simulation, "the reference placement: ", r)) return out;
+      out.reference_runs.push_back(r.schedule.makespan);
+    }
+    execution_result r;
+    if (!measure(candidate, out.simulation, "", r)) return out;
     out.measured_runs.push_back(r.schedule.makespan);
     runs.push_back(std::move(r));
   }
@@ -124,6 +171,15 @@ requires execution_backend<B> || ahead_backend<B>
   out.measured = out.median_run.schedule.makespan;
   out.error = relative_error(out.simulated, out.measured);
   out.starts = compare_start_times(out.simulation.schedule, out.median_run.schedule);
+  if (reference && out.reference_simulated > 0 && out.simulated > 0) {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < out.measured_runs.size(); ++i)
+      if (out.reference_runs[i] > 0) ratios.push_back(out.measured_runs[i] / out.reference_runs[i]);
+    if (!ratios.empty()) {
+      out.referenced_measured = median_of(ratios) * out.reference_simulated;
+      out.referenced_error = relative_error(out.simulated, *out.referenced_measured);
+    }
+  }
   return out;
 }
 
@@ -145,6 +201,14 @@ struct study_result {
   // The median over compared rows of |last run / first run - 1| (empty with fewer than 2 runs each):
   // how far two runs of one placement differ here, the floor under median_abs_error.
   std::optional<double> run_spread;
+  // With compare_options::reference: the median over compared rows of |referenced_error|, leaving
+  // out rows whose placement is the reference's (a placement against itself says nothing of the
+  // model), the Spearman between simulated and referenced measured makespans over every compared
+  // row, and the smallest and largest reference measured / reference simulated over every run of
+  // the study: how far the machine's speed moved while it ran.
+  std::optional<double> median_abs_referenced_error;
+  std::optional<double> referenced_spearman;
+  std::optional<std::pair<double, double>> reference_range;
 };
 
 // `progress(done, total, name)` is told before each candidate runs (for a progress line).
@@ -155,7 +219,8 @@ requires execution_backend<B> || ahead_backend<B>
     const std::vector<placement_candidate>& candidates, B& backend, const compare_options& options = {},
     const std::function<void(std::size_t, std::size_t, const std::string&)>& progress = {}) {
   study_result out;
-  std::vector<double> simulated, measured, errors, first_runs, last_runs, spreads;
+  std::vector<double> simulated, measured, errors, first_runs, last_runs, spreads, referenced, referenced_simulated,
+      referenced_measured;
   for (const auto& candidate : candidates) {
     if (progress) progress(out.rows.size(), candidates.size(), candidate.name);
     out.rows.push_back({candidate.name, compare_run(g, sim_model, exec_model, devices, candidate, backend, options)});
@@ -167,8 +232,24 @@ requires execution_backend<B> || ahead_backend<B>
     first_runs.push_back(r.measured_runs.front());
     last_runs.push_back(r.measured_runs.back());
     spreads.push_back(std::abs(relative_error(r.measured_runs.front(), r.measured_runs.back())));
+    if (options.reference && r.reference_simulated > 0) {
+      for (const seconds run : r.reference_runs) {
+        const double ratio = run / r.reference_simulated;
+        if (!out.reference_range) out.reference_range.emplace(ratio, ratio);
+        out.reference_range->first = std::min(out.reference_range->first, ratio);
+        out.reference_range->second = std::max(out.reference_range->second, ratio);
+      }
+      if (r.referenced_error && candidate.device != options.reference->device)
+        referenced.push_back(std::abs(*r.referenced_error));
+      if (r.referenced_measured) {
+        referenced_simulated.push_back(r.simulated);
+        referenced_measured.push_back(*r.referenced_measured);
+      }
+    }
   }
   out.compared = errors.size();
+  if (!referenced.empty()) out.median_abs_referenced_error = median_of(referenced);
+  if (!referenced_measured.empty()) out.referenced_spearman = spearman(referenced_simulated, referenced_measured);
   out.median_abs_error = median_of(errors);
   out.pearson = pearson(simulated, measured);
   out.spearman = spearman(simulated, measured);
