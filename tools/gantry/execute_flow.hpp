@@ -49,6 +49,11 @@ namespace gantry::cli {
   row["start_error_max"] = r.starts.max;
   row["start_error_worst_vertex"] = r.starts.worst == no_vertex ? std::string() : g[r.starts.worst].name;
   row["valid"] = r.valid;
+  if (r.referenced_error) {
+    row["reference_simulated"] = r.reference_simulated;
+    row["reference_measured"] = r.reference_runs;
+    row["referenced_error"] = *r.referenced_error;
+  }
   return row;
 }
 
@@ -96,6 +101,17 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   simulate_options rules;
   rules.policy = parse_enum<ready_policy>(flags.policy).value_or(ready_policy::placement_order);  // checked by CLI11
   rules.cache_transfers = !flags.no_cache;
+  compare_options options{.runs = flags.runs, .simulation = rules, .ahead = setup.ahead};
+  if (flags.reference_device >= 0) {
+    if (static_cast<std::size_t>(flags.reference_device) >= c.device_count())
+      throw invalid_input("--reference-device " + std::to_string(flags.reference_device) + ": the cluster has " +
+                          std::to_string(c.device_count()) + " devices (0 to " + std::to_string(c.device_count() - 1) +
+                          ")");
+    options.reference = placement_candidate{
+        "device " + std::to_string(flags.reference_device),
+        std::vector<device_id>(sim_graph.vertex_count(), static_cast<device_id>(flags.reference_device)),
+        {}};
+  }
 
   std::vector<placement_candidate> candidates;
   if (flags.placements > 0) {
@@ -128,7 +144,6 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   // A first run warms the backend's buffers and threads up; it is not counted.
   (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend,
                     {.runs = 1, .simulation = rules, .ahead = setup.ahead});
-  const compare_options options{.runs = flags.runs, .simulation = rules, .ahead = setup.ahead};
 
   if (flags.placements == 0) {
     const auto r = compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend, options);
@@ -171,6 +186,11 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
         << format_seconds(r.measured_min) << ", max " << format_seconds(r.measured_max) << ", spread "
         << fixed_text(100 * (r.measured_max - r.measured_min) / r.measured, 1) << "%)\n";
     out << "error         " << signed_percent(r.error) << " (measured / simulated - 1)\n";
+    if (r.referenced_error)
+      out << "referenced    " << signed_percent(*r.referenced_error) << " relative to the run on device "
+          << flags.reference_device << " before each (that run "
+          << signed_percent(r.reference_runs[(r.reference_runs.size() - 1) / 2] / r.reference_simulated - 1)
+          << " against its simulation)\n";
     out << "start times   |measured - simulated| mean " << format_seconds(r.starts.mean) << ", median "
         << format_seconds(r.starts.median) << ", max " << format_seconds(r.starts.max)
         << (r.starts.worst == no_vertex ? std::string() : " ('" + run_graph[r.starts.worst].name + "')") << "\n";
@@ -209,6 +229,14 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     // What two runs of each placement allow (absent with --runs 1): their Spearman and median gap.
     if (study.repeatability) doc["repeatability"] = *study.repeatability;
     if (study.run_spread) doc["run_spread"] = *study.run_spread;
+    // With --reference-device: the errors relative to the run before each, and how far that run
+    // moved against its simulation over the study.
+    if (options.reference) {
+      doc["reference_device"] = flags.reference_device;
+      if (study.median_abs_referenced_error) doc["median_abs_referenced_error"] = *study.median_abs_referenced_error;
+      if (study.reference_range)
+        doc["reference_range"] = {study.reference_range->first - 1, study.reference_range->second - 1};
+    }
     doc["placements"] = nlohmann::ordered_json::array();
     for (const auto& row : study.rows) doc["placements"].push_back(comparison_json(row.name, row.result, run_graph));
     out << doc.dump(2) << "\n";
@@ -219,7 +247,7 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   const int name_column = static_cast<int>(name_width) + 2;
   out << std::left << std::setw(name_column) << "placement" << std::right << std::setw(13) << "simulated"
       << std::setw(13) << "measured" << std::setw(10) << "error" << std::setw(14) << "start error"
-      << "\n";
+      << (options.reference ? "    referenced" : "") << "\n";
   for (const auto& row : study.rows) {
     out << std::left << std::setw(name_column) << row.name << std::right;
     if (!row.result.ok()) {
@@ -227,8 +255,9 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
       continue;
     }
     out << std::setw(13) << format_seconds(row.result.simulated) << std::setw(13) << format_seconds(row.result.measured)
-        << std::setw(10) << signed_percent(row.result.error) << std::setw(14) << format_seconds(row.result.starts.mean)
-        << (row.result.valid ? "" : "  INVALID") << "\n";
+        << std::setw(10) << signed_percent(row.result.error) << std::setw(14) << format_seconds(row.result.starts.mean);
+    if (row.result.referenced_error) out << std::setw(14) << signed_percent(*row.result.referenced_error);
+    out << (row.result.valid ? "" : "  INVALID") << "\n";
   }
   out << "\n"
       << study.compared << " placements, " << flags.runs << " runs each (median): median |error| "
@@ -237,6 +266,13 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   if (study.repeatability && study.run_spread)
     out << "first run against last: Spearman " << fixed_text(*study.repeatability, 3) << ", median gap "
         << fixed_text(100 * *study.run_spread, 1) << "% (what this machine's noise leaves any simulator)\n";
+  if (study.reference_range) {
+    out << "relative to the run on device " << flags.reference_device << " before each: median |error| ";
+    if (study.median_abs_referenced_error) out << fixed_text(100 * *study.median_abs_referenced_error, 1) << "%";
+    else out << "- (every placement is the reference's)";
+    out << "; that run measured " << signed_percent(study.reference_range->first - 1) << " to "
+        << signed_percent(study.reference_range->second - 1) << " against its simulation\n";
+  }
   if (!all_valid) err << "gantry execute: a measured schedule fails validate()\n";
   return all_valid ? 0 : 1;
 }

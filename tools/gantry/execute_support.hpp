@@ -65,6 +65,9 @@ struct execute_flags {
   std::size_t placements = 0;
   std::uint64_t seed = 1;
   double min_gap = 0;  // with placements: only placements simulated this fraction apart
+  // >= 0: every measured run follows a run of the whole graph on this device, and each error is
+  // also given relative to it (compare_options::reference)
+  long long reference_device = -1;
   double time_scale = 1;
   std::string launch_overhead = "auto";
   std::string kernel = "auto";
