@@ -20,7 +20,8 @@
 // (compare_options::reference), and each error is also given relative to it: the measured ratio of
 // the two against the simulated ratio. That reference shares nothing and copies nothing, so its own
 // error is the machine's speed moving since the profile (measured on this VM: -2% to +23% within one
-// bench run), which the ratio cancels; the plain error keeps it. Both have targets.
+// bench run on 2026-11-29, -26% to +70% on 2026-12-01), which the ratio cancels where it is slower
+// than a pair of runs; the plain error keeps it. Both have targets.
 // The real-work studies alone and shared run twice: errors on the registry's candidates (as for
 // the timed kernels), rank agreement on placements whose simulated makespans differ by 2% or more
 // (placement_candidates' min_gap). Most registry placers land within 1% of each other there, and
