@@ -308,7 +308,7 @@ assert rows and all(len(p["reference_measured"]) == 2 and p["reference_simulated
 assert all(abs(p["referenced_error"]) < 10 for p in rows), rows
 lo, hi = d["reference_range"]
 assert -1 < lo <= hi, d["reference_range"]
-assert d["median_abs_referenced_error"] >= 0, d
+assert d["median_abs_referenced_error"] >= 0 and -1 <= d["referenced_spearman"] <= 1, d
 PY
 "$gantry" execute -g "$tiny" --devices 2 --runs 1 --reference-device 0 >stdout.txt 2>stderr.txt ||
   { echo "FAIL: gantry execute --reference-device 0 (one placement):" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }

@@ -234,6 +234,7 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     if (options.reference) {
       doc["reference_device"] = flags.reference_device;
       if (study.median_abs_referenced_error) doc["median_abs_referenced_error"] = *study.median_abs_referenced_error;
+      if (study.referenced_spearman) doc["referenced_spearman"] = *study.referenced_spearman;
       if (study.reference_range)
         doc["reference_range"] = {study.reference_range->first - 1, study.reference_range->second - 1};
     }
@@ -270,6 +271,7 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     out << "relative to the run on device " << flags.reference_device << " before each: median |error| ";
     if (study.median_abs_referenced_error) out << fixed_text(100 * *study.median_abs_referenced_error, 1) << "%";
     else out << "- (every placement is the reference's)";
+    if (study.referenced_spearman) out << ", Spearman " << fixed_text(*study.referenced_spearman, 3);
     out << "; that run measured " << signed_percent(study.reference_range->first - 1) << " to "
         << signed_percent(study.reference_range->second - 1) << " against its simulation\n";
   }
