@@ -184,10 +184,8 @@ int main(int argc, char**) {
                       row.name.c_str(), 1e3 * row.result.simulated, 1e3 * row.result.measured, 100 * row.result.error,
                       1e3 * row.result.starts.mean);
           if (row.result.referenced_error) {
-            std::printf("  one device before it %+.1f%%, relative to it %+.1f%%",
-                        100 * (row.result.reference_runs[(row.result.reference_runs.size() - 1) / 2] /
-                                   row.result.reference_simulated -
-                               1),
+            std::printf("  one device before it %+.1f%% (median), relative to it %+.1f%%",
+                        100 * (median_of(row.result.reference_runs) / row.result.reference_simulated - 1),
                         100 * *row.result.referenced_error);
           }
           std::printf("\n");

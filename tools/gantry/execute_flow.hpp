@@ -188,9 +188,9 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     out << "error         " << signed_percent(r.error) << " (measured / simulated - 1)\n";
     if (r.referenced_error)
       out << "referenced    " << signed_percent(*r.referenced_error) << " relative to the run on device "
-          << flags.reference_device << " before each (that run "
-          << signed_percent(r.reference_runs[(r.reference_runs.size() - 1) / 2] / r.reference_simulated - 1)
-          << " against its simulation)\n";
+          << flags.reference_device << " before each (those runs "
+          << signed_percent(median_of(r.reference_runs) / r.reference_simulated - 1)
+          << " against their simulation, median)\n";
     out << "start times   |measured - simulated| mean " << format_seconds(r.starts.mean) << ", median "
         << format_seconds(r.starts.median) << ", max " << format_seconds(r.starts.max)
         << (r.starts.worst == no_vertex ? std::string() : " ('" + run_graph[r.starts.worst].name + "')") << "\n";
