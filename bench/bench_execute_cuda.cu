@@ -3,15 +3,18 @@
 // products and element-wise kernels), their compute times profiled on the GPU a moment before;
 // Inception-V3 (a profiled training graph) runs spin kernels of its profiled durations, scaled so
 // the mean vertex takes 100 us. Each is placed by every registry placer and by seeded random
-// perturbations (20 placements), simulated, then executed 3 times (median). The link and the
-// executor's round trip per vertex are calibrated on the GPU first (calibrate_backend), and the
-// simulation adds that round trip to every vertex. The partitions share the GPU's memory: a
+// perturbations (20 placements, and 2 more below), simulated, then executed 3 times (median). The
+// link and the executor's round trip per vertex are calibrated on the GPU first
+// (calibrate_backend), and the simulation adds that round trip to every vertex. The partitions share the GPU's memory: a
 // bandwidth-bound sum timed on one partition alone and on all at once (measure_domain) gives the
 // shared domain the real workloads are simulated with (sim/shared_bandwidth.hpp); each is also
 // reported against a simulation of independent partitions, with the candidate either simulation
-// would pick and what it measured. Then the first placements of each workload are
-// replayed strictly with the whole plan enqueued ahead (exec/replay_ahead.hpp), on streams and as
-// one captured CUDA graph, against their strict simulation without the round trip.
+// would pick and what it measured. The real workloads have up to two candidates more: local search
+// from the shared simulation's pick, judged as independent partitions and sharing the bandwidth
+// (what knowing the shared memory gains a placer's search, measured). Then the first placements of
+// each workload are replayed strictly with the whole plan enqueued ahead (exec/replay_ahead.hpp),
+// on streams and as one captured CUDA graph, against their strict simulation without the round
+// trip.
 // Reports per workload and pooled: the median absolute error of the simulated makespan (the
 // baseline: each placement's simulation, measured in the same run), Spearman and Pearson, the worst
 // placement, every run validate() refused with its first violation, and the host time per vertex.
@@ -25,6 +28,7 @@
 #include <gantry/exec/replay_ahead.hpp>
 #include <gantry/exec/study.hpp>
 #include <gantry/io/json_graph.hpp>
+#include <gantry/place/local_search.hpp>
 #include <gantry/schedule/validate.hpp>
 #include <gantry/workloads/doppler.hpp>
 
@@ -69,6 +73,28 @@ void print_targets(const std::vector<double>& workload_errors, const std::vector
   bench::print_target("gpu_ahead_graph_host_us_per_vertex", ahead_graph_us, 2);
   bench::print_target("gpu_ahead_median_abs_error", ahead_error, 0.05);
   bench::print_target("gpu_ahead_invalid_schedules", ahead_invalid, 0);
+}
+
+// Local search (place/local_search.hpp) from the candidate the shared simulation ranks first, with
+// `judge` (a model of g on `judged`) as its judge, appended to the candidates as `name` unless it
+// repeats one: the same search told of the shared memory or not, to be measured beside the others.
+void add_searched(std::vector<placement_candidate>& candidates, const graph& g, const graph_model& shared_model,
+                  const cluster& shared, const graph_model& judge, const cluster& judged, const std::string& name) {
+  const placement_candidate* best = nullptr;
+  seconds best_makespan = std::numeric_limits<seconds>::infinity();
+  for (const auto& c : candidates) {
+    const auto r = simulate(g, shared_model, shared, std::span<const device_id>(c.device), {.priority = c.order});
+    if (r.ok() && r.schedule.makespan < best_makespan) best = &c, best_makespan = r.schedule.makespan;
+  }
+  if (best == nullptr) return;
+  placement start;
+  start.device = best->device;
+  start.order = best->order;
+  auto searched = local_search(g, judge, judged, start, {.max_simulations = 3000}).placement;
+  if (!searched.ok()) return;
+  for (const auto& c : candidates)
+    if (c.device == searched.device) return;
+  candidates.push_back({name, std::move(searched.device), std::move(searched.order)});
 }
 
 std::filesystem::path graph_directory(int argc, char** argv) {
@@ -168,11 +194,15 @@ int main(int argc, char** argv) {
     // Real work moves its tensors through the shared memory; spin kernels move nothing.
     const cluster& c = w.real ? shared : independent;
     const graph_model run_model(run_graph, c), sim_model(sim_graph, c);
-    const auto candidates = placement_candidates(sim_graph, sim_model, c, {.count = 20, .seed = 1});
-    (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), *backend, {.runs = 1});  // warm-up
-    const auto study = study_placements(sim_graph, sim_model, run_model, c, candidates, *backend, {.runs = 3});
+    auto candidates = placement_candidates(sim_graph, sim_model, c, {.count = 20, .seed = 1});
     // The same measured runs against a simulation of independent partitions (no shared bandwidth).
     const graph_model alone_model(sim_graph, independent);
+    if (w.real) {  // what a placer's search gains from knowing the shared memory, measured
+      add_searched(candidates, sim_graph, sim_model, c, alone_model, independent, "search (independent)");
+      add_searched(candidates, sim_graph, sim_model, c, sim_model, c, "search (shared)");
+    }
+    (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), *backend, {.runs = 1});  // warm-up
+    const auto study = study_placements(sim_graph, sim_model, run_model, c, candidates, *backend, {.runs = 3});
     std::vector<double> errors_independent;
     // Which candidate each judge would pick (the least simulated makespan), and what it measured.
     double pick_independent = nan, pick_independent_measured = nan, pick_shared = nan, pick_shared_measured = nan,
@@ -227,6 +257,12 @@ int main(int argc, char** argv) {
           "  choosing by simulation: as independent partitions %.3f ms measured, sharing the bandwidth %.3f ms "
           "measured; best measured %.3f ms\n",
           1e3 * pick_independent_measured, 1e3 * pick_shared_measured, 1e3 * best_measured);
+    for (const auto& row : study.rows)
+      if (row.name.starts_with("search (") && row.result.ok())
+        std::printf(
+            "  local search from the shared simulation's pick, judged %s: simulated %.3f ms, measured %.3f ms\n",
+            row.name == "search (shared)" ? "sharing the bandwidth" : "as independent partitions",
+            1e3 * row.result.simulated, 1e3 * row.result.measured);
 
     // Strict replay, enqueued ahead, of the first placements: no host round trip per vertex, so the
     // simulation is the run graph's (no launch overhead added).
