@@ -5,19 +5,19 @@
 // the mean vertex takes 100 us. Each is placed by every registry placer and by seeded random
 // perturbations (20 placements, and 2 more below), simulated, then executed 3 times (median). The
 // link and the executor's round trip per vertex are calibrated on the GPU first
-// (calibrate_backend), and the simulation adds that round trip to every vertex. The partitions share the GPU's memory: a
-// bandwidth-bound sum timed on one partition alone and on all at once (measure_domain) gives the
-// shared domain the real workloads are simulated with (sim/shared_bandwidth.hpp); each is also
-// reported against a simulation of independent partitions, with the candidate either simulation
-// would pick and what it measured. The real workloads have up to two candidates more: local search
-// from the shared simulation's pick, judged as independent partitions and sharing the bandwidth
-// (what knowing the shared memory gains a placer's search, measured). Then the first placements of
-// each workload are replayed strictly with the whole plan enqueued ahead (exec/replay_ahead.hpp),
-// on streams and as one captured CUDA graph, against their strict simulation without the round
-// trip.
-// Reports per workload and pooled: the median absolute error of the simulated makespan (the
-// baseline: each placement's simulation, measured in the same run), Spearman and Pearson, the worst
-// placement, every run validate() refused with its first violation, and the host time per vertex.
+// (calibrate_backend), and the simulation adds that round trip to every vertex. The partitions
+// share the GPU's memory: a bandwidth-bound sum timed on one partition alone and on all at once
+// (measure_domain) gives the shared domain the real workloads are simulated with
+// (sim/shared_bandwidth.hpp); each is also reported against a simulation of independent partitions,
+// with the candidate either simulation would pick and what it measured. The real workloads have up
+// to two candidates more: local search from the shared simulation's pick, judged as independent
+// partitions and sharing the bandwidth (what knowing the shared memory gains a placer's search,
+// measured). Then the first placements of each workload are replayed strictly with the whole plan
+// enqueued ahead (exec/replay_ahead.hpp), on streams and as one captured CUDA graph, against their
+// strict simulation without the round trip. Reports per workload and pooled: the median absolute
+// error of the simulated makespan (the baseline: each placement's simulation, measured in the same
+// run), Spearman and Pearson, the worst placement, every run validate() refused with its first
+// violation, and the host time per vertex.
 // Usage: bench_execute_cuda [details] [--graphs DIR] (DIR holds inception_v3.json.gz; default: the
 // source tree's examples/graphs, or ./examples/graphs). Without a GPU it says so and prints every
 // target as not measured (FAIL).
