@@ -22,6 +22,7 @@
 #include "bench_support.hpp"
 
 #include <gantry/exec/accuracy.hpp>
+#include <gantry/graph/snapshot.hpp>
 #include <gantry/order/lower_bound.hpp>
 #include <gantry/place/local_search.hpp>
 #include <gantry/place/placers.hpp>
@@ -29,7 +30,6 @@
 #include <gantry/workloads/doppler.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -47,27 +47,35 @@ constexpr double domain_bandwidth = 3.361e12;           // the same on all four 
 constexpr seconds launch = 10e-6;                       // per kernel
 constexpr link_model partition_link{6.69e-6, 1.33e12};  // gantry-cuda calibrate, 2026-11-27
 
+// The bytes each vertex moves through its device's memory, by the simulator's own rule
+// (detail::traffic_bytes: its operands and its output).
+std::vector<byte_count> traffic(const graph& g) {
+  const cluster any = cluster::uniform(1);
+  const graph_model model(g, any);
+  const detail::csr_view<graph> view(g);
+  std::vector<byte_count> out(g.vertex_count());
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) out[v] = detail::traffic_bytes(model, *view, v);
+  return out;
+}
+
 // g with every computing vertex's time alone set to the roofline of its flops and bytes.
 graph with_roofline_times(graph g) {
-  std::vector<byte_count> bytes(g.vertex_count(), 0);
-  for (edge_id e = 0; e < g.edge_count(); ++e) bytes[g.target(e)] += g.bytes(e);
-  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
-    if (g[v].flops <= 0) continue;  // an input: nothing to run
-    const double moved = static_cast<double>(bytes[v] + g[v].output);
-    g[v].compute = std::max(g[v].flops / flops_per_second, moved / alone_bandwidth) + launch;
-  }
+  const auto bytes = traffic(g);
+  for (vertex_id v = 0; v < g.vertex_count(); ++v)
+    if (g[v].flops > 0)  // else an input: nothing to run
+      g[v].compute = std::max(g[v].flops / flops_per_second, static_cast<double>(bytes[v]) / alone_bandwidth) + launch;
   return g;
 }
 
 // No schedule on the shared machine is shorter: the contention-free bounds hold (sharing only
-// slows), and every vertex's bytes pass through the domain, which moves at most its bandwidth.
+// slows), and every computing vertex's bytes pass through the domain, which moves at most its
+// bandwidth.
 seconds shared_lower_bound(const graph& g, const graph_model& model, const cluster& independent) {
-  double bytes = 0;
-  for (edge_id e = 0; e < g.edge_count(); ++e)
-    if (g[g.target(e)].flops > 0) bytes += static_cast<double>(g.bytes(e));
+  const auto bytes = traffic(g);
+  double moved = 0;
   for (vertex_id v = 0; v < g.vertex_count(); ++v)
-    if (g[v].flops > 0) bytes += static_cast<double>(g[v].output);
-  return std::max(makespan_lower_bound(g, model, independent).value, bytes / domain_bandwidth);
+    if (g[v].flops > 0) moved += static_cast<double>(bytes[v]);
+  return std::max(makespan_lower_bound(g, model, independent).value, moved / domain_bandwidth);
 }
 
 seconds judge(const graph& g, const graph_model& model, const cluster& c, const placement& p) {
