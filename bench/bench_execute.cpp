@@ -16,12 +16,15 @@
 // simulated and measured makespans beside the Spearman between each placement's first and last
 // measured run (the ceiling this machine's noise leaves) and the median gap between those two runs
 // (the floor under the error), and the executor's overhead per vertex.
-// In the real-work studies alone and shared, each run follows a run of the whole graph on device 0
-// (compare_options::reference), and each error is also given relative to it: the measured ratio of
-// the two against the simulated ratio. That reference shares nothing and copies nothing, so its own
-// error is the machine's speed moving since the profile (measured on this VM: -2% to +23% within one
-// bench run on 2026-11-29, -26% to +70% on 2026-12-01), which the ratio cancels where it is slower
-// than a pair of runs; the plain error keeps it. Both have targets.
+// In the real-work studies alone and shared, each run lies between two runs of the whole graph on
+// device 0 (compare_options::reference), and each error is also given relative to them: the
+// measured ratio of the run to their mean against the simulated ratio, beside the same paired with
+// the reference before each run alone (the rule before references came in twos), and how many runs
+// lay between references more than 10% apart (the machine changed speed during them). That
+// reference shares nothing and copies nothing, so its own error is the machine's speed moving since
+// the profile (measured on this VM: -2% to +23% within one bench run on 2026-11-29, -26% to +70% on
+// 2026-12-01), which the ratio cancels where it is slower than a run, or linear; the plain error
+// keeps it. Both have targets.
 // The real-work studies alone and shared run twice: errors on the registry's candidates (as for
 // the timed kernels), rank agreement on placements whose simulated makespans differ by 2% or more
 // (placement_candidates' min_gap). Most registry placers land within 1% of each other there, and
@@ -96,17 +99,19 @@ int main(int argc, char**) {
     double referenced_error = 0, referenced_spearman = 0;
     std::vector<double> workload_referenced_errors, workload_referenced_rhos;
   };
-  // Reports each prepared workload and the pooled figures. `referenced`: every run follows a run of
-  // the whole graph on device 0 (compare_options::reference), and each error is also given relative
-  // to it, which cancels the machine's drift between profile and run.
+  // Reports each prepared workload and the pooled figures. `referenced`: every run lies between two
+  // runs of the whole graph on device 0 (compare_options::reference), and each error is also given
+  // relative to them, which cancels the machine's drift between profile and run.
   const auto study_all = [&](const char* kernel, const std::vector<prepared>& ready, double min_gap = 0,
                              bool referenced = false) {
     std::printf("\n%s kernels", kernel);
     if (min_gap > 0) std::printf(" (placements simulated %.0f%% or more apart)", 100 * min_gap);
-    if (referenced) std::printf(" (each run after one of the whole graph on one device)");
+    if (referenced) std::printf(" (each run between two of the whole graph on one device)");
     std::printf(":\n");
     std::vector<double> all_simulated, all_measured, all_errors, all_errors_without_overhead, all_first, all_last,
-        all_spreads, all_referenced, all_referenced_simulated, all_referenced_measured;
+        all_spreads, all_referenced, all_referenced_simulated, all_referenced_measured, all_before_only,
+        all_before_only_measured;
+    std::size_t unsteady = 0, referenced_runs = 0;
     double host_seconds = 0, host_cpu_seconds = 0;
     std::size_t host_vertices = 0;
     bool all_valid = true;
@@ -152,8 +157,17 @@ int main(int argc, char**) {
         if (r.referenced_measured) {
           all_referenced_simulated.push_back(r.simulated);
           all_referenced_measured.push_back(*r.referenced_measured);
+          // The same runs, each paired with the reference run just before it alone.
+          std::vector<double> ratios;
+          for (std::size_t k = 0; k < r.measured_runs.size(); ++k)
+            ratios.push_back(r.measured_runs[k] / r.reference_runs[k]);
+          all_before_only_measured.push_back(median_of(ratios) * r.reference_simulated);
+          if (candidates[i].device != options.reference->device)
+            all_before_only.push_back(std::abs(relative_error(r.simulated, all_before_only_measured.back())));
         }
       }
+      unsteady += study.unsteady_runs;
+      referenced_runs += referenced ? study.measured_runs : 0;
       std::printf(
           "%-13s %4zu vertices, %2zu placements: simulated %.1f..%.1f ms, median |error| %.1f%% (%.1f%% without "
           "the launch overhead; first and last run %.1f%% apart), Spearman %.3f (first run against last: %.3f), "
@@ -172,10 +186,11 @@ int main(int argc, char**) {
         workload_referenced_rhos.push_back(study.referenced_spearman.value_or(0));
         const auto range = study.reference_range.value_or(std::pair{0.0, 0.0});
         std::printf(
-            "%-13s relative to the one-device run before each: median |error| %.1f%%, Spearman %.3f (the one-device "
-            "run measured %+.1f%% to %+.1f%% against its simulation)\n",
+            "%-13s relative to the one-device runs around each: median |error| %.1f%%, Spearman %.3f (the one-device "
+            "run measured %+.1f%% to %+.1f%% against its simulation; %zu of %zu runs between references more than "
+            "10%% apart)\n",
             "", 100 * workload_referenced.back(), workload_referenced_rhos.back(), 100 * (range.first - 1),
-            100 * (range.second - 1));
+            100 * (range.second - 1), study.unsteady_runs, study.measured_runs);
       }
       for (const auto& row : study.rows)
         if (!details) break;
@@ -184,9 +199,15 @@ int main(int argc, char**) {
                       row.name.c_str(), 1e3 * row.result.simulated, 1e3 * row.result.measured, 100 * row.result.error,
                       1e3 * row.result.starts.mean);
           if (row.result.referenced_error) {
-            std::printf("  one device before it %+.1f%% (median), relative to it %+.1f%%",
+            std::printf("  one device around it %+.1f%% (median), relative to it %+.1f%%",
                         100 * (median_of(row.result.reference_runs) / row.result.reference_simulated - 1),
                         100 * *row.result.referenced_error);
+            // Every run in the order it ran, references in brackets, in ms.
+            std::printf("; runs");
+            for (std::size_t k = 0; k < row.result.reference_runs.size(); ++k) {
+              std::printf(" [%.2f]", 1e3 * row.result.reference_runs[k]);
+              if (k < row.result.measured_runs.size()) std::printf(" %.2f", 1e3 * row.result.measured_runs[k]);
+            }
           }
           std::printf("\n");
         } else std::printf("    %-22s %s\n", row.name.c_str(), row.result.outcome.message.c_str());
@@ -202,10 +223,12 @@ int main(int argc, char**) {
         all_valid ? "yes" : "NO");
     if (referenced)
       std::printf(
-          "pooled relative to the one-device run before each: median |error| %.2f%% (%zu placements other than "
-          "the one-device one), Spearman %.3f\n",
+          "pooled relative to the one-device runs around each: median |error| %.2f%% (%zu placements other than "
+          "the one-device one), Spearman %.3f; %zu of %zu runs between references more than 10%% apart; each run "
+          "paired with the one before it alone: median |error| %.2f%%, Spearman %.3f\n",
           100 * median_of(all_referenced), all_referenced.size(),
-          spearman(all_referenced_simulated, all_referenced_measured));
+          spearman(all_referenced_simulated, all_referenced_measured), unsteady, referenced_runs,
+          100 * median_of(all_before_only), spearman(all_referenced_simulated, all_before_only_measured));
     const double host_us = host_vertices > 0 ? 1e6 * host_seconds / static_cast<double>(host_vertices) : 0;
     const double host_cpu_us = host_vertices > 0 ? 1e6 * host_cpu_seconds / static_cast<double>(host_vertices) : 0;
     std::printf("executor: %.2f us of host time per vertex (%.2f us of its thread's CPU time)\n", host_us, host_cpu_us);

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 #include <string>
@@ -223,14 +224,14 @@ TEST_CASE("a study's repeatability is the rank agreement of its runs: 1 where ev
 
 namespace {
 
-// The virtual clock on a machine whose speed drifts: each pair of runs (a reference's and then a
-// candidate's) takes `step` longer per activity than the pair before, as when other tenants come
-// and go between a profile and the runs it predicts.
+// The virtual clock on a machine whose speed changes from run to run: run k (counting every run
+// it is given, a reference's or a candidate's) takes factor(k) times as long as modelled, as when
+// other tenants come and go between a profile and the runs it predicts.
 class drifting_clock {
  public:
-  explicit drifting_clock(double step) : step_(step) {}
+  explicit drifting_clock(std::function<double(std::size_t)> factor) : factor_of_(std::move(factor)) {}
   void begin(std::size_t devices) {
-    factor_ = 1 + step_ * static_cast<double>(runs_++ / 2);
+    factor_ = factor_of_(runs_++);
     clock_.begin(devices);
   }
   void launch_vertex(vertex_launch v) {
@@ -246,13 +247,14 @@ class drifting_clock {
 
  private:
   virtual_clock clock_;
-  double step_, factor_ = 1;
+  std::function<double(std::size_t)> factor_of_;
+  double factor_ = 1;
   std::size_t runs_ = 0;
 };
 
 }  // namespace
 
-TEST_CASE("a reference run beside each measured run cancels the machine's drift, which the plain error keeps") {
+TEST_CASE("reference runs around each measured run cancel the machine's drift, which the plain error keeps") {
   const graph g = layered_graph();
   const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e8});
   const graph_model model(g, devices);
@@ -262,24 +264,32 @@ TEST_CASE("a reference run beside each measured run cancels the machine's drift,
   compare_options options;
   options.runs = 2;
   options.reference = one_device;
-  drifting_clock clock(0.1);
+  // Every run 10% slower than the first, cumulatively: a drift the references around a run cancel
+  // exactly, being linear.
+  const auto drift = [](std::size_t k) { return 1 + 0.1 * static_cast<double>(k); };
+  drifting_clock clock(drift);
   const auto study = study_placements(g, model, model, devices, candidates, clock, options);
   REQUIRE(study.compared == candidates.size());
   for (std::size_t i = 0; i < study.rows.size(); ++i) {
     const auto& r = study.rows[i].result;
     CAPTURE(study.rows[i].name);
     REQUIRE(r.valid);
-    REQUIRE(r.reference_runs.size() == 2);
-    // Pair k (runs 2k and 2k+1 of the clock) runs at 1 + 0.1 k: candidate i's pairs are 2i and 2i+1.
-    const double first = 1 + 0.1 * static_cast<double>(2 * i), second = first + 0.1;
-    CHECK(r.reference_runs[0] == doctest::Approx(first * r.reference_simulated));
-    CHECK(r.reference_runs[1] == doctest::Approx(second * r.reference_simulated));
-    CHECK(r.measured_runs[1] == doctest::Approx(second * r.simulated));
+    // Candidate i's runs are the clock's runs 5i to 5i + 4: reference, candidate, reference,
+    // candidate, reference.
+    REQUIRE(r.reference_runs.size() == 3);
+    for (std::size_t j = 0; j < 3; ++j)
+      CHECK(r.reference_runs[j] == doctest::Approx(drift(5 * i + 2 * j) * r.reference_simulated));
+    CHECK(r.measured_runs[1] == doctest::Approx(drift(5 * i + 3) * r.simulated));
     REQUIRE(r.referenced_error.has_value());
     CHECK(*r.referenced_error == doctest::Approx(0).epsilon(1e-9));
     REQUIRE(r.referenced_measured.has_value());
     CHECK(*r.referenced_measured == doctest::Approx(r.simulated));
   }
+  // The first candidate's references differ by 20% around each run (more than the tolerance): both
+  // runs are counted as unsteady, and the linear drift still cancels.
+  CHECK(study.rows.front().result.unsteady_runs == 2);
+  CHECK(study.measured_runs == 2 * candidates.size());
+  CHECK(study.unsteady_runs >= 2);
   seconds work = 0;  // one device, no copies: the reference simulates to the sum of the compute times
   for (const auto& v : g.vertices()) work += v.compute;
   CHECK(study.rows.front().result.reference_simulated == doctest::Approx(work));
@@ -293,7 +303,7 @@ TEST_CASE("a reference run beside each measured run cancels the machine's drift,
   CHECK(study.spearman < *study.referenced_spearman);
   REQUIRE(study.reference_range.has_value());
   CHECK(study.reference_range->first == doctest::Approx(1));
-  CHECK(study.reference_range->second == doctest::Approx(1 + 0.1 * static_cast<double>(2 * candidates.size() - 1)));
+  CHECK(study.reference_range->second == doctest::Approx(drift(5 * candidates.size() - 1)));
 
   // Rows whose placement is the reference's say nothing about the model: left out of the median.
   const auto itself = study_placements(g, model, model, devices, {one_device}, clock, options);
@@ -303,17 +313,60 @@ TEST_CASE("a reference run beside each measured run cancels the machine's drift,
   CHECK(itself.reference_range.has_value());
 
   // Without a reference nothing is referenced, and each candidate runs alone.
-  drifting_clock plain(0.1);
+  drifting_clock plain(drift);
   const auto unreferenced = study_placements(g, model, model, devices, candidates, plain, {.runs = 2});
   CHECK_FALSE(unreferenced.median_abs_referenced_error.has_value());
   CHECK_FALSE(unreferenced.reference_range.has_value());
   CHECK_FALSE(unreferenced.referenced_spearman.has_value());
+  CHECK(unreferenced.unsteady_runs == 0);
   CHECK(unreferenced.rows.front().result.reference_runs.empty());
   CHECK_FALSE(unreferenced.rows.front().result.referenced_error.has_value());
-  // Pairs of the plain clock are (candidate run, candidate run): candidate 0 at 1, candidate 1 at 1.1.
-  CHECK(unreferenced.rows[1].result.measured_runs[0] == doctest::Approx(1.1 * unreferenced.rows[1].result.simulated));
+  // Candidate 1's runs are the plain clock's runs 2 and 3.
+  CHECK(unreferenced.rows[1].result.measured_runs[0] ==
+        doctest::Approx(drift(2) * unreferenced.rows[1].result.simulated));
+
+  // A bad tolerance is refused by name.
+  compare_options loose = options;
+  loose.reference_tolerance = -0.1;
+  CHECK_THROWS_WITH_AS((void)compare_run(g, model, model, devices, candidates.front(), clock, loose),
+                       doctest::Contains("reference_tolerance must be a finite fraction >= 0"), invalid_input);
+  loose.reference_tolerance = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS((void)compare_run(g, model, model, devices, candidates.front(), clock, loose), invalid_input);
 
   options.reference->device.pop_back();
   CHECK_THROWS_WITH_AS((void)compare_run(g, model, model, devices, candidates.front(), clock, options),
                        doctest::Contains("the reference placement has 11 entries for 12 vertices"), invalid_input);
+}
+
+TEST_CASE("a run during which the machine changed speed is counted, and its two references halve the change") {
+  const graph g = layered_graph();
+  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e8});
+  const graph_model model(g, devices);
+  const auto candidates = placement_candidates(g, model, devices, apart(3, 0.03));
+  REQUIRE_FALSE(candidates.empty());
+  compare_options options;
+  options.runs = 2;
+  options.reference = placement_candidate{"one device", std::vector<device_id>(g.vertex_count(), 0), {}};
+  // Runs: reference, candidate, reference, candidate, reference. The machine slows 1.6x at once
+  // between the second reference and the second candidate run, and stays slow.
+  const auto step = [](std::size_t k) { return k >= 3 ? 1.6 : 1.0; };
+  drifting_clock clock(step);
+  const auto r = compare_run(g, model, model, devices, candidates.front(), clock, options);
+  REQUIRE(r.ok());
+  REQUIRE(r.reference_runs.size() == 3);
+  // Paired with the reference just before it alone, the second run would look 60% slow (and the
+  // median of the two runs 30%); beside the mean of its two references it is 1.6 / 1.3, 23% slow.
+  CHECK(r.measured_runs[1] / r.reference_runs[1] == doctest::Approx(1.6 * r.simulated / r.reference_simulated));
+  REQUIRE(r.referenced_error.has_value());
+  CHECK(*r.referenced_error == doctest::Approx((1 + 1.6 / 1.3) / 2 - 1));
+  // Its references differ by 60%: counted as unsteady; the first run's are alike.
+  CHECK(r.unsteady_runs == 1);
+
+  // A tolerance above the change counts nothing and changes no figure.
+  options.reference_tolerance = 1;
+  drifting_clock again(step);
+  const auto tolerant = compare_run(g, model, model, devices, candidates.front(), again, options);
+  CHECK(tolerant.unsteady_runs == 0);
+  REQUIRE(tolerant.referenced_error.has_value());
+  CHECK(*tolerant.referenced_error == doctest::Approx(*r.referenced_error));
 }

@@ -294,8 +294,8 @@ assert 2 <= len(s) <= 6, s
 assert all(abs(a - b) > 0.003 * max(a, b) for i, a in enumerate(s) for b in s[i + 1:]), s
 assert -1 <= d["repeatability"] <= 1 and d["run_spread"] >= 0, d
 PY
-# --reference-device runs the whole graph there before every measured run and gives each error
-# relative to it; the one-device placement against itself is left out of the median.
+# --reference-device runs the whole graph there before and after every measured run and gives each
+# error relative to those runs; the one-device placement against itself is left out of the median.
 "$gantry" execute -g "$tiny" --devices 2 --runs 2 --placements 4 --reference-device 1 --launch-overhead 0s \
   --format json >referenced.json 2>stderr.txt ||
   { echo "FAIL: gantry execute --reference-device 1:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
@@ -304,7 +304,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["reference_device"] == 1, d
 rows = [p for p in d["placements"] if p["status"] == "ok"]
-assert rows and all(len(p["reference_measured"]) == 2 and p["reference_simulated"] > 0 for p in rows), rows
+assert rows and all(len(p["reference_measured"]) == 3 and p["reference_simulated"] > 0 for p in rows), rows
+assert all(0 <= p["unsteady_runs"] <= 2 for p in rows), rows
+assert 0 <= d["unsteady_runs"] <= 2 * len(rows), d
 assert all(abs(p["referenced_error"]) < 10 for p in rows), rows
 lo, hi = d["reference_range"]
 assert -1 < lo <= hi, d["reference_range"]
@@ -312,7 +314,7 @@ assert d["median_abs_referenced_error"] >= 0 and -1 <= d["referenced_spearman"] 
 PY
 "$gantry" execute -g "$tiny" --devices 2 --runs 1 --reference-device 0 >stdout.txt 2>stderr.txt ||
   { echo "FAIL: gantry execute --reference-device 0 (one placement):" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
-grep -q "^referenced    .* relative to the run on device 0 before each" stdout.txt ||
+grep -q "^referenced    .* relative to the runs on device 0 around each" stdout.txt ||
   { echo "FAIL: gantry execute --reference-device printed no referenced line:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
 expect 2 "--reference-device 2: the cluster has 2 devices (0 to 1)" "$gantry" execute -g "$tiny" --devices 2 --runs 1 \
   --reference-device 2

@@ -152,9 +152,9 @@ void register_execute_commands(CLI::App& app) {
       ->needs(placements)
       ->capture_default_str();
   ex->add_option("--reference-device", flags->reference_device,
-                 "run the whole graph on this device before every measured run, and give each error also relative "
-                 "to it (measured ratio over simulated ratio), which cancels the machine's speed drifting between "
-                 "runs; doubles the measuring time")
+                 "run the whole graph on this device before and after every measured run, and give each error "
+                 "also relative to those two runs (measured ratio over simulated ratio), which cancels the "
+                 "machine's speed drifting between runs; doubles the measuring time")
       ->check(whole_number_between<long long>(0, 1 << 20));
   ex->add_option("--time-scale", flags->time_scale, "run every compute and transfer time this many times longer")
       ->check(CLI::Validator(

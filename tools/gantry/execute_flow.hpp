@@ -53,6 +53,7 @@ namespace gantry::cli {
     row["reference_simulated"] = r.reference_simulated;
     row["reference_measured"] = r.reference_runs;
     row["referenced_error"] = *r.referenced_error;
+    row["unsteady_runs"] = r.unsteady_runs;
   }
   return row;
 }
@@ -187,10 +188,11 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
         << fixed_text(100 * (r.measured_max - r.measured_min) / r.measured, 1) << "%)\n";
     out << "error         " << signed_percent(r.error) << " (measured / simulated - 1)\n";
     if (r.referenced_error)
-      out << "referenced    " << signed_percent(*r.referenced_error) << " relative to the run on device "
-          << flags.reference_device << " before each (those runs "
+      out << "referenced    " << signed_percent(*r.referenced_error) << " relative to the runs on device "
+          << flags.reference_device << " around each (those runs "
           << signed_percent(median_of(r.reference_runs) / r.reference_simulated - 1)
-          << " against their simulation, median)\n";
+          << " against their simulation, median; " << r.unsteady_runs << " of " << r.measured_runs.size()
+          << " runs between two more than " << fixed_text(100 * options.reference_tolerance, 0) << "% apart)\n";
     out << "start times   |measured - simulated| mean " << format_seconds(r.starts.mean) << ", median "
         << format_seconds(r.starts.median) << ", max " << format_seconds(r.starts.max)
         << (r.starts.worst == no_vertex ? std::string() : " ('" + run_graph[r.starts.worst].name + "')") << "\n";
@@ -229,14 +231,16 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     // What two runs of each placement allow (absent with --runs 1): their Spearman and median gap.
     if (study.repeatability) doc["repeatability"] = *study.repeatability;
     if (study.run_spread) doc["run_spread"] = *study.run_spread;
-    // With --reference-device: the errors relative to the run before each, and how far that run
-    // moved against its simulation over the study.
+    // With --reference-device: the errors relative to the runs around each, how far those runs
+    // moved against their simulation over the study, and how many runs lay between two that
+    // disagreed by more than 10% (the machine changed speed during them).
     if (options.reference) {
       doc["reference_device"] = flags.reference_device;
       if (study.median_abs_referenced_error) doc["median_abs_referenced_error"] = *study.median_abs_referenced_error;
       if (study.referenced_spearman) doc["referenced_spearman"] = *study.referenced_spearman;
       if (study.reference_range)
         doc["reference_range"] = {study.reference_range->first - 1, study.reference_range->second - 1};
+      doc["unsteady_runs"] = study.unsteady_runs;
     }
     doc["placements"] = nlohmann::ordered_json::array();
     for (const auto& row : study.rows) doc["placements"].push_back(comparison_json(row.name, row.result, run_graph));
@@ -268,12 +272,14 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     out << "first run against last: Spearman " << fixed_text(*study.repeatability, 3) << ", median gap "
         << fixed_text(100 * *study.run_spread, 1) << "% (what this machine's noise leaves any simulator)\n";
   if (study.reference_range) {
-    out << "relative to the run on device " << flags.reference_device << " before each: median |error| ";
+    out << "relative to the runs on device " << flags.reference_device << " around each: median |error| ";
     if (study.median_abs_referenced_error) out << fixed_text(100 * *study.median_abs_referenced_error, 1) << "%";
     else out << "- (every placement is the reference's)";
     if (study.referenced_spearman) out << ", Spearman " << fixed_text(*study.referenced_spearman, 3);
     out << "; that run measured " << signed_percent(study.reference_range->first - 1) << " to "
-        << signed_percent(study.reference_range->second - 1) << " against its simulation\n";
+        << signed_percent(study.reference_range->second - 1) << " against its simulation; " << study.unsteady_runs
+        << " of " << study.measured_runs << " runs between two more than "
+        << fixed_text(100 * options.reference_tolerance, 0) << "% apart\n";
   }
   if (!all_valid) err << "gantry execute: a measured schedule fails validate()\n";
   return all_valid ? 0 : 1;

@@ -3,8 +3,8 @@
 // each measured schedule); study_placements() does many and adds the median absolute error and
 // the Pearson and Spearman correlations, beside the Spearman correlation of two measured runs of
 // the same placements (what the machine's own noise leaves for any simulator to reach), and with a
-// reference placement run before every measured run, each error relative to it (what is left of
-// the error once the machine's speed drifting between profile and run cancels);
+// reference placement run before and after every measured run, each error relative to it (what is
+// left of the error once the machine's speed drifting between profile and run cancels);
 // placement_candidates() gathers many placements of one graph: every placer of the registry that
 // succeeds, then seeded random perturbations of them, optionally only placements whose simulated
 // makespans differ by a given margin (so that a rank correlation judges the simulator's claims,
@@ -55,13 +55,19 @@ struct compare_options {
   // simulated schedule's orders go to the backend at once (exec/replay_ahead.hpp; the backend must
   // be an ahead_backend), and the backend alone orders the run.
   bool ahead = false;
-  // A yardstick run just before each measured run (say, the whole graph on one device, which shares
-  // nothing and copies nothing): the candidate's makespan is then also judged relative to it, the
-  // measured ratio of the two against the simulated ratio (comparison::referenced_error). A change
-  // in the machine's speed over seconds to minutes (other tenants' memory traffic, clocks) moves
-  // both runs of a pair alike and cancels there; what sets the candidate apart from the reference
-  // (its copies, the devices it keeps busy together) does not. Doubles the measuring time.
+  // A yardstick run before and after each measured run (say, the whole graph on one device, which
+  // shares nothing and copies nothing; runs+1 of them, each run between two): the candidate's
+  // makespan is then also judged relative to the mean of the two around it, the measured ratio
+  // against the simulated ratio (comparison::referenced_error). A change in the machine's speed over
+  // seconds to minutes (other tenants' memory traffic, clocks) moves the three runs alike, or
+  // linearly, and cancels there; what sets the candidate apart from the reference (its copies, the
+  // devices it keeps busy together) does not. Doubles the measuring time.
   std::optional<placement_candidate> reference{};
+  // A measured run whose two references differ by more than this fraction (the larger over the
+  // smaller, minus 1) ran while the machine changed speed: comparison::unsteady_runs counts it, a
+  // sign of how far to trust the referenced figure. The run still counts in that figure (leaving
+  // such runs out made it worse, measured with 3 runs a placement, docs/executors.md).
+  double reference_tolerance = 0.1;
 };
 
 struct comparison {
@@ -75,14 +81,17 @@ struct comparison {
   bool valid = true;                   // every measured schedule passed validate()
   std::size_t invalid_runs = 0;        // measured schedules validate() refused
   std::string violations;              // the first failing run's, when not valid
-  // With compare_options::reference: its simulated makespan, its measured makespan in each run
-  // (the run before the candidate's run of the same index), the candidate's measured makespan at
-  // the reference's simulated speed (the median over runs of measured / reference's measured, times
-  // the reference's simulated makespan), and the error of that against the simulation.
+  // With compare_options::reference: its simulated makespan, its measured makespan in each of its
+  // runs (runs + 1 of them: reference_runs[i] and [i + 1] just before and after measured_runs[i]),
+  // the candidate's measured makespan at the reference's simulated speed (the median over runs of
+  // measured / the mean of its two references, times the reference's simulated makespan), the error
+  // of that against the simulation, and how many runs had references further apart than
+  // compare_options::reference_tolerance.
   seconds reference_simulated = 0;
   std::vector<seconds> reference_runs;
   std::optional<seconds> referenced_measured;
   std::optional<double> referenced_error;
+  std::size_t unsteady_runs = 0;
   simulation_result simulation;
   execution_result median_run;
 
@@ -109,6 +118,9 @@ requires execution_backend<B> || ahead_backend<B>
   const placement_candidate* reference = options.reference ? &*options.reference : nullptr;
   simulation_result reference_simulation;
   if (reference) {
+    if (!(options.reference_tolerance >= 0) || !std::isfinite(options.reference_tolerance))
+      throw invalid_input("compare_run: reference_tolerance must be a finite fraction >= 0, not " +
+                          std::to_string(options.reference_tolerance));
     if (reference->device.size() != g.vertex_count())
       throw invalid_input("compare_run: the reference placement has " + std::to_string(reference->device.size()) +
                           " entries for " + std::to_string(g.vertex_count()) + " vertices");
@@ -150,18 +162,21 @@ requires execution_backend<B> || ahead_backend<B>
     }
     return true;
   };
+  const auto measure_reference = [&] {
+    execution_result r;
+    if (!measure(*reference, reference_simulation, "the reference placement: ", r)) return false;
+    out.reference_runs.push_back(r.schedule.makespan);
+    return true;
+  };
   std::vector<execution_result> runs;
   for (std::size_t i = 0; i < std::max<std::size_t>(options.runs, 1); ++i) {
-    if (reference) {
-      execution_result r;
-      if (!measure(*reference, reference_simulation, "the reference placement: ", r)) return out;
-      out.reference_runs.push_back(r.schedule.makespan);
-    }
+    if (reference && !measure_reference()) return out;
     execution_result r;
     if (!measure(candidate, out.simulation, "", r)) return out;
     out.measured_runs.push_back(r.schedule.makespan);
     runs.push_back(std::move(r));
   }
+  if (reference && !measure_reference()) return out;
   std::sort(runs.begin(), runs.end(), [](const execution_result& a, const execution_result& b) {
     return a.schedule.makespan < b.schedule.makespan;
   });
@@ -173,8 +188,12 @@ requires execution_backend<B> || ahead_backend<B>
   out.starts = compare_start_times(out.simulation.schedule, out.median_run.schedule);
   if (reference && out.reference_simulated > 0 && out.simulated > 0) {
     std::vector<double> ratios;
-    for (std::size_t i = 0; i < out.measured_runs.size(); ++i)
-      if (out.reference_runs[i] > 0) ratios.push_back(out.measured_runs[i] / out.reference_runs[i]);
+    for (std::size_t i = 0; i < out.measured_runs.size(); ++i) {
+      const seconds before = out.reference_runs[i], after = out.reference_runs[i + 1];
+      if (before <= 0 || after <= 0) continue;
+      ratios.push_back(out.measured_runs[i] / ((before + after) / 2));
+      if (std::max(before, after) / std::min(before, after) - 1 > options.reference_tolerance) ++out.unsteady_runs;
+    }
     if (!ratios.empty()) {
       out.referenced_measured = median_of(ratios) * out.reference_simulated;
       out.referenced_error = relative_error(out.simulated, *out.referenced_measured);
@@ -205,10 +224,12 @@ struct study_result {
   // out rows whose placement is the reference's (a placement against itself says nothing of the
   // model), the Spearman between simulated and referenced measured makespans over every compared
   // row, and the smallest and largest reference measured / reference simulated over every run of
-  // the study: how far the machine's speed moved while it ran.
+  // the study: how far the machine's speed moved while it ran. `unsteady_runs` over `measured_runs`:
+  // the compared rows' measured runs whose two references disagreed (comparison::unsteady_runs).
   std::optional<double> median_abs_referenced_error;
   std::optional<double> referenced_spearman;
   std::optional<std::pair<double, double>> reference_range;
+  std::size_t unsteady_runs = 0, measured_runs = 0;
 };
 
 // `progress(done, total, name)` is told before each candidate runs (for a progress line).
@@ -232,6 +253,8 @@ requires execution_backend<B> || ahead_backend<B>
     first_runs.push_back(r.measured_runs.front());
     last_runs.push_back(r.measured_runs.back());
     spreads.push_back(std::abs(relative_error(r.measured_runs.front(), r.measured_runs.back())));
+    out.measured_runs += r.measured_runs.size();
+    out.unsteady_runs += r.unsteady_runs;
     if (options.reference && r.reference_simulated > 0) {
       for (const seconds run : r.reference_runs) {
         const double ratio = run / r.reference_simulated;
