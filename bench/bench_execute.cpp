@@ -167,7 +167,7 @@ int main(int argc, char**) {
         }
       }
       unsteady += study.unsteady_runs;
-      referenced_runs += referenced ? study.measured_runs : 0;
+      referenced_runs += referenced ? study.compared_runs : 0;
       std::printf(
           "%-13s %4zu vertices, %2zu placements: simulated %.1f..%.1f ms, median |error| %.1f%% (%.1f%% without "
           "the launch overhead; first and last run %.1f%% apart), Spearman %.3f (first run against last: %.3f), "
@@ -190,7 +190,7 @@ int main(int argc, char**) {
             "run measured %+.1f%% to %+.1f%% against its simulation; %zu of %zu runs between references more than "
             "10%% apart)\n",
             "", 100 * workload_referenced.back(), workload_referenced_rhos.back(), 100 * (range.first - 1),
-            100 * (range.second - 1), study.unsteady_runs, study.measured_runs);
+            100 * (range.second - 1), study.unsteady_runs, study.compared_runs);
       }
       for (const auto& row : study.rows)
         if (!details) break;

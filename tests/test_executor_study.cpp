@@ -288,7 +288,7 @@ TEST_CASE("reference runs around each measured run cancel the machine's drift, w
   // The first candidate's references differ by 20% around each run (more than the tolerance): both
   // runs are counted as unsteady, and the linear drift still cancels.
   CHECK(study.rows.front().result.unsteady_runs == 2);
-  CHECK(study.measured_runs == 2 * candidates.size());
+  CHECK(study.compared_runs == 2 * candidates.size());
   CHECK(study.unsteady_runs >= 2);
   seconds work = 0;  // one device, no copies: the reference simulates to the sum of the compute times
   for (const auto& v : g.vertices()) work += v.compute;

@@ -278,7 +278,7 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     if (study.referenced_spearman) out << ", Spearman " << fixed_text(*study.referenced_spearman, 3);
     out << "; that run measured " << signed_percent(study.reference_range->first - 1) << " to "
         << signed_percent(study.reference_range->second - 1) << " against its simulation; " << study.unsteady_runs
-        << " of " << study.measured_runs << " runs between two more than "
+        << " of " << study.compared_runs << " runs between two more than "
         << fixed_text(100 * options.reference_tolerance, 0) << "% apart\n";
   }
   if (!all_valid) err << "gantry execute: a measured schedule fails validate()\n";

@@ -224,12 +224,12 @@ struct study_result {
   // out rows whose placement is the reference's (a placement against itself says nothing of the
   // model), the Spearman between simulated and referenced measured makespans over every compared
   // row, and the smallest and largest reference measured / reference simulated over every run of
-  // the study: how far the machine's speed moved while it ran. `unsteady_runs` over `measured_runs`:
+  // the study: how far the machine's speed moved while it ran. `unsteady_runs` over `compared_runs`:
   // the compared rows' measured runs whose two references disagreed (comparison::unsteady_runs).
   std::optional<double> median_abs_referenced_error;
   std::optional<double> referenced_spearman;
   std::optional<std::pair<double, double>> reference_range;
-  std::size_t unsteady_runs = 0, measured_runs = 0;
+  std::size_t unsteady_runs = 0, compared_runs = 0;
 };
 
 // `progress(done, total, name)` is told before each candidate runs (for a progress line).
@@ -253,7 +253,7 @@ requires execution_backend<B> || ahead_backend<B>
     first_runs.push_back(r.measured_runs.front());
     last_runs.push_back(r.measured_runs.back());
     spreads.push_back(std::abs(relative_error(r.measured_runs.front(), r.measured_runs.back())));
-    out.measured_runs += r.measured_runs.size();
+    out.compared_runs += r.measured_runs.size();
     out.unsteady_runs += r.unsteady_runs;
     if (options.reference && r.reference_simulated > 0) {
       for (const seconds run : r.reference_runs) {
