@@ -66,7 +66,7 @@ struct compare_options {
   // A measured run whose two references differ by more than this fraction (the larger over the
   // smaller, minus 1) ran while the machine changed speed: comparison::unsteady_runs counts it, a
   // sign of how far to trust the referenced figure. The run still counts in that figure (leaving
-  // such runs out made it worse, measured with 3 runs a placement, docs/executors.md).
+  // such runs out did not make it better, measured with 3 runs a placement, docs/executors.md).
   double reference_tolerance = 0.1;
 };
 
