@@ -132,8 +132,10 @@ class sct_policy {
 struct sct_options {
   list_options list{};  // the engine's options; sct() and m_sct() set respect_memory
   favorite_child_options favorites{};
-  // m-SCT: a device found out of memory takes no further vertices (except its bound groups).
-  // The last device still open is never excluded, so exclusion alone never fails a run.
+  // m-SCT: a device found out of memory takes no further vertices (except its bound groups) while
+  // another device can hold the next vertex; the last device still open is never excluded, and
+  // when nothing fits on the open ones, every excluded device is open again (sct_result::reopened),
+  // so exclusion alone never fails a run.
   bool exclude_full_devices = true;
 };
 
@@ -143,6 +145,9 @@ struct sct_result {
   favorite_children favorites;      // the favorites and how the LP was solved
   std::vector<device_id> excluded;  // devices m-SCT excluded, in order
   std::size_t favorite_placements = 0;
+  // How often every excluded device was opened again because the next vertex fitted on none of
+  // the others (list_scheduler::exclude): m-SCT then chooses as m-ETF does, and excludes anew.
+  std::size_t reopened = 0;
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
 };
@@ -161,22 +166,25 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
     return out;
   }
   const bool exclude = options.list.respect_memory && options.exclude_full_devices;
-  std::size_t favorite_placements = 0;
+  std::size_t favorite_placements = 0, reopened = 0;
   // One run on any device set (memory_fallback() runs it again within less memory).
   const auto run = [&]<class S>(const S& on, list_options list, std::vector<device_id>* excluded) {
     list_scheduler<G, M, S, sct_policy> scheduler(graph, model, on, sct_policy(out.favorites.child, name),
                                                   std::move(list));
-    std::size_t reported = 0, open = on.device_count();
+    std::size_t reported = 0;
     while (scheduler.step()) {
       const auto& full = scheduler.policy().full_devices();
-      for (; exclude && reported < full.size(); ++reported)
+      for (; exclude && reported < full.size(); ++reported) {
+        std::size_t open = 0;
+        for (device_id d = 0; d < on.device_count(); ++d) open += scheduler.excluded(d) ? 0 : 1;
         if (!scheduler.excluded(full[reported]) && open > 1) {
           scheduler.exclude(full[reported]);
           if (excluded) excluded->push_back(full[reported]);
-          --open;
         }
+      }
     }
     favorite_placements = scheduler.policy().favorite_placements();
+    reopened = scheduler.reopened();
     return std::move(scheduler).result();
   };
   list_options strict = options.list;
@@ -184,6 +192,7 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   out.scheduled = memory_fallback(graph, model, devices, options.list, run(devices, options.list, &out.excluded), name,
                                   [&](const auto& smaller) { return run(smaller, strict, nullptr); });
   out.favorite_placements = favorite_placements;
+  out.reopened = reopened;
   out.outcome = out.scheduled.placement.outcome;
   return out;
 }

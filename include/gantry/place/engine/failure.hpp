@@ -21,11 +21,9 @@ struct device_room {
   std::optional<seconds> from;
 };
 
-// `heading` says what vertex v needs ("m-etf: no device can hold vertex ..."); v may use the
-// devices [first, last) that view.allowed() admits, or only `bound` when its group has a device;
-// room(d) is a device_room. A device the policy closed (m-SCT closes a device once a vertex did
-// not fit there) may have room: the message says so, or its numbers read as a contradiction; the
-// closest device is an open one unless every one is closed.
+// `heading` says what vertex v needs ("m-etf: no device can hold vertex ..."); v may use every
+// device, or only `bound` when its group has a device; room(d) is a device_room. No device is
+// excluded here: the engine opens excluded devices again before it gives up (list_scheduler::exclude).
 template <class View, class Room>
 [[nodiscard]] outcome no_fit_outcome(const View& view, vertex_id v, std::string heading, device_id bound, bool timed,
                                      Room&& room) {
@@ -36,25 +34,18 @@ template <class View, class Room>
   if (bound != no_device) text << " and must go to " << list_device_label(view.devices(), bound);
   text << (timed ? "; with its incoming tensors, free memory from when it would start taking it:"
                  : "; with its incoming tensors, free memory:");
-  const auto closed = [&](device_id d) { return !view.allowed(v, d) && bound == no_device; };
-  bool any_closed = false, all_closed = true;
-  for (device_id d = first; d < last; ++d) {
-    any_closed = any_closed || closed(d);
-    all_closed = all_closed && closed(d);
-  }
   const auto short_by = [](const device_room& r) { return r.needed > r.available ? r.needed - r.available : 0; };
   device_id closest = no_device;
   device_room best;
   for (device_id d = first; d < last; ++d) {
     const device_room here = room(d);
     text << (d == first ? " " : ", ") << list_device_label(view.devices(), d) << " needs " << format_bytes(here.needed)
-         << ", has " << format_bytes(here.available) << (closed(d) ? " (closed)" : "");
-    if ((!closed(d) || all_closed) && (closest == no_device || short_by(here) < short_by(best))) {
+         << ", has " << format_bytes(here.available);
+    if (closest == no_device || short_by(here) < short_by(best)) {
       closest = d;
       best = here;
     }
   }
-  if (any_closed) text << "; a closed device takes no more vertices in this run, whatever room it has";
   return {.code = status::out_of_memory,
           .vertex = v,
           .device = closest,

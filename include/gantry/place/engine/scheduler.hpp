@@ -93,6 +93,7 @@ class list_scheduler {
     available_.assign(m_, 0);
     last_on_.assign(m_, no_vertex);
     excluded_.assign(m_, 0);
+    reopened_ = 0;
     gaps_.resize(inserts ? m_ : 0);
     for (auto& gaps : gaps_) gaps.reset();
     groups_.reset(g, model_, options_, topo, name(), [&](vertex_id v) { return quoted(v); });
@@ -117,6 +118,7 @@ class list_scheduler {
       if (failed()) return false;
       if (ready_.release_all_attached(on_ready())) continue;  // they wait for inputs that wait for them
       if (!ready_.any_parked()) {
+        if (reopen_excluded()) continue;
         if (options_.best_effort && place_best_effort()) return true;
         fail_no_fit();
         return false;
@@ -204,7 +206,9 @@ class list_scheduler {
     return fixed == no_device ? excluded_[d] == 0 : fixed == d;
   }
   // Takes d out of further placements of vertices whose group is not bound to it (m-SCT excludes a
-  // device that ran out of memory). Groups already on d stay there.
+  // device that ran out of memory). Groups already on d stay there. Exclusion is a preference, never
+  // a cause of failure: when no ready vertex fits on a device left open, every excluded device is
+  // open again (reopened() counts it) and the policy chooses among all of them, as m-ETF would.
   void exclude(device_id d) {
     if (d >= m_)
       throw invalid_input(std::string(name()) + ": cannot exclude device " + std::to_string(d) + " of " +
@@ -212,6 +216,8 @@ class list_scheduler {
     excluded_[d] = 1;
   }
   [[nodiscard]] bool excluded(device_id d) const { return excluded_[d] != 0; }
+  // How many times the excluded devices were opened again because nothing fitted on the others.
+  [[nodiscard]] std::size_t reopened() const noexcept { return reopened_; }
   // The members of v's group in Kahn order (v alone when it has none).
   [[nodiscard]] std::span<const vertex_id> group_members(vertex_id v) const { return groups_.members(v); }
   // For a vertex of a group no member of which is placed yet: when the inputs that the group's
@@ -416,6 +422,15 @@ class list_scheduler {
     return true;
   }
 
+  // The policy found nothing to place while some device is excluded: open them all again. False
+  // when none is excluded.
+  bool reopen_excluded() {
+    if (std::find(excluded_.begin(), excluded_.end(), std::uint8_t{1}) == excluded_.end()) return false;
+    std::fill(excluded_.begin(), excluded_.end(), std::uint8_t{0});
+    ++reopened_;
+    return true;
+  }
+
   // The policy found nothing to place: the first ready vertex (in Kahn order) fits nowhere.
   void fail_no_fit() {
     if (ready_.ready().empty()) {
@@ -469,6 +484,7 @@ class list_scheduler {
   std::vector<seconds> available_;       // per device: when its last appended vertex ends
   std::vector<vertex_id> last_on_;       // per device
   std::vector<std::uint8_t> excluded_;   // per device
+  std::size_t reopened_ = 0;
   std::vector<detail::idle_gaps> gaps_;  // per device: idle intervals (insertion policies only)
 
   detail::group_table groups_;
