@@ -3,6 +3,7 @@
 // make a cycle, random graphs whose fused graphs are DAGs and whose coarse placements expand to
 // valid schedules, and Baechi's GNMT fused into Baechi's own 576 ops.
 #include <gantry/fusion/fusion.hpp>
+#include <gantry/fusion/kernighan.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/schedule/validate.hpp>
@@ -141,6 +142,51 @@ TEST_CASE("fused random graphs are DAGs whose placements expand to valid schedul
     const auto degree = fusion_clusters(rc.g, {.rule = fusion_rule::baechi_degree});
     CHECK(*std::max_element(exact.begin(), exact.end()) <= *std::max_element(degree.begin(), degree.end()));
   }
+}
+
+TEST_CASE("a cluster cap keeps every fused vertex within it, and m-ETF fits where the unfused graph fits") {
+  // Tight devices (4 of half the one-device peak each): uncapped fusion can make a vertex that no
+  // device holds; capped at a quarter of a device, every coarse vertex needs at most
+  // that, and the coarse placements that fit expand to valid schedules of the original graph.
+  std::size_t uncapped_too_big = 0, uncapped_fits = 0, capped_fits = 0, unfused_fits = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    auto rc = test::make_random_case(seed, comm_mode::parallel, false, {.max_vertices = 60, .groups = true});
+    const byte_count capacity = test::one_device_kahn_peak(rc.g) / 2;
+    const cluster c = cluster::uniform(4, capacity, rc.devices.default_link());
+    const byte_count cap = quarter_device_memory(c);
+    for (const auto rule : {fusion_rule::baechi_degree, fusion_rule::exact}) {
+      const coarsening uncapped = fuse(rc.g, {.rule = rule});
+      const coarsening capped = fuse(rc.g, {.rule = rule, .max_cluster_bytes = cap});
+      const graph_model coarse_model(capped.coarse, c);
+      for (vertex_id v = 0; v < capped.coarse.vertex_count(); ++v) {
+        const auto& members = capped.members[v];
+        CAPTURE(v);
+        if (members.size() > 1) CHECK(total_bytes(coarse_model, v) <= cap);
+      }
+      const graph_model uncapped_model(uncapped.coarse, c);
+      for (vertex_id v = 0; v < uncapped.coarse.vertex_count(); ++v)
+        uncapped_too_big += total_bytes(uncapped_model, v) > capacity ? 1 : 0;
+      const graph_model model(rc.g, c);
+      const list_options options{.group = colocation_groups(rc.g)};
+      if (!m_etf(rc.g, model, c, options).ok()) continue;
+      ++unfused_fits;
+      uncapped_fits += m_etf(uncapped.coarse, uncapped_model, c, {.group = colocation_groups(uncapped.coarse)}).ok();
+      const auto placed = m_etf(capped.coarse, coarse_model, c, {.group = colocation_groups(capped.coarse)});
+      if (!placed.ok()) continue;
+      ++capped_fits;
+      const placement p = expand(capped, placed.placement);
+      const auto sim = simulate(rc.g, model, c, std::span<const device_id>(p.device), {.priority = p.order});
+      REQUIRE_MESSAGE(sim.ok(), sim.outcome.message);
+      const auto report = validate(sim.schedule, rc.g, model, c);
+      CHECK_MESSAGE(report.ok(), report.to_string());
+    }
+  }
+  INFO(uncapped_too_big, " uncapped clusters larger than a device; m-ETF fits the uncapped coarse graph ",
+       uncapped_fits, ", the capped one ", capped_fits, " of ", unfused_fits, " times");
+  CHECK(uncapped_too_big > 0);
+  CHECK(uncapped_fits < unfused_fits);  // 62 of 74 when this was written
+  CHECK(capped_fits == unfused_fits);   // 74 of 74
 }
 
 TEST_CASE("Baechi's GNMT: Baechi's fusion reproduces its 576 ops, with or without co-placement") {

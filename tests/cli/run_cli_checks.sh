@@ -471,6 +471,19 @@ for co_place in on off; do
     { echo "FAIL: --fuse baechi --co-place $co_place did not keep 576 of 2494 vertices" >&2; failures=$((failures + 1)); }
 done
 expect 2 "--co-place: maybe not in {on,off}" "$gantry" place -g "$tiny" --devices 2 --fuse baechi --co-place maybe
+# Fusion never makes a capacity infeasible that the unfused graph fits: inception_v3 at 2 GiB per
+# device (48% of its one-device peak) fits fused within the default cluster memory, and with
+# clusters left unlimited (a fused vertex of 1.93 GiB) the unfused graph is placed, saying so.
+inception=$source_dir/examples/graphs/inception_v3.json.gz
+for fuse in exact baechi; do
+  runs "$gantry" place -g "$inception" --devices 4 --memory 2GiB -a m-sct --fuse $fuse -o fused_placement.json
+  grep -qF 'placed the unfused graph' fused_placement.json &&
+    { echo "FAIL: --fuse $fuse within a quarter of a device fell back to the unfused graph" >&2; failures=$((failures + 1)); }
+  runs "$gantry" place -g "$inception" --devices 4 --memory 2GiB -a m-etf --fuse $fuse --cluster-memory unlimited \
+    -o fused_placement.json
+  grep -qF 'left no room' stdout.txt && grep -qF 'placed the unfused graph' fused_placement.json ||
+    { echo "FAIL: --fuse $fuse --cluster-memory unlimited did not say it placed the unfused graph" >&2; failures=$((failures + 1)); }
+done
 
 # --local-search: its count is checked, and a run says what the search did and writes the result.
 expect 2 "--local-search: expected a whole number from 0 to 1073741824, got '-3'" "$gantry" place -g "$tiny" --devices 2 --local-search -3

@@ -50,7 +50,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   if (exact_too_large && std::find(only.begin(), only.end(), "exact") != only.end())
     throw invalid_input("--algorithms exact: " + exact_refusal);
   std::optional<exact_proof> exact_ran;
-  const auto coarse = ff.reduce(g);
+  const auto coarse = ff.reduce(g, c);
   std::size_t index = 0;
   for (const auto& entry : all) {
     ++index;

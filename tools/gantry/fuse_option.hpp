@@ -7,12 +7,14 @@
 
 #include <gantry/core/units.hpp>
 #include <gantry/fusion/fusion.hpp>
+#include <gantry/fusion/kernighan.hpp>
 #include <gantry/place/placers.hpp>
 
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -23,21 +25,24 @@ namespace gantry::cli {
 struct reduction {
   std::string name;         // the --fuse value
   std::string description;  // for --help
-  std::function<coarsening(const graph&, bool co_place)> reduce;
+  std::function<coarsening(const graph&, bool co_place, byte_count max_cluster_bytes)> reduce;
 };
 
 // Every --fuse value but "none". Forward/backward pairs become colocation groups first, so that
 // the coarse graph keeps them (coarsen() carries named groups). With co_place false only the edges
-// inside named groups and forward/backward pairs are fused.
+// inside named groups and forward/backward pairs are fused. No cluster grows past
+// max_cluster_bytes (fusion_options::max_cluster_bytes).
 inline const std::vector<reduction>& reductions() {
   static const std::vector<reduction> all = {
       {to_string(fusion_rule::baechi_degree), "Baechi's degree rule",
-       [](const graph& g, bool co_place) {
-         return fuse(colocate_forward_backward(g), {.rule = fusion_rule::baechi_degree, .co_place = co_place});
+       [](const graph& g, bool co_place, byte_count cap) {
+         return fuse(colocate_forward_backward(g),
+                     {.rule = fusion_rule::baechi_degree, .co_place = co_place, .max_cluster_bytes = cap});
        }},
       {to_string(fusion_rule::exact), "merge iff no other path exists",
-       [](const graph& g, bool co_place) {
-         return fuse(colocate_forward_backward(g), {.rule = fusion_rule::exact, .co_place = co_place});
+       [](const graph& g, bool co_place, byte_count cap) {
+         return fuse(colocate_forward_backward(g),
+                     {.rule = fusion_rule::exact, .co_place = co_place, .max_cluster_bytes = cap});
        }},
   };
   return all;
@@ -69,8 +74,8 @@ struct fuse_flags {
         ->check(whole_number_between<std::size_t>(1, std::size_t{1} << 20))
         ->capture_default_str();
     app.add_option("--cluster-memory", cluster_memory,
-                   "Kernighan fusion: most bytes per cluster, e.g. 2GiB, 'unlimited', or 'quarter' (of the "
-                   "smallest device's memory)")
+                   "fusion (every --fuse value, celeritas): most bytes per cluster, e.g. 2GiB, 'unlimited', or "
+                   "'quarter' (of the smallest device's memory)")
         ->capture_default_str();
   }
 
@@ -84,28 +89,50 @@ struct fuse_flags {
     return {g, model, c, cache, window, cluster_bytes()};
   }
 
-  // The coarse graph to place, or nothing for --fuse none.
-  [[nodiscard]] std::optional<coarsening> reduce(const graph& g) const {
+  // The coarse graph to place on `c`, or nothing for --fuse none.
+  [[nodiscard]] std::optional<coarsening> reduce(const graph& g, const cluster& c) const {
+    const byte_count cap = cluster_bytes().value_or(quarter_device_memory(c));
     for (const auto& r : reductions())
-      if (r.name == fuse) return r.reduce(g, co_place == "on");
+      if (r.name == fuse) return r.reduce(g, co_place == "on", cap);
     return std::nullopt;
   }
 };
 
 // Runs a placer on g, or on the coarse graph when there is one, and returns the placement of g.
 // A coarse run's own schedule is of the coarse graph, so it is dropped; its metadata says how
-// much the graph shrank.
+// much the graph shrank. Fusion never makes a capacity infeasible that the unfused graph fits: a
+// memory-aware placer whose coarse run finds no room runs on g itself, and the placement's message
+// and metadata ("fusion") say so with the coarse run's reason.
 inline placer_result place_reduced(const placer_entry& entry, const placer_request& request,
                                    const std::optional<coarsening>& coarse, const fuse_flags& flags) {
-  if (flags.fuse == "kernighan") return place_kernighan_fused(entry, request);
-  if (!coarse) return entry.place(request);
-  const graph_model model(coarse->coarse, request.devices);
-  placer_result placed = entry.place(
-      {coarse->coarse, model, request.devices, request.cache_transfers, request.window, request.cluster_memory});
-  placer_result out{expand(*coarse, placed.placement), std::nullopt, std::move(placed.metadata)};
-  out.metadata.emplace_back("fused_vertices", std::to_string(coarse->coarse.vertex_count()) + " of " +
-                                                  std::to_string(request.g.vertex_count()));
-  return out;
+  placer_result out;
+  if (flags.fuse == "kernighan") {
+    out = place_kernighan_fused(entry, request);
+  } else {
+    if (!coarse) return entry.place(request);
+    const graph_model model(coarse->coarse, request.devices);
+    placer_result placed = entry.place(
+        {coarse->coarse, model, request.devices, request.cache_transfers, request.window, request.cluster_memory});
+    out = {expand(*coarse, placed.placement), std::nullopt, std::move(placed.metadata)};
+    out.metadata.emplace_back("fused_vertices", std::to_string(coarse->coarse.vertex_count()) + " of " +
+                                                    std::to_string(request.g.vertex_count()));
+  }
+  const status code = out.placement.outcome.code;
+  if (!entry.respects_memory || (code != status::out_of_memory && code != status::over_capacity)) return out;
+  placer_result unfused = entry.place(request);
+  if (!unfused.placement.ok()) return out;
+  const std::string why = "--fuse " + flags.fuse + " left no room (" + out.placement.outcome.message +
+                          "); placed the unfused graph instead";
+  unfused.placement.outcome.message =
+      unfused.placement.outcome.message.empty() ? why : why + "; " + unfused.placement.outcome.message;
+  unfused.metadata.emplace_back("fusion", why);
+  return unfused;
+}
+
+// Whether place_reduced() placed the unfused graph although a fusion was asked for.
+[[nodiscard]] inline bool placed_unfused(const placer_result& placed) {
+  return std::any_of(placed.metadata.begin(), placed.metadata.end(),
+                     [](const auto& entry) { return entry.first == "fusion"; });
 }
 
 }  // namespace gantry::cli

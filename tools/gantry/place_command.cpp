@@ -31,7 +31,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   const bool show = progress_wanted(g);
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();
-  const auto coarse = ff.reduce(g);
+  const auto coarse = ff.reduce(g, c);
   placer_result placed = place_reduced(*entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
@@ -65,13 +65,14 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
     // Units: the colocation groups of the graph the placer saw (--fuse baechi and exact pair
     // forward and backward vertices first) and the fused clusters.
     const auto opts = sf.make(p.order);
+    const bool fused = coarse && !placed_unfused(placed);
     progress(show, "local search, at most " + std::to_string(after.local_search) + " simulations...");
     try {
       searched = local_search(g, model, c, p,
                               {.policy = opts.policy,
                                .cache_transfers = opts.cache_transfers,
-                               .group = colocation_groups(coarse ? colocate_forward_backward(g) : g),
-                               .cluster = coarse ? coarse->coarse_of : std::vector<vertex_id>{},
+                               .group = colocation_groups(fused ? colocate_forward_backward(g) : g),
+                               .cluster = fused ? coarse->coarse_of : std::vector<vertex_id>{},
                                .max_simulations = after.local_search});
       progress(show, " " + fixed_text(searched->placement.placement_time, 1) + " s\n");
     } catch (const invalid_input& e) {  // a placer that splits colocation groups (enumerative)

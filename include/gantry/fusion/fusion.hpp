@@ -46,6 +46,11 @@ struct fusion_options {
   bool co_place = true;          // co-placement clusters (co_placement_clusters below)
   bool colocation = true;        // named colocation groups (vertex_properties::group)
   bool forward_backward = true;  // forward/backward pairs (graph::set_forward)
+  // Most bytes a cluster may hold: two clusters fuse only while the persistent, output and
+  // temporary bytes of all their members add up to at most this, a bound on what coarsen() gives
+  // the fused vertex, so a device of this size holds it. Unlimited by default; the tool passes a
+  // quarter of the smallest device's memory, as Celeritas's cluster memory M (fusion/kernighan.hpp).
+  byte_count max_cluster_bytes = unlimited_memory;
 };
 
 namespace detail {
@@ -86,10 +91,15 @@ inline std::vector<vertex_id> dense_clusters(std::vector<vertex_id>& parent) {
 // position per cluster kept valid across merges.
 class fusing_graph {
  public:
-  fusing_graph(const graph& g, std::vector<std::uint32_t> position)
+  fusing_graph(const graph& g, std::vector<std::uint32_t> position, byte_count max_bytes = unlimited_memory)
       : graph_(&g), parent_(g.vertex_count()), out_(g.vertex_count()), in_(g.vertex_count()),
-        loaded_(g.vertex_count(), 0), position_(std::move(position)), seen_(g.vertex_count(), 0) {
+        loaded_(g.vertex_count(), 0), position_(std::move(position)), seen_(g.vertex_count(), 0),
+        max_bytes_(max_bytes) {
     std::iota(parent_.begin(), parent_.end(), vertex_id{0});
+    if (max_bytes_ == unlimited_memory) return;
+    bytes_.resize(g.vertex_count());
+    for (vertex_id v = 0; v < g.vertex_count(); ++v)
+      bytes_[v] = saturating_add(saturating_add(g[v].persistent, g[v].output), g[v].temporary);
   }
   vertex_id find(vertex_id v) { return find_root(parent_, v); }
 
@@ -97,6 +107,7 @@ class fusing_graph {
   bool try_fuse(vertex_id u, vertex_id v, fusion_rule rule) {
     const vertex_id a = find(u), b = find(v);
     if (a == b) return true;
+    if (!within_bytes(a, b)) return false;
     const std::size_t successors = compact(out(a), a), predecessors = compact(in(b), b);
     // a's only successor is b: the merged cluster can stand where b stood; b's only predecessor
     // is a: where a stood. No search either way.
@@ -114,7 +125,7 @@ class fusing_graph {
   // True when b fused.
   template <class F>
   bool fuse_into(vertex_id a, vertex_id b, F&& new_edge) {
-    if (a == b || find(a) != a || find(b) != b) return false;
+    if (a == b || find(a) != a || find(b) != b || !within_bytes(a, b)) return false;
     const std::size_t successors = compact(out(a), a), predecessors = compact(in(b), b);
     if (!std::binary_search(out_[a].begin(), out_[a].end(), b)) return false;
     if (successors > 1 && predecessors > 1) return false;
@@ -130,6 +141,10 @@ class fusing_graph {
   std::vector<vertex_id>& parents() { return parent_; }
 
  private:
+  // Whether clusters a and b (roots) together stay within max_bytes_.
+  [[nodiscard]] bool within_bytes(vertex_id a, vertex_id b) const {
+    return max_bytes_ == unlimited_memory || saturating_add(bytes_[a], bytes_[b]) <= max_bytes_;
+  }
   // A vertex's lists start as its edges in the graph, read on first use.
   std::vector<vertex_id>& out(vertex_id v) {
     load(v);
@@ -227,6 +242,7 @@ class fusing_graph {
     const vertex_id other = root == a ? b : a;
     parent_[other] = root;
     position_[root] = position;
+    if (!bytes_.empty()) bytes_[root] = saturating_add(bytes_[a], bytes_[b]);
     auto& outs = out_[root];
     outs.insert(outs.end(), out_[other].begin(), out_[other].end());
     auto& ins = in_[root];
@@ -244,6 +260,8 @@ class fusing_graph {
   std::vector<std::uint32_t> position_;
   std::vector<std::uint32_t> seen_;
   std::uint32_t stamp_ = 0;
+  byte_count max_bytes_;
+  std::vector<byte_count> bytes_;  // per root, with a cap: its members' bytes added up
   std::vector<vertex_id> stack_, forward_, backward_;
   std::vector<std::uint32_t> slots_;
 };
@@ -331,7 +349,7 @@ inline std::vector<vertex_id> co_placement_clusters(const graph& g) {
 namespace detail {
 // fusion_clusters() with Baechi's rule and order; `group` is a union-find parent array of groups.
 inline std::vector<vertex_id> baechi_fusion(const graph& g, std::vector<std::uint32_t> position,
-                                            std::vector<vertex_id>& group) {
+                                            std::vector<vertex_id>& group, byte_count max_bytes) {
   const std::size_t n = g.vertex_count();
   std::vector<vertex_id> members_by_group(n), begin(n + 1, 0);
   {
@@ -342,7 +360,7 @@ inline std::vector<vertex_id> baechi_fusion(const graph& g, std::vector<std::uin
     std::vector<vertex_id> next(begin.begin(), begin.end() - 1);
     for (vertex_id v = 0; v < n; ++v) members_by_group[next[dense[v]]++] = v;
   }
-  fusing_graph fusing(g, std::move(position));
+  fusing_graph fusing(g, std::move(position), max_bytes);
   std::deque<std::pair<vertex_id, vertex_id>> queue;
   for (std::size_t k = 0; k < n && begin[k] < begin[k + 1]; ++k) {
     const vertex_id root = find_root(group, members_by_group[begin[k]]);
@@ -400,7 +418,7 @@ inline std::vector<vertex_id> baechi_fusion(const graph& g, std::vector<std::uin
     for (vertex_id v = 0; v < n; ++v)
       if (g.forward_of(v) != no_vertex) join(v, g.forward_of(v));
 
-  if (options.rule == fusion_rule::baechi_degree) return detail::baechi_fusion(g, position, group);
+  if (options.rule == fusion_rule::baechi_degree) return detail::baechi_fusion(g, position, group, options.max_cluster_bytes);
 
   std::vector<std::pair<vertex_id, vertex_id>> candidates;
   for (edge_id e = 0; e < g.edge_count(); ++e) {
@@ -412,7 +430,7 @@ inline std::vector<vertex_id> baechi_fusion(const graph& g, std::vector<std::uin
   });
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
 
-  detail::fusing_graph fusing(g, position);
+  detail::fusing_graph fusing(g, position, options.max_cluster_bytes);
   for (bool fused = true; fused && !candidates.empty();) {
     fused = false;
     std::size_t kept = 0;
