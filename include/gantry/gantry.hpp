@@ -40,6 +40,7 @@
 #include <gantry/place/enumerative.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
+#include <gantry/place/justification.hpp>
 #include <gantry/place/kahn_one_device.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/local_search.hpp>
