@@ -3,7 +3,8 @@
 // devices, per LP backend and method, against m-ETF on the same graph measured in the same run
 // (median of 5 runs). LP time is reported apart. Then fusion of a 100,000-vertex graph with
 // colocation groups, against one topological sort of it. Last, m-SCT's makespan against m-ETF's at
-// 1,000 and 3,000 vertices, with m-ETF's distance from the work bound beside it.
+// 1,000, 3,000 and 10,000 vertices (10 seeds, 40% of the bytes per device), as the simulator judges
+// them, with m-ETF's distance from the work bound beside it.
 #include <gantry/fusion/fusion.hpp>
 #include <gantry/workloads/random_dag.hpp>
 #include <gantry/lp/glpk.hpp>
@@ -114,43 +115,59 @@ int main() {
     const double full = bench::median_seconds(3, [&] { c = fuse(g); });
     std::printf("  %-32s %8.4f s  (clusters and the coarse graph)\n", "fuse exact + coarsen", full);
   }
-  // Quality: does m-SCT's favorite-child rule beat m-ETF on these DAGs? Five seeds per size, Baechi's
-  // link model (134 us + bytes / 5.70 GB/s) with parallel and with sequential transfers, unlimited
-  // memory: m-SCT's makespan over m-ETF's (own schedules, and both placements replayed by the
-  // simulator), beside m-ETF's over the work bound (total work / 4). Where m-ETF already runs at the
-  // work bound, no placer can gain.
-  std::printf("m-SCT against m-ETF, 5 seeds each, 134 us + bytes / 5.70 GB/s, unlimited memory (means):\n");
-  std::printf("  %-6s %-11s %14s %14s %16s %14s\n", "n", "links", "own m-SCT/ETF", "worst seed", "replayed SCT/ETF",
+  // Quality: m-SCT against m-ETF on Baechi-like DAGs (baechi_like() above: 20 vertices a layer,
+  // 1.2 out-edges a vertex, 0.1-10 ms, 64 KiB-16 MiB tensors), 10 seeds per size, 4 devices each
+  // holding 40% of the graph's bytes (persistent, output and temporary of every vertex added up),
+  // Baechi's link model (134 us + bytes / 5.70 GB/s) with sequential and with parallel transfers.
+  // Both placements judged by the simulator as the tool judges them (each device takes its ready
+  // vertices in the placement's order) and, beside it, with FIFO dispatch; m-ETF's own schedule over
+  // the work bound (total work / 4) says how much room the graphs leave.
+  std::printf("m-SCT against m-ETF, 10 seeds, 40%% of the graph's bytes per device, 134 us + bytes / 5.70 GB/s:\n");
+  std::printf("  %-6s %-11s %16s %14s %16s %14s\n", "n", "links", "median SCT/ETF", "SCT<=ETF seeds", "fifo SCT/ETF",
               "m-ETF/(work/4)");
   struct quality {
     std::string name;
-    double ratio;
+    double median;
+    int at_most;
   };
   std::vector<quality> qualities;
-  for (const std::size_t n : {1000, 3000}) {
-    for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential}) {
-      double own = 0, worst = 0, replayed = 0, gap = 0;
-      constexpr int seeds = 5;
-      for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
+  };
+  for (const std::size_t n : {1000, 3000, 10000}) {
+    for (const comm_mode comm : {comm_mode::sequential, comm_mode::parallel}) {
+      std::vector<double> ratios, fifo_ratios, gaps;
+      int at_most = 0;
+      for (std::uint64_t seed = 0; seed < 10; ++seed) {
         const graph g = baechi_like(n, seed);
-        const cluster devices = cluster::uniform(4, unlimited_memory, {.latency = 134e-6, .bandwidth = 5.7e9}, comm);
+        byte_count total = 0;
+        for (vertex_id v = 0; v < n; ++v) total += g[v].persistent + g[v].output + g[v].temporary;
+        const cluster devices = cluster::uniform(4, total / 10 * 4, {.latency = 134e-6, .bandwidth = 5.7e9}, comm);
         const graph_model model(g, devices);
         const list_schedule_result e = m_etf(g, model, devices);
         const sct_result s = m_sct(g, model, devices);
-        const auto replay = [&](const placement& p) {
-          return simulate(g, model, devices, std::span<const device_id>(p.device), {.priority = p.order})
+        if (!e.ok() || !s.ok()) {
+          std::printf("  %zu vertices, seed %llu: %s\n", n, static_cast<unsigned long long>(seed),
+                      (e.ok() ? s.outcome.message : e.placement.outcome.message).c_str());
+          continue;
+        }
+        const auto judged = [&](const placement& p, ready_policy policy) {
+          return simulate(g, model, devices, std::span<const device_id>(p.device), {.policy = policy, .priority = p.order})
               .schedule.makespan;
         };
+        const double ratio = judged(s.scheduled.placement, ready_policy::placement_order) /
+                             judged(e.placement, ready_policy::placement_order);
+        ratios.push_back(ratio);
+        at_most += ratio <= 1.0 ? 1 : 0;
+        fifo_ratios.push_back(judged(s.scheduled.placement, ready_policy::fifo) / judged(e.placement, ready_policy::fifo));
         seconds work = 0;
         for (vertex_id v = 0; v < n; ++v) work += model.compute_time(v, 0);
-        const double ratio = s.scheduled.schedule.makespan / e.schedule.makespan;
-        own += ratio / seeds;
-        worst = std::max(worst, ratio);
-        replayed += replay(s.scheduled.placement) / replay(e.placement) / seeds;
-        gap += e.schedule.makespan / (work / 4) / seeds;
+        gaps.push_back(e.schedule.makespan / (work / 4));
       }
-      std::printf("  %-6zu %-11s %14.5f %14.5f %16.5f %14.5f\n", n, to_string(comm), own, worst, replayed, gap);
-      qualities.push_back({std::to_string(n) + "_" + to_string(comm), replayed});
+      std::printf("  %-6zu %-11s %16.5f %11d/%zu %16.5f %14.5f\n", n, to_string(comm), median(ratios), at_most,
+                  ratios.size(), median(fifo_ratios), median(gaps));
+      qualities.push_back({std::to_string(n) + "_" + to_string(comm), median(ratios), at_most});
     }
   }
   bench::print_target("m_sct_3000_glpk_seconds", msct_3000, 0.45);
@@ -158,8 +175,11 @@ int main() {
   bench::print_target("m_sct_3000_clp_seconds", msct_3000_clp, 0.45);
 #endif
   bench::print_target("fusion_exact_100k_seconds", fusion_100k, 0.1);
-  // m-SCT's replayed makespan above m-ETF's, in percent (0 or less: m-SCT at least as good).
-  for (const auto& q : qualities)
-    bench::print_target(("m_sct_over_m_etf_replayed_excess_percent_" + q.name).c_str(), 100 * (q.ratio - 1), 0.0);
+  // m-SCT's judged makespan over m-ETF's, median over the seeds, in percent above 1 (0 or less: m-SCT
+  // at least as good), and on how many of the 10 seeds m-SCT is at least as good.
+  for (const auto& q : qualities) {
+    bench::print_target(("m_sct_over_m_etf_median_excess_percent_" + q.name).c_str(), 100 * (q.median - 1), 0.0);
+    bench::print_target_at_least(("m_sct_at_most_m_etf_seeds_at_least_" + q.name).c_str(), q.at_most, 5);
+  }
   return 0;
 }
