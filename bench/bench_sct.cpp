@@ -153,14 +153,16 @@ int main() {
           continue;
         }
         const auto judged = [&](const placement& p, ready_policy policy) {
-          return simulate(g, model, devices, std::span<const device_id>(p.device), {.policy = policy, .priority = p.order})
+          return simulate(g, model, devices, std::span<const device_id>(p.device),
+                          {.policy = policy, .priority = p.order})
               .schedule.makespan;
         };
         const double ratio = judged(s.scheduled.placement, ready_policy::placement_order) /
                              judged(e.placement, ready_policy::placement_order);
         ratios.push_back(ratio);
         at_most += ratio <= 1.0 ? 1 : 0;
-        fifo_ratios.push_back(judged(s.scheduled.placement, ready_policy::fifo) / judged(e.placement, ready_policy::fifo));
+        fifo_ratios.push_back(judged(s.scheduled.placement, ready_policy::fifo) /
+                              judged(e.placement, ready_policy::fifo));
         seconds work = 0;
         for (vertex_id v = 0; v < n; ++v) work += model.compute_time(v, 0);
         gaps.push_back(e.schedule.makespan / (work / 4));

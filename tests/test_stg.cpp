@@ -88,7 +88,7 @@ TEST_CASE("stg_optimum on cases known by hand") {
   CHECK_THROWS_AS((void)test::stg_optimum(fractional, 2, 10), std::invalid_argument);
 }
 
-TEST_CASE("the best list placer, forward, backward or justified, is within 0.15% of the optimum on STG-like graphs, 5% at most") {
+TEST_CASE("the best list placer, forward, backward or justified, is within 0.15% of the STG-like optimum, 5% at most") {
   constexpr std::array<const char*, 11> names{
       "ETF",          "ETF (Kahn ties)",        "Critical Path", "HEFT",          "CPOP",         "PEFT",
       "backward ETF", "backward Critical Path", "backward HEFT", "backward CPOP", "backward PEFT"};
@@ -239,7 +239,7 @@ TEST_CASE("backward list scheduling: the reversed graph and costs, and valid sch
   }
 }
 
-TEST_CASE("justification: never longer than its start, valid with transfers, groups and memory, the same on every run") {
+TEST_CASE("justification: never longer than its start, valid with transfers, groups and memory, deterministic") {
   std::size_t shorter = 0, runs = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];

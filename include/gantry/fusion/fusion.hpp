@@ -418,7 +418,8 @@ inline std::vector<vertex_id> baechi_fusion(const graph& g, std::vector<std::uin
     for (vertex_id v = 0; v < n; ++v)
       if (g.forward_of(v) != no_vertex) join(v, g.forward_of(v));
 
-  if (options.rule == fusion_rule::baechi_degree) return detail::baechi_fusion(g, position, group, options.max_cluster_bytes);
+  if (options.rule == fusion_rule::baechi_degree)
+    return detail::baechi_fusion(g, position, group, options.max_cluster_bytes);
 
   std::vector<std::pair<vertex_id, vertex_id>> candidates;
   for (edge_id e = 0; e < g.edge_count(); ++e) {

@@ -52,8 +52,8 @@ struct given_priority_rule {
 // a round no longer shortens it or max_rounds ran. The result is never longer than `start`; a
 // failed start is returned as it is.
 template <adapted_graph G, placement_model M, device_set D>
-[[nodiscard]] justification_result justify(const G& graph, const M& model, const D& devices,
-                                           list_schedule_result start, justification_options options = {}) {
+[[nodiscard]] justification_result justify(const G& graph, const M& model, const D& devices, list_schedule_result start,
+                                           justification_options options = {}) {
   justification_result out{std::move(start)};
   if (!out.scheduled.ok()) return out;
   list_options backward = options.list;
@@ -63,10 +63,9 @@ template <adapted_graph G, placement_model M, device_set D>
   while (out.rounds < options.max_rounds) {
     ++out.rounds;
     // Backward: the vertex that finishes last goes first, from the exits.
-    list_schedule_result back = list_schedule(reversed_graph<G>{&graph}, reversed_model<M>{&model}, devices,
-                                              priority_list_policy<rule>("justification, backward",
-                                                                         rule{out.scheduled.schedule.finish}),
-                                              backward);
+    list_schedule_result back = list_schedule(
+        reversed_graph<G>{&graph}, reversed_model<M>{&model}, devices,
+        priority_list_policy<rule>("justification, backward", rule{out.scheduled.schedule.finish}), backward);
     if (!back.ok()) break;
     // Forward: the vertex that finished last backward starts first.
     list_schedule_result forward = list_schedule(

@@ -143,7 +143,7 @@ struct sct_result {
   gantry::outcome outcome;          // ok, the LP's failure, or the engine's (naming the vertex)
   list_schedule_result scheduled;   // placement and schedule, as every list scheduler returns them
   favorite_children favorites;      // the favorites and how the LP was solved
-  std::vector<device_id> excluded;  // devices m-SCT excluded, in order
+  std::vector<device_id> excluded;  // devices m-SCT excluded, in order (again after a reopening)
   std::size_t favorite_placements = 0;
   // How often every excluded device was opened again because the next vertex fitted on none of
   // the others (list_scheduler::exclude): m-SCT then chooses as m-ETF does, and excludes anew.

@@ -481,9 +481,9 @@ class list_scheduler {
   vertex_id last_placed_ = no_vertex;
   bool last_bound_group_ = false;
   detail::placed_vertices placed_;
-  std::vector<seconds> available_;       // per device: when its last appended vertex ends
-  std::vector<vertex_id> last_on_;       // per device
-  std::vector<std::uint8_t> excluded_;   // per device
+  std::vector<seconds> available_;      // per device: when its last appended vertex ends
+  std::vector<vertex_id> last_on_;      // per device
+  std::vector<std::uint8_t> excluded_;  // per device
   std::size_t reopened_ = 0;
   std::vector<detail::idle_gaps> gaps_;  // per device: idle intervals (insertion policies only)
 
