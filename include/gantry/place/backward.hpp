@@ -73,13 +73,15 @@ struct reversed_model {
 };
 
 namespace detail {
-// The forward replay: each vertex on its device (fixed), the one that finished last backward first.
-struct mirrored_order_rule {
+// Vertices by a priority given up front (larger first), each on the device where it finishes first,
+// inserted into an idle gap when one is long enough. The forward replay gives the backward run's
+// finish times, with every vertex's device fixed, so the one that finished last backward goes first.
+struct given_priority_rule {
   static constexpr bool insertion = true;
-  std::vector<seconds> backward_finish;
+  std::vector<seconds> priority;
   template <class View>
   [[nodiscard]] std::vector<seconds> priorities(const View&) const {
-    return backward_finish;
+    return priority;
   }
   template <class View>
   [[nodiscard]] device_id device(const View& view, vertex_id v) const {
@@ -103,8 +105,8 @@ template <adapted_graph G, placement_model M, device_set D, class Policy>
   if (!back.ok()) return back;
   options.fixed_device = std::move(back.placement.device);
   return list_schedule(graph, model, devices,
-                       priority_list_policy<detail::mirrored_order_rule>(
-                           name, detail::mirrored_order_rule{std::move(back.schedule.finish)}),
+                       priority_list_policy<detail::given_priority_rule>(
+                           name, detail::given_priority_rule{std::move(back.schedule.finish)}),
                        std::move(options));
 }
 

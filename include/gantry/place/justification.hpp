@@ -32,22 +32,6 @@ struct justification_result {
   unsigned improvements = 0;       // rounds whose forward schedule was shorter than the best before it
 };
 
-namespace detail {
-// Vertices by a priority given up front (larger first), each on the device where it finishes first.
-struct given_priority_rule {
-  static constexpr bool insertion = true;
-  std::vector<seconds> priority;
-  template <class View>
-  [[nodiscard]] std::vector<seconds> priorities(const View&) const {
-    return priority;
-  }
-  template <class View>
-  [[nodiscard]] device_id device(const View& view, vertex_id v) const {
-    return best_device(view, v, [&](device_id d) { return view.earliest_finish(v, d); });
-  }
-};
-}  // namespace detail
-
 // Improves `start` (a schedule of `graph`, e.g. any list placer's) by forward-backward passes until
 // a round no longer shortens it or max_rounds ran. The result is never longer than `start`; a
 // failed start is returned as it is.
