@@ -17,6 +17,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -369,4 +370,77 @@ TEST_CASE("celeritas fits Baechi's GNMT at the one-device peak: its fusion keeps
                               {.policy = ready_policy::strict_order, .priority = r.placement.order});
     CHECK(run.ok());
   }
+}
+
+TEST_CASE("celeritas_window_ladder: the widest window first, then the narrower rungs below it") {
+  CHECK(celeritas_window_ladder() == std::vector<std::size_t>{200, 50, 20, 8, 5, 3, 2, 1});
+  CHECK(celeritas_window_ladder(20) == std::vector<std::size_t>{20, 8, 5, 3, 2, 1});
+  CHECK(celeritas_window_ladder(6) == std::vector<std::size_t>{6, 5, 3, 2, 1});
+  CHECK(celeritas_window_ladder(1) == std::vector<std::size_t>{1});
+  CHECK(celeritas_window_ladder(0) == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("celeritas over a window ladder keeps the window whose work-conserving run finishes first") {
+  // The paper's pipeline alone (also_unfused = false) with each window, judged as the ladder judges:
+  // the work-conserving run in the placement's order within memory. The ladder's placement is the
+  // best of them, names its window, and runs validly.
+  std::size_t compared = 0, narrower_won = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    const bool limited = seed % 2 == 0;
+    const auto c = test::make_random_case(seed, seed % 3 ? comm_mode::parallel : comm_mode::sequential, limited,
+                                          {.seed_factor = 37, .max_vertices = 80, .groups = seed % 4 == 0});
+    const graph_model model(c.g, c.devices);
+    CAPTURE(seed);
+    const auto judged = [&](const celeritas_result& r) -> std::optional<seconds> {
+      if (!r.ok()) return std::nullopt;
+      const auto run = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
+                                {.priority = r.placement.order});
+      return run.ok() ? std::optional<seconds>(run.schedule.makespan) : std::nullopt;
+    };
+    const std::vector<std::size_t> ladder{12, 5, 2, 1};
+    std::optional<seconds> best;
+    std::size_t best_window = 0;
+    for (const std::size_t window : ladder) {
+      const auto alone = celeritas(c.g, c.devices, {.window = window, .also_unfused = false});
+      const auto run = judged(alone);
+      if (run && (!best || *run < *best)) {
+        best = run;
+        best_window = alone.window;
+      }
+    }
+    const auto r = celeritas(c.g, c.devices, {.window = 12, .windows = ladder, .also_unfused = false});
+    const auto run = judged(r);
+    CHECK(run.has_value() == best.has_value());
+    if (!run || !best) continue;
+    ++compared;
+    CHECK(*run == doctest::Approx(*best));
+    CHECK(r.window == best_window);
+    if (r.window < 12) ++narrower_won;
+    const auto sim = simulate(c.g, model, c.devices, std::span<const device_id>(r.placement.device),
+                              {.priority = r.placement.order});
+    const auto report = validate(sim.schedule, c.g, model, c.devices, {.group = colocation_groups(c.g)});
+    CHECK_MESSAGE(report.ok(), report.to_string());
+  }
+  MESSAGE(compared << " compared, a narrower window kept on " << narrower_won);
+  CHECK(compared > 12);
+  CHECK(narrower_won > 0);  // the ladder is not the first window in disguise
+}
+
+TEST_CASE("the registry's celeritas-paper is the paper's pipeline alone, never the unfused walk") {
+  const placer_entry* entry = find_placer("celeritas-paper");
+  REQUIRE(entry != nullptr);
+  CHECK(entry->respects_memory);
+  const hand_case h;
+  const graph_model model(h.g, h.devices);
+  const auto r = entry->place({h.g, model, h.devices});
+  REQUIRE(r.placement.ok());
+  // The same placement as the library call with the same ladder and the unfused walk off, its
+  // window and clusters in the metadata.
+  const auto direct = celeritas(h.g, h.devices, {.windows = celeritas_window_ladder(), .also_unfused = false});
+  CHECK(r.placement.device == direct.placement.device);
+  CHECK(!direct.unfused);
+  using entry_t = std::pair<std::string, std::string>;
+  CHECK(r.metadata ==
+        std::vector<entry_t>{{"celeritas_window", std::to_string(direct.window)},
+                             {"celeritas_clusters", std::to_string(direct.fusion.coarsening.coarse.vertex_count())}});
 }

@@ -1,5 +1,5 @@
-// Celeritas's placers (Order-Place, Adjusting Placement, the whole Celeritas pipeline), DOPPLER's
-// EnumerativeOptimizer, and place_kernighan_fused.
+// Celeritas's placers (Order-Place, Adjusting Placement, the whole Celeritas pipeline, the paper's
+// pipeline alone over a ladder of windows), DOPPLER's EnumerativeOptimizer, and place_kernighan_fused.
 // A family of the registry (place/placers.hpp): defined inline here, or compiled once in a source
 // file of its own with GANTRY_SEPARATE_COMPILATION.
 #pragma once
@@ -11,6 +11,10 @@
 #include <gantry/place/enumerative.hpp>
 #include <gantry/place/order_place.hpp>
 #include <gantry/place/registry/common.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gantry {
 namespace detail {
@@ -42,6 +46,27 @@ GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
                                             .memory_retries = r.memory_retries,
                                             .one_device_answer = r.one_device_answer});
                    return placer_result{std::move(result.placement), std::nullopt, {}};
+                 }});
+  out.push_back({"celeritas-paper",
+                 "Celeritas's own pipeline alone (CPD-TOPO, Kernighan fusion, Adjusting Placement of the clusters), "
+                 "run with each window of a ladder from --window down to 1, the fastest placement kept",
+                 true, [](const placer_request& r) {
+                   auto result = celeritas(r.g, r.devices,
+                                           {.window = r.window,
+                                            .windows = celeritas_window_ladder(r.window),
+                                            .cluster_memory = r.cluster_memory,
+                                            .cache_transfers = r.cache_transfers,
+                                            .also_unfused = false,
+                                            .memory_retries = r.memory_retries,
+                                            .one_device_answer = r.one_device_answer});
+                   // The kept window and the clusters it made go into the placement file's metadata
+                   // (none for the one-device answer).
+                   std::vector<std::pair<std::string, std::string>> metadata;
+                   if (result.ok() && result.window > 0)
+                     metadata = {
+                         {"celeritas_window", std::to_string(result.window)},
+                         {"celeritas_clusters", std::to_string(result.fusion.coarsening.coarse.vertex_count())}};
+                   return placer_result{std::move(result.placement), std::nullopt, std::move(metadata)};
                  }});
   out.push_back({"enumerative",
                  "DOPPLER's EnumerativeOptimizer: meta-ops (from vertex names \"op[i,j]\") in topological order, "
