@@ -370,3 +370,36 @@ TEST_CASE("a run during which the machine changed speed is counted, and its two 
   REQUIRE(tolerant.referenced_error.has_value());
   CHECK(*tolerant.referenced_error == doctest::Approx(*r.referenced_error));
 }
+
+TEST_CASE("a measured run whose kernels return early fails validation; a run the clock cannot time is refused") {
+  const graph g = layered_graph();
+  const cluster devices = cluster::uniform(2, unlimited_memory, {.latency = 1e-4, .bandwidth = 1e8});
+  const graph_model model(g, devices);
+  const placement_candidate one_device{"one device", std::vector<device_id>(g.vertex_count(), 0), {}};
+  // Kernels that run 40% of their time (a deadline that overflowed ran them for none): every
+  // vertex lasts less than half of what the model says.
+  drifting_clock early([](std::size_t) { return 0.4; });
+  const auto cut = compare_run(g, model, model, devices, one_device, early, {.runs = 1});
+  REQUIRE(cut.ok());
+  CHECK(!cut.valid);
+  CHECK(cut.violations.find("less than 0.5 of the") != std::string::npos);
+  // 80% of their time passes, as does a run with the check off.
+  drifting_clock short_of([](std::size_t) { return 0.8; });
+  CHECK(compare_run(g, model, model, devices, one_device, short_of, {.runs = 1}).valid);
+  drifting_clock unchecked([](std::size_t) { return 0.4; });
+  CHECK(compare_run(g, model, model, devices, one_device, unchecked, {.runs = 1, .min_duration_share = 0}).valid);
+
+  // Longer than 2^63 ns, or not finite: refused before anything runs.
+  for (const seconds compute : {1e10, 1e308}) {
+    CAPTURE(compute);
+    graph long_one;
+    long_one.add_vertex("a", compute);
+    long_one.add_vertex("b", compute);
+    long_one.add_edge(0, 1, 8);
+    const graph_model long_model(long_one, devices);
+    drifting_clock clock([](std::size_t) { return 1.0; });
+    const placement_candidate both{"one device", {0, 0}, {}};
+    CHECK_THROWS_AS((void)compare_run(long_one, long_model, long_model, devices, both, clock, {.runs = 1}),
+                    invalid_input);
+  }
+}

@@ -143,6 +143,16 @@ TEST_CASE("cluster values: memory, speed, latency, bandwidth and mode") {
         "c.json: /link/latency: latency must be a finite number of seconds >= 0, got number -1e-05");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"bandwidth": 0})")) ==
         "c.json: /link/bandwidth: bandwidth must be > 0 bytes per second, got number 0");
+  // So small that the largest transfer would take longer than a double holds: the run's times would
+  // be infinite, and the error would surface far from the file.
+  CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"bandwidth": 5e-324})")) ==
+        "c.json: /link/bandwidth: bandwidth must be at least 5.13e-290 bytes per second, got number 5e-324");
+  CHECK(cluster_error(doc(R"([{"name": "a"}, {"name": "b"}])",
+                          R"(, "domains": [{"name": "x", "devices": ["a", "b"], "bandwidth": 1e-300}])")) ==
+        "c.json: /domains/0/bandwidth: bandwidth must be at least 5.13e-290 bytes per second, got number 1e-300");
+  CHECK_THROWS_WITH_AS((void)cluster::uniform(2, unlimited_memory, {.latency = 0, .bandwidth = 1e-300}),
+                       "default link: bandwidth must be at least 5.13e-290 bytes per second, got 1e-300",
+                       invalid_input);
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "link": {"bandwidth": "fast"})")) ==
         "c.json: /link/bandwidth: invalid bandwidth 'fast': expected a number of bytes per second, such as 12 GB/s");
   CHECK(cluster_error(doc(R"([{"name": "a"}])", R"(, "communication": "broadcast")")) ==

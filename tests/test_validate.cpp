@@ -228,6 +228,27 @@ TEST_CASE("duration: a vertex that runs shorter than the model says") {
   CHECK(validate(s, g, model, c, {.exact_durations = false}).ok());
 }
 
+TEST_CASE("duration: without exact durations, a vertex still runs for the least share asked of it") {
+  // A measured run whose kernels returned early (a deadline that overflowed ran b for 0 s) fails;
+  // one that ran a little short or long passes.
+  const graph g = pair_graph();
+  const cluster c = two_devices();
+  const graph_model model(g, c);
+  schedule s = good_pair_schedule();
+  const seconds takes = s.finish[1] - s.start[1];
+  REQUIRE(takes > 0);
+  s.finish[1] = s.start[1] + 0.6 * takes;
+  CHECK(validate(s, g, model, c, {.exact_durations = false, .min_duration_share = 0.5}).ok());
+  s.finish[1] = s.start[1] + 0.4 * takes;
+  const auto r = validate(s, g, model, c, {.exact_durations = false, .min_duration_share = 0.5});
+  CHECK(r.count(violation_kind::duration) == 1);
+  CHECK(mentions(r, violation_kind::duration, "'b'"));
+  CHECK(mentions(r, violation_kind::duration, "less than 0.5 of the"));
+  s.finish[1] = s.start[1];
+  CHECK(!validate(s, g, model, c, {.exact_durations = false, .min_duration_share = 0.5}).ok());
+  CHECK(validate(s, g, model, c, {.exact_durations = false}).ok());  // 0: no such check
+}
+
 TEST_CASE("precedence: a consumer that starts before the transfer arrives") {
   const graph g = pair_graph();
   const cluster c = two_devices();

@@ -266,6 +266,27 @@ expect 2 "--devices: expected a whole number from 2 to 256, got '1'" "$gantry" c
 expect 2 "--kernel: warp not in" "$gantry" execute -g "$tiny" --kernel warp
 expect 1 "m-etf failed (out of memory)" "$gantry" execute -g "$tiny" --memory 1KiB --trace failed
 absent failed.simulated.json failed.measured.json
+# A run the simulator cannot add up, or one longer than the executor's clock (2^63 ns), is refused
+# before anything runs: such runs used to end at once and report "validate ok".
+cat >huge_t.json <<'JSON'
+{"format":"gantry.graph","version":1,"vertices":[{"name":"a","compute":1e308},{"name":"b","compute":1e308}],"edges":[{"from":"a","to":"b","bytes":8}]}
+JSON
+cat >big93.json <<'JSON'
+{"format":"gantry.graph","version":1,"vertices":[{"name":"a","compute":9.3e9}],"edges":[]}
+JSON
+expect 2 "huge_t.json: vertex 'a' takes" "$gantry" execute -g huge_t.json --devices 2 --runs 1 --launch-overhead 0s --trace ht
+absent ht.simulated.json ht.measured.json
+expect 2 "big93.json: vertex 'a' takes" "$gantry" execute -g big93.json --devices 2 --runs 1 --launch-overhead 0s
+expect 2 "with --time-scale 1e+15, more than an executor's clock can time" "$gantry" execute -g "$tiny" --devices 2 --runs 1 \
+  --launch-overhead 0s --time-scale 1e15
+# A domain so slow that one byte takes longer than a double holds is the cluster file's fault.
+cat >d_min.cluster.json <<'JSON'
+{"format":"gantry.cluster","version":1,"devices":[{"name":"a","memory":"1GiB"},{"name":"b","memory":"1GiB"},{"name":"c"}],"link":{"latency":1e-5,"bandwidth":1e10},"domains":[{"name":"x","devices":["a","b","c"],"bandwidth":5e-324}]}
+JSON
+expect 2 "d_min.cluster.json: /domains/0/bandwidth: bandwidth must be at least" "$gantry" execute -g "$tiny" \
+  --cluster d_min.cluster.json --runs 1 --launch-overhead 0s
+expect 2 "d_min.cluster.json: /domains/0/bandwidth: bandwidth must be at least" "$gantry" place -g "$tiny" \
+  --cluster d_min.cluster.json
 "$gantry" execute -g "$tiny" --devices 2 --runs 2 --trace run --format json >execute.json ||
   { echo "FAIL: gantry execute failed" >&2; failures=$((failures + 1)); }
 python3 - execute.json <<'PY' || { echo "FAIL: gantry execute --format json" >&2; failures=$((failures + 1)); }

@@ -80,6 +80,27 @@ inline std::string two_runs_path(const std::string& file, std::string_view suffi
   return std::string(stem) + std::string(run) + std::string(extension);
 }
 
+// Throws invalid_input naming the graph file (and --time-scale, the cluster) when a simulated
+// makespan is not finite or longer than an executor's clock holds (executor_clock_limit).
+inline void require_clock_range(seconds makespan, const graph& g, const execute_flags& flags) {
+  if (std::isfinite(makespan) && makespan <= executor_clock_limit) return;
+  std::ostringstream scale;
+  if (flags.time_scale != 1) scale << " with --time-scale " << flags.time_scale;
+  const std::string limit =
+      "more than an executor's clock can time (2^63 ns, " + format_seconds(executor_clock_limit) + ")";
+  for (vertex_id v = 0; v < g.vertex_count(); ++v)
+    if (!(g[v].compute <= executor_clock_limit))
+      throw invalid_input(flags.graph_path + ": vertex '" + g[v].name + "' takes " + format_seconds(g[v].compute) +
+                          scale.str() + ", " + limit);
+  const std::string cluster =
+      flags.cluster_path.empty() ? std::string("its cluster") : "the cluster of " + flags.cluster_path;
+  if (!std::isfinite(makespan))
+    throw invalid_input("the simulated makespan of " + flags.graph_path + scale.str() + " on " + cluster +
+                        " is not finite: its compute and transfer times are too large to add up in a double");
+  throw invalid_input("the simulated makespan of " + flags.graph_path + scale.str() + " on " + cluster + " is " +
+                      format_seconds(makespan) + ", " + limit);
+}
+
 // The flow both backends share: place, simulate, execute --runs times, validate every run,
 // report, write traces. `profiled` has the compute times the backend measured or the file gave.
 template <class B>
@@ -142,6 +163,16 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
     }
     candidates.push_back({flags.algorithm, std::move(placed.placement.device), std::move(placed.placement.order)});
   }
+  // Refused before anything runs: a makespan the simulator cannot add up, or one the executor's
+  // clock cannot time (its deadlines would overflow and the run would end at once).
+  for (const auto& candidate : candidates) {
+    simulate_options check = rules;
+    check.priority = candidate.order;
+    const auto planned =
+        simulate(sim_graph, sim_model, sim_cluster, std::span<const device_id>(candidate.device), check);
+    if (planned.ok()) require_clock_range(planned.schedule.makespan, sim_graph, flags);
+  }
+  if (flags.kernel == "work") options.min_duration_share = 0;  // real operations take what they take
   // A first run warms the backend's buffers and threads up; it is not counted.
   (void)compare_run(sim_graph, sim_model, run_model, c, candidates.front(), backend,
                     {.runs = 1, .simulation = rules, .ahead = setup.ahead});

@@ -68,7 +68,15 @@ struct compare_options {
   // sign of how far to trust the referenced figure. The run still counts in that figure (leaving
   // such runs out did not make it better, measured with 3 runs a placement, docs/executors.md).
   double reference_tolerance = 0.1;
+  // Every vertex of a measured run must last at least this share of exec_model's time
+  // (validate_options::min_duration_share): a kernel that returned early, or a deadline that
+  // overflowed, fails validation. 0 for kernels that run real work, which takes what it takes.
+  double min_duration_share = 0.5;
 };
+
+// The longest run an executor's clock holds: 2^63 - 1 nanoseconds (std::chrono's steady clock and
+// the backends' deadlines), about 292 years.
+inline constexpr seconds executor_clock_limit = 9.223372036854775807e9;
 
 struct comparison {
   gantry::outcome outcome;  // ok, or why the simulation or a run failed
@@ -100,7 +108,9 @@ struct comparison {
 
 // Simulates `placement` with sim_model and executes it `runs` times with exec_model (the two may
 // differ: a simulation can add the measured launch overhead to every vertex, which the executor
-// must not run). Every measured schedule is checked by validate() without exact durations.
+// must not run). Every measured schedule is checked by validate() without exact durations, each
+// vertex lasting at least compare_options::min_duration_share of its time. Throws invalid_input
+// when the simulated makespan is not finite or beyond executor_clock_limit.
 template <placement_model SimModel, placement_model ExecModel, class B>
 requires execution_backend<B> || ahead_backend<B>
 [[nodiscard]] comparison compare_run(const graph& g, const SimModel& sim_model, const ExecModel& exec_model,
@@ -115,6 +125,11 @@ requires execution_backend<B> || ahead_backend<B>
     return out;
   }
   out.simulated = out.simulation.schedule.makespan;
+  // A run the clock cannot time: its deadlines would overflow, and it would end at once.
+  if (!std::isfinite(out.simulated) || out.simulated > executor_clock_limit)
+    throw invalid_input("compare_run: the simulated makespan is " + std::to_string(out.simulated) +
+                        " s; an executor's clock times at most 2^63 ns (" + std::to_string(executor_clock_limit) +
+                        " s)");
   const placement_candidate* reference = options.reference ? &*options.reference : nullptr;
   simulation_result reference_simulation;
   if (reference) {
@@ -154,7 +169,8 @@ requires execution_backend<B> || ahead_backend<B>
       out.outcome.message = label + out.outcome.message;
       return false;
     }
-    const auto report = validate(r.schedule, g, exec_model, devices, {.exact_durations = false});
+    const auto report = validate(r.schedule, g, exec_model, devices,
+                                 {.exact_durations = false, .min_duration_share = options.min_duration_share});
     if (!report.ok()) {
       if (out.valid) out.violations = label + report.to_string();
       out.valid = false;

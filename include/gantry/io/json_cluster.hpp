@@ -39,15 +39,24 @@ inline double read_bandwidth(const json_reader& in, const nlohmann::json& value,
   if (value.is_string()) {
     if (equals_ignoring_case(trim(value.get_ref<const std::string&>()), "unlimited"))
       return std::numeric_limits<double>::infinity();
+    double x = 0;
     try {
-      return parse_bandwidth(value.get<std::string>());
+      x = parse_bandwidth(value.get<std::string>());
     } catch (const invalid_input& e) {
       in.fail(pointer, e.what());
     }
+    if (x < least_bandwidth)
+      in.fail(pointer, "bandwidth must be at least " + three_significant(least_bandwidth) + " bytes per second, got " +
+                           describe_json(value));
+    return x;
   }
   if (!value.is_number()) in.fail(pointer, "expected a bandwidth in bytes per second, got " + describe_json(value));
   const double x = value.get<double>();
   if (std::isnan(x) || x <= 0) in.fail(pointer, "bandwidth must be > 0 bytes per second, got " + describe_json(value));
+  // Below it the largest transfer takes longer than a double holds (model/cluster.hpp).
+  if (x < least_bandwidth)
+    in.fail(pointer, "bandwidth must be at least " + three_significant(least_bandwidth) + " bytes per second, got " +
+                         describe_json(value));
   return x;
 }
 

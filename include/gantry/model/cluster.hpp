@@ -16,6 +16,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -26,6 +27,19 @@
 #include <vector>
 
 namespace gantry {
+
+// The least bandwidth (bytes per second) of a link or a bandwidth domain: below it, moving the
+// largest byte count (2^63 - 1) takes longer than a double holds, and a run's times become infinite.
+inline constexpr double least_bandwidth = 9.223372036854775807e18 / std::numeric_limits<double>::max();
+
+namespace detail {
+// "5.13e-290", "5e-324", "1.2e+10": three significant digits (std::to_string prints the first two as 0.000000).
+[[nodiscard]] inline std::string three_significant(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", x);
+  return text;
+}
+}  // namespace detail
 
 // Time to move `bytes` over a link: latency + bytes / bandwidth.
 struct link_model {
@@ -121,8 +135,9 @@ class cluster {
   void add_domain(bandwidth_domain domain) {
     const std::string what = "bandwidth domain '" + domain.name + "'";
     if (domain.devices.empty()) throw invalid_input(what + " has no devices");
-    if (std::isnan(domain.bandwidth) || domain.bandwidth <= 0)
-      throw invalid_input(what + ": bandwidth must be > 0 bytes per second, got " + std::to_string(domain.bandwidth));
+    if (std::isnan(domain.bandwidth) || domain.bandwidth < least_bandwidth)
+      throw invalid_input(what + ": bandwidth must be at least " + detail::three_significant(least_bandwidth) +
+                          " bytes per second, got " + detail::three_significant(domain.bandwidth));
     std::vector<std::uint8_t> listed(devices_.size(), 0);
     for (const device_id d : domain.devices) {
       if (d >= devices_.size())
@@ -219,8 +234,9 @@ class cluster {
   static void check_link(const link_model& l, const std::string& what) {
     if (!std::isfinite(l.latency) || l.latency < 0)
       throw invalid_input(what + ": latency must be finite and >= 0, got " + std::to_string(l.latency));
-    if (std::isnan(l.bandwidth) || l.bandwidth <= 0)
-      throw invalid_input(what + ": bandwidth must be > 0, got " + std::to_string(l.bandwidth));
+    if (std::isnan(l.bandwidth) || l.bandwidth < least_bandwidth)
+      throw invalid_input(what + ": bandwidth must be at least " + detail::three_significant(least_bandwidth) +
+                          " bytes per second, got " + detail::three_significant(l.bandwidth));
   }
 
   [[nodiscard]] static std::uint64_t pair_key(device_id from, device_id to) noexcept {

@@ -82,6 +82,9 @@ struct validate_options {
   // Require every vertex and transfer to last exactly as long as the model says (at least as long,
   // where devices share a memory bandwidth). Turn off for schedules with drawn (stochastic) durations.
   bool exact_durations = true;
+  // Without exact durations: every vertex must still run for at least this share of the model's
+  // time, so that a measured run whose work was skipped or cut short fails (0: no such check).
+  double min_duration_share = 0;
   // Relative tolerance for time comparisons (scaled by the makespan).
   double tolerance = 1e-9;
   // Stop after this many violations (the rest are counted in a final message).
@@ -165,6 +168,15 @@ template <adapted_graph G, placement_model M, device_set D>
         fail(violation_kind::duration, "vertex " + name(v) + " runs for " + num(s.finish[v] - s.start[v]) +
                                            " s on device " + std::to_string(s.device[v]) + " but takes " +
                                            num(expected) + " s" + (stretchable ? " at the least" : ""));
+    }
+  } else if (options.min_duration_share > 0) {
+    for (vertex_id v = 0; v < n; ++v) {
+      const seconds least = options.min_duration_share * model.compute_time(v, s.device[v]);
+      if (s.finish[v] - s.start[v] + eps < least)
+        fail(violation_kind::duration, "vertex " + name(v) + " runs for " + num(s.finish[v] - s.start[v]) +
+                                           " s on device " + std::to_string(s.device[v]) + ", less than " +
+                                           num(options.min_duration_share) + " of the " +
+                                           num(model.compute_time(v, s.device[v])) + " s it takes");
     }
   }
 
