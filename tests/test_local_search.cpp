@@ -101,6 +101,50 @@ TEST_CASE("local_search: units move whole, and a budget of trials is kept") {
   CHECK(local_search(g, model, three, failed).placement.outcome.code == status::out_of_memory);
 }
 
+TEST_CASE("local_search: a time limit stops the search with the best found so far, and progress is reported") {
+  // 40 independent unit vertices all on device 0 of 4: every move helps, so a search without
+  // limits runs hundreds of trials.
+  graph g;
+  for (int v = 0; v < 40; ++v) g.add_vertex("v" + std::to_string(v), 1.0);
+  const auto four = cluster::uniform(4);
+  const graph_model model(g, four);
+  placement start;
+  start.device.assign(40, 0);
+  const auto full = local_search(g, model, four, start);
+  CHECK(!full.timed_out);
+  CHECK(full.makespan < 40.0);
+  CHECK(full.simulations > 40);
+
+  // A limit already spent: the two judgements of the start, then the search stops with it.
+  const auto stopped = local_search(g, model, four, start, {.time_limit = 1e-12});
+  CHECK(stopped.timed_out);
+  CHECK(stopped.simulations == 2);
+  CHECK(stopped.makespan == doctest::Approx(40.0));  // the start, all on device 0
+  CHECK(stopped.placement.device == start.device);
+
+  // Progress every (tiny) interval: at every check between trials, the best so far never rising.
+  std::vector<local_search_progress> seen;
+  const auto reported = local_search(
+      g, model, four, start,
+      {.progress = [&](const local_search_progress& at) { seen.push_back(at); }, .progress_interval = 1e-12});
+  REQUIRE(!seen.empty());
+  CHECK(seen.back().simulations <= reported.simulations);
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    CHECK(seen[i].best <= seen[i - 1].best);
+    CHECK(seen[i].simulations >= seen[i - 1].simulations);
+    CHECK(seen[i].elapsed >= seen[i - 1].elapsed);
+  }
+  CHECK(reported.makespan == doctest::Approx(full.makespan));  // reporting changes nothing
+  // A search shorter than the default 2 s interval reports nothing.
+  std::size_t calls = 0;
+  (void)local_search(g, model, four, start, {.progress = [&](const local_search_progress&) { ++calls; }});
+  CHECK(calls == 0);
+  CHECK_THROWS_WITH_AS((void)local_search(g, model, four, start, {.time_limit = 0}),
+                       doctest::Contains("time limit must be > 0"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)local_search(g, model, four, start, {.progress_interval = -1}),
+                       doctest::Contains("progress interval must be > 0"), invalid_input);
+}
+
 TEST_CASE("local_search: never worse than its start, within memory, on seeded random DAGs") {
   // m-ETF's placements of seeded random DAGs (groups included, memory limited on every other seed),
   // improved for each judge; the result runs in the simulator, validates, keeps groups whole and

@@ -515,6 +515,19 @@ if ! "$gantry" place -g "$tiny" --devices 2 --latency 1ms --local-search 200 -o 
   failures=$((failures + 1))
 fi
 
+# --local-search-time: a bad budget is refused first; a long search stops there, says so, and
+# reports where it stands on stderr every 2 s although stderr is no terminal.
+expect 2 "--local-search-time: expected a positive duration or 'none', got '0s'" "$gantry" place -g "$tiny" \
+  --devices 2 --local-search 10 --local-search-time 0s
+if ! "$gantry" place -g "$source_dir/examples/graphs/gnmt.json.gz" --devices 8 --local-search 1000000 \
+  --local-search-time 2.5s >stdout.txt 2>stderr.txt ||
+  ! grep -qF "(stopped at --local-search-time)" stdout.txt ||
+  ! grep -qE "^gantry place: local search: 2 s, [0-9]+ simulations" stderr.txt; then
+  echo "FAIL: place --local-search-time 2.5s:" >&2
+  cat stdout.txt stderr.txt >&2
+  failures=$((failures + 1))
+fi
+
 # --backend cuda: its options are named when they are wrong, in every build; the plain gantry says
 # how to get gantry-cuda, and gantry-cuda says when there is no GPU instead of crashing.
 expect 2 "--partitions: expected a whole number from 1 to 256, got '0'" "$gantry" execute -g "$tiny" --backend cuda --partitions 0

@@ -74,12 +74,7 @@ struct placer_limit_flags {
   }
   // Empty for none.
   [[nodiscard]] std::optional<seconds> doppler_seconds() const {
-    if (doppler_time_limit == "none") return std::nullopt;
-    const seconds limit = duration_option("--doppler-time-limit", doppler_time_limit);
-    if (!(limit > 0) || !std::isfinite(limit))
-      throw invalid_input("--doppler-time-limit: expected a positive duration or 'none', got '" + doppler_time_limit +
-                          "'");
-    return limit;
+    return time_limit_option("--doppler-time-limit", doppler_time_limit);
   }
 };
 

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <ios>
 #include <sstream>
 #include <string>
@@ -140,6 +141,15 @@ auto parse_with_unit(std::string_view option, const std::string& text, std::stri
 [[nodiscard]] inline seconds duration_option(std::string_view option, const std::string& text) {
   return option_detail::parse_with_unit(option, text, "10us, 5ms or 2s",
                                         [](const std::string& t) { return parse_duration(t); });
+}
+
+// A time limit: a positive duration, or "none" (empty).
+[[nodiscard]] inline std::optional<seconds> time_limit_option(std::string_view option, const std::string& text) {
+  if (text == "none") return std::nullopt;
+  const seconds limit = duration_option(option, text);
+  if (!(limit > 0) || !std::isfinite(limit))
+    throw invalid_input(std::string(option) + ": expected a positive duration or 'none', got '" + text + "'");
+  return limit;
 }
 
 // A bandwidth in bytes per second ("12GB/s", "800 MB/s", or "unlimited" where allowed).

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
               const simulation_flags& sf, const std::string& algorithm, const after_placing_flags& after,
               const std::string& out, const output_flags& of, const fuse_flags& ff, const placer_limit_flags& ef,
               const read_limits& limits) {
+  (void)after.local_search_seconds();  // a bad --local-search-time is refused before the graph is read
   const auto file = read_any_graph_file(graph_path, reading, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -66,14 +68,24 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
     // forward and backward vertices first) and the fused clusters.
     const auto opts = sf.make(p.order);
     const bool fused = coarse && !placed_unfused(placed);
-    progress(show, "local search, at most " + std::to_string(after.local_search) + " simulations...");
+    const std::optional<seconds> budget = after.local_search_seconds();
+    progress(show, "local search, at most " + std::to_string(after.local_search) + " simulations" +
+                       (budget ? " or " + format_seconds(*budget) : std::string()) + "...");
     try {
+      // A search that runs longer than 2 s says where it stands every 2 s, terminal or not.
+      const auto report = [show](const local_search_progress& at) {
+        std::cerr << (show ? "\n" : "") << "gantry place: local search: " << fixed_text(at.elapsed, 0) << " s, "
+                  << at.simulations << " simulations, " << at.moves << " moves, best " << format_seconds(at.best)
+                  << (show ? "" : "\n") << std::flush;
+      };
       searched = local_search(g, model, c, p,
                               {.policy = opts.policy,
                                .cache_transfers = opts.cache_transfers,
                                .group = colocation_groups(fused ? colocate_forward_backward(g) : g),
                                .cluster = fused ? coarse->coarse_of : std::vector<vertex_id>{},
-                               .max_simulations = after.local_search});
+                               .max_simulations = after.local_search,
+                               .time_limit = budget.value_or(std::numeric_limits<double>::infinity()),
+                               .progress = report});
       progress(show, " " + fixed_text(searched->placement.placement_time, 1) + " s\n");
     } catch (const invalid_input& e) {  // a placer that splits colocation groups (enumerative)
       progress(show, "\n");
@@ -101,7 +113,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
               << (searched->moves == 0 && searched->makespan >= searched->start_makespan
                       ? ", the placer's placement kept"
                       : "")
-              << "\n";
+              << (searched->timed_out ? " (stopped at --local-search-time)" : "") << "\n";
   if (placed.own_schedule)
     std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule; below: "
               << (sf.policy == "strict-order" ? "its placement replayed in the placer's order on each device"

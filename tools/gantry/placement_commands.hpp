@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,6 +70,7 @@ struct output_flags {
 struct after_placing_flags {
   std::string fallback = "none";
   std::size_t local_search = 0;  // simulations at most; 0: off
+  std::string local_search_time = "none";  // wall-clock budget of the local search
 
   void add_to(CLI::App& app) {
     app.add_option("--fallback", fallback,
@@ -81,6 +83,14 @@ struct after_placing_flags {
                    "this many simulations (0: off)")
         ->check(whole_number_between<std::size_t>(0, std::size_t{1} << 30))
         ->capture_default_str();
+    app.add_option("--local-search-time", local_search_time,
+                   "with --local-search: stop after this long, e.g. 30s, keeping the best placement found "
+                   "('none': no limit; a limit makes the answer depend on the machine's speed)")
+        ->capture_default_str();
+  }
+  // Empty for none.
+  [[nodiscard]] std::optional<seconds> local_search_seconds() const {
+    return time_limit_option("--local-search-time", local_search_time);
   }
 };
 

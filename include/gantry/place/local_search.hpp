@@ -5,7 +5,8 @@
 // vertex's device plus the transfers its placed successors wait for), so the judge runs the
 // critical path first wherever the placement puts it. Memory is the simulator's: a trial that runs
 // out of memory is refused, so the answer fits wherever the start fits.
-// Cost: one simulation per trial, (devices - 1) trials per unit visited, at most max_simulations.
+// Cost: one simulation per trial, (devices - 1) trials per unit visited, at most max_simulations
+// and within time_limit.
 #pragma once
 
 #include <gantry/graph/snapshot.hpp>
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -26,6 +28,14 @@
 #include <vector>
 
 namespace gantry {
+
+// Where a running search stands (local_search_options::progress).
+struct local_search_progress {
+  std::size_t simulations = 0;  // trials run so far
+  std::size_t moves = 0;        // units moved so far
+  seconds best = 0;             // the best makespan so far
+  double elapsed = 0;           // wall-clock seconds since the search began
+};
 
 struct local_search_options {
   ready_policy policy = ready_policy::placement_order;  // the judge's policy (simulate_options::policy)
@@ -39,6 +49,13 @@ struct local_search_options {
   std::size_t max_simulations = 5000;
   // A move is taken when it shortens the makespan by more than this fraction of it.
   double min_gain = 1e-9;
+  // Wall-clock seconds at most (infinity: no limit); the best placement found so far is kept and
+  // local_search_result::timed_out says so. A limit makes the answer depend on the machine's speed.
+  double time_limit = std::numeric_limits<double>::infinity();
+  // Called every progress_interval seconds of wall clock while the search runs (never in a search
+  // that ends sooner), e.g. to tell a user that a long search is alive.
+  std::function<void(const local_search_progress&)> progress{};
+  double progress_interval = 2;
 };
 
 struct local_search_result {
@@ -47,13 +64,14 @@ struct local_search_result {
   seconds makespan = 0;         // the answer judged with its order (= start_makespan if no better)
   std::size_t simulations = 0;  // trials run
   std::size_t moves = 0;        // units moved
+  bool timed_out = false;       // stopped by local_search_options::time_limit
 };
 
 // Improves `start` (a device for every vertex of `graph`). Throws invalid_input for a start of the
 // wrong size or naming a device out of range, and for group or cluster vectors of the wrong size;
-// not_a_dag for a cycle. A start that failed (its outcome says so) is returned as it is. When no
-// trial runs to its end, the start included (each ran out of memory), the result's outcome is the
-// last trial's failure, naming vertex and device.
+// not_a_dag for a cycle, and for a time limit or progress interval that is NaN or not > 0. A start that failed (its
+// outcome says so) is returned as it is. When no trial runs to its end, the start included (each ran out of memory),
+// the result's outcome is the last trial's failure, naming vertex and device.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] local_search_result local_search(const G& graph, const M& model, const D& devices, const placement& start,
                                                const local_search_options& options = {}) {
@@ -79,6 +97,11 @@ template <adapted_graph G, placement_model M, device_set D>
   if (!options.cluster.empty() && options.cluster.size() != n)
     throw invalid_input("local_search: cluster has " + std::to_string(options.cluster.size()) +
                         " entries, the graph has " + std::to_string(n) + " vertices");
+  if (!(options.time_limit > 0))
+    throw invalid_input("local_search: the time limit must be > 0 seconds, got " + std::to_string(options.time_limit));
+  if (!(options.progress_interval > 0))
+    throw invalid_input("local_search: the progress interval must be > 0 seconds, got " +
+                        std::to_string(options.progress_interval));
   const auto topo = detail::kahn_on(g);
   detail::require_dag(graph, g, topo);
 
@@ -137,6 +160,23 @@ template <adapted_graph G, placement_model M, device_set D>
   std::vector<seconds> level;
   std::vector<vertex_id> order;
   outcome last_failure;
+  seconds best = std::numeric_limits<seconds>::infinity();
+  double next_progress = options.progress_interval;
+  // Whether the search may run another trial: within max_simulations and the time limit; reports
+  // progress on the way.
+  const auto may_go_on = [&] {
+    if (out.simulations >= options.max_simulations) return false;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (elapsed >= options.time_limit) {
+      out.timed_out = true;
+      return false;
+    }
+    if (options.progress && elapsed >= next_progress) {
+      options.progress({.simulations = out.simulations, .moves = out.moves, .best = best, .elapsed = elapsed});
+      next_progress = elapsed + options.progress_interval;
+    }
+    return true;
+  };
   const auto judge = [&](std::span<const vertex_id> priority) -> seconds {
     ++out.simulations;
     simulator<M, D> sim(g, model, devices, device,
@@ -159,7 +199,7 @@ template <adapted_graph G, placement_model M, device_set D>
 
   out.start_makespan =
       judge(start.order.size() == n ? std::span<const vertex_id>(start.order) : std::span<const vertex_id>());
-  seconds best = judge_placed();
+  best = judge_placed();
   std::vector<device_id> best_device = device;
   std::vector<vertex_id> best_order = order;
   if (out.start_makespan <= best) {  // the start's own order was better: keep it until a move wins
@@ -173,13 +213,13 @@ template <adapted_graph G, placement_model M, device_set D>
   const auto move_unit = [&](std::uint32_t k, device_id d) {
     for (const vertex_id v : members[k]) device[v] = d;
   };
-  while (!work.empty() && out.simulations < options.max_simulations) {
+  while (!work.empty() && may_go_on()) {
     const std::uint32_t k = work.front();
     work.pop_front();
     queued[k] = 0;
     const device_id was = device[members[k].front()];
     device_id chosen = was;
-    for (device_id d = 0; d < m && out.simulations < options.max_simulations; ++d) {
+    for (device_id d = 0; d < m && may_go_on(); ++d) {
       if (d == was) continue;
       move_unit(k, d);
       const seconds t = judge_placed();
