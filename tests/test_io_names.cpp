@@ -72,7 +72,8 @@ TEST_CASE("an unknown name is refused naming what was asked, the text and the ch
     (void)parse_pipeline_schedule("2f2b");
     FAIL("no error");
   } catch (const invalid_input& e) {
-    CHECK(std::string(e.what()) == "unknown pipeline schedule '2f2b' (expected 1f1b*, 1f1b or gpipe)");
+    CHECK(std::string(e.what()) ==
+          "unknown pipeline schedule '2f2b' (did you mean '1f1b'?) (expected 1f1b*, 1f1b or gpipe)");
   }
   CHECK(parse_pipeline_schedule("GPipe") == pipeline_schedule::gpipe);
   CHECK(parse_comm_mode("Sequential") == comm_mode::sequential);

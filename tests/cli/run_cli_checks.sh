@@ -127,7 +127,7 @@ expect 2 "--seed: expected a whole number" "$gantry" simulate -g "$tiny" -p plac
 expect 2 "--memory: invalid byte count '12XB'" "$gantry" compare -g "$tiny" --devices 2 --memory 12XB
 expect 2 "--latency: invalid duration" "$gantry" compare -g "$tiny" --devices 2 --latency -1s
 expect 2 "--cluster-memory: invalid byte count '3XB'" "$gantry" place -g "$tiny" --devices 2 --fuse kernighan --cluster-memory 3XB
-expect 2 "--fuse: nonsense not in" "$gantry" compare -g "$tiny" --devices 2 --fuse nonsense
+expect 2 "--fuse: expected none, " "$gantry" compare -g "$tiny" --devices 2 --fuse nonsense
 expect 2 "--window: expected a whole number from 1 to 1048576, got '0'" "$gantry" place -g "$tiny" --devices 2 -a celeritas --window 0
 # Best effort is reported: celeritas places every vertex, but over capacity is a failure with no output.
 expect 1 "celeritas failed (over capacity)" "$gantry" place -g "$tiny" --devices 2 --memory 1MiB -a celeritas -o over.json
@@ -261,9 +261,13 @@ fi
 expect 2 "--time-scale: expected a finite number > 0, got '0'" "$gantry" execute -g "$tiny" --time-scale 0
 expect 2 "--time-scale: expected a finite number > 0, got 'nan'" "$gantry" execute -g "$tiny" --time-scale nan
 expect 2 "unknown algorithm 'nope'" "$gantry" execute -g "$tiny" -a nope
+expect 2 "unknown algorithm 'm-ef' (did you mean 'm-etf'?)" "$gantry" place -g "$tiny" --devices 2 -a m-ef
+expect 2 "unknown algorithm 'celeritas-papr' (did you mean 'celeritas-paper'?)" "$gantry" compare -g "$tiny" \
+  --devices 2 -a m-etf,celeritas-papr
+expect 2 "--policy: expected placement-order, strict-order, fifo or bottom-level, got 'fifi' (did you mean 'fifo'?)" "$gantry" place -g "$tiny" --devices 2 --policy fifi
 expect 2 "invalid duration 'abc'" "$gantry" execute -g "$tiny" --launch-overhead abc
 expect 2 "--devices: expected a whole number from 2 to 256, got '1'" "$gantry" calibrate --devices 1
-expect 2 "--kernel: warp not in" "$gantry" execute -g "$tiny" --kernel warp
+expect 2 "--kernel: expected auto, busy-loop, spin, sleep or work, got 'warp'" "$gantry" execute -g "$tiny" --kernel warp
 expect 1 "m-etf failed (out of memory)" "$gantry" execute -g "$tiny" --memory 1KiB --trace failed
 absent failed.simulated.json failed.measured.json
 # A run the simulator cannot add up, or one longer than the executor's clock (2^63 ns), is refused
@@ -491,7 +495,7 @@ for co_place in on off; do
   grep -qF '576 of 2494' gnmt_placement.json ||
     { echo "FAIL: --fuse baechi --co-place $co_place did not keep 576 of 2494 vertices" >&2; failures=$((failures + 1)); }
 done
-expect 2 "--co-place: maybe not in {on,off}" "$gantry" place -g "$tiny" --devices 2 --fuse baechi --co-place maybe
+expect 2 "--co-place: expected on or off, got 'maybe'" "$gantry" place -g "$tiny" --devices 2 --fuse baechi --co-place maybe
 # Fusion never makes a capacity infeasible that the unfused graph fits: inception_v3 at 2 GiB per
 # device (48% of its one-device peak) fits fused within the default cluster memory, and with
 # clusters left unlimited (a fused vertex of 1.93 GiB) the unfused graph is placed, saying so.
@@ -540,7 +544,7 @@ expect 2 "--sms-per-partition needs --backend cuda" "$gantry" calibrate --sms-pe
 expect 2 "--gpus '0,1' and --partitions 2: give one" "$gantry" execute -g "$tiny" --backend cuda --gpus 0,1 --partitions 2
 expect 2 "--gpu 1 picks the GPU to partition" "$gantry" execute -g "$tiny" --backend cuda --gpus 0 --gpu 1
 expect 2 "--devices gives 3 devices, but --partitions 2" "$gantry" execute -g "$tiny" --backend cuda --devices 3 --partitions 2
-expect 2 "--backend: gpu not in" "$gantry" execute -g "$tiny" --backend gpu
+expect 2 "--backend: expected cpu, cuda, starpu or starpu-mpi, got 'gpu' (did you mean 'cpu'?)" "$gantry" execute -g "$tiny" --backend gpu
 # The help, read once: `gantry ... | grep -q` under pipefail fails whenever grep stops reading
 # before gantry has written its last line (SIGPIPE), which a longer help makes likely.
 execute_help=$("$gantry" execute --help 2>&1)

@@ -89,6 +89,16 @@ struct placer_limit_flags {
   return nullptr;
 }
 
+// The error for a placer name that find_tool_placer() does not know, with the nearest name.
+[[nodiscard]] inline invalid_input unknown_algorithm(const std::vector<placer_entry>& all, std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const auto& entry : all) names.push_back(entry.name);
+  const std::string nearest = nearest_name(name, names);
+  return invalid_input("unknown algorithm '" + std::string(name) + "'" +
+                       (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)") +
+                       "; `gantry algorithms` lists them");
+}
+
 // The bound `compare` reports: the critical-path and work bounds, raised to the exact placer's
 // proven bound when it ran and memory did not constrain it (its static memory rule is stricter
 // than the simulator's, so with limited memory its bound holds only for placements that fit that

@@ -43,8 +43,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   const auto proof = std::make_shared<exact_proof>();
   const auto all = tool_placers(ef.exact_milliseconds(), proof, ef.doppler_seconds());
   for (const auto& name : only)
-    if (find_tool_placer(all, name) == nullptr)
-      throw invalid_input("unknown algorithm '" + name + "'; `gantry algorithms` lists them");
+    if (find_tool_placer(all, name) == nullptr) throw unknown_algorithm(all, name);
   const std::string exact_refusal = exact_too_large(g.vertex_count(), c.device_count());
   const bool exact_too_large = !exact_refusal.empty();
   if (exact_too_large && std::find(only.begin(), only.end(), "exact") != only.end())

@@ -61,7 +61,7 @@ inline void add_backend_options(CLI::App& command, backend_flags& flags) {
                       (GANTRY_CLI_HAS_STARPU_MPI ? "" : "; needs a build with StarPU-MPI") +
                       ") or cuda (devices are SM partitions of one GPU, or whole GPUs" +
                       (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
-      ->check(CLI::IsMember({"cpu", "cuda", "starpu", "starpu-mpi"}))
+      ->check(one_of({"cpu", "cuda", "starpu", "starpu-mpi"}))
       ->capture_default_str();
   command
       .add_option("--partitions", flags.partitions,
@@ -90,7 +90,7 @@ void register_execute_commands(CLI::App& app) {
   cal->add_option("--memory,-m", calibrate->memory, "memory per device, e.g. 1GiB, or 'unlimited'")
       ->capture_default_str();
   cal->add_option("--comm", calibrate->comm, "parallel, sequential or duplex")
-      ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
+      ->check(one_of({"parallel", "sequential", "duplex"}))
       ->capture_default_str();
   cal->add_option("--out,-o", calibrate->out, "write the cluster (JSON) here");
   cal->callback([calibrate, cal_devices] {
@@ -118,13 +118,13 @@ void register_execute_commands(CLI::App& app) {
       ->excludes(cluster_option)
       ->capture_default_str();
   ex->add_option("--comm", flags->comm, "without --cluster: parallel, sequential or duplex")
-      ->check(CLI::IsMember({"parallel", "sequential", "duplex"}))
+      ->check(one_of({"parallel", "sequential", "duplex"}))
       ->excludes(cluster_option)
       ->capture_default_str();
   ex->add_option("--algorithm,-a", flags->algorithm, "placer to run (`gantry algorithms` lists them)")
       ->capture_default_str();
   ex->add_option("--policy", flags->policy, "which ready vertex a device runs first (simulation and execution alike)")
-      ->check(CLI::IsMember(enum_name_list<ready_policy>()))
+      ->check(one_of(enum_name_list<ready_policy>()))
       ->capture_default_str();
   ex->add_flag("--no-cache", flags->no_cache, "send a tensor once per consumer instead of once per device");
   ex->add_option("--runs", flags->runs, "measured runs per placement (the median is reported)")
@@ -177,13 +177,13 @@ void register_execute_commands(CLI::App& app) {
                  "sleep (frees the core), work (the graph's own products and element-wise ops with Eigen, or cuBLAS "
                  "and CUDA kernels with --backend cuda, profiled first: `gantry workload` graphs), auto (CPU: spin "
                  "when every device and the executor get a core, else sleep; CUDA: spin)")
-      ->check(CLI::IsMember({"auto", "busy-loop", "spin", "sleep", "work"}))
+      ->check(one_of({"auto", "busy-loop", "spin", "sleep", "work"}))
       ->capture_default_str();
   ex->add_option("--replay", flags->replay,
                  "with --backend starpu: ahead (the default: each simulated schedule submitted to StarPU at once, "
                  "every worker in its order, tensors as data handles) or decided (the executor launches each "
                  "vertex as a pinned task)")
-      ->check(CLI::IsMember({"auto", "ahead", "decided"}))
+      ->check(one_of({"auto", "ahead", "decided"}))
       ->capture_default_str();
   ex->add_option("--trace", flags->trace,
                  "Chrome traces, as in place: --trace run.json writes run.simulated.json and "
@@ -191,7 +191,7 @@ void register_execute_commands(CLI::App& app) {
   ex->add_option("--svg", flags->svg,
                  "Gantt charts, as in place: --svg run.svg writes run.simulated.svg and run.measured.svg");
   ex->add_option("--format", flags->output_format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+      ->check(one_of({"table", "json"}))
       ->capture_default_str();
   ex->callback([flags, ex_devices] {
     flags->backend.devices_given = ex_devices->count() > 0;

@@ -153,8 +153,7 @@ int run_execution(const execute_flags& flags, const graph& profiled, const execu
   } else {
     const auto all = tool_placers(1, nullptr);
     const auto* entry = find_tool_placer(all, flags.algorithm);
-    if (entry == nullptr)
-      throw invalid_input("unknown algorithm '" + flags.algorithm + "'; `gantry algorithms` lists them");
+    if (entry == nullptr) throw unknown_algorithm(all, flags.algorithm);
     auto placed = entry->place({sim_graph, sim_model, c, !flags.no_cache});
     if (!placed.placement.ok()) {
       err << "gantry execute: " << flags.algorithm << " failed (" << to_string(placed.placement.outcome.code)

@@ -63,12 +63,12 @@ struct fuse_flags {
     }
     names.emplace_back("kernighan");
     help += ", kernighan (Celeritas's breakpoint DP along the CPD-TOPO order)";
-    app.add_option("--fuse", fuse, help)->check(CLI::IsMember(names))->capture_default_str();
+    app.add_option("--fuse", fuse, help)->check(one_of(names))->capture_default_str();
     app.add_option("--co-place", co_place,
                    "with --fuse baechi or exact: also fuse a vertex into the one consumer of its outputs (Baechi's "
                    "co-placement); off fuses only inside named colocation groups and forward/backward pairs, for "
                    "graphs whose groups already are co-placement groups (Baechi's profiles)")
-        ->check(CLI::IsMember({"on", "off"}))
+        ->check(one_of({"on", "off"}))
         ->capture_default_str();
     app.add_option("--window", window, "Kernighan fusion (--fuse kernighan, celeritas): most vertices per cluster")
         ->check(whole_number_between<std::size_t>(1, std::size_t{1} << 20))

@@ -35,7 +35,7 @@ struct graph_reading {
 // The options that say how `--graph` is read, for every command that reads a graph.
 inline void add_graph_reading_options(CLI::App& command, graph_reading& reading) {
   command.add_option("--graph-format", reading.format, "auto (by content), gantry or pipedream")
-      ->check(CLI::IsMember({"auto", "gantry", "pipedream"}))
+      ->check(one_of({"auto", "gantry", "pipedream"}))
       ->capture_default_str();
   command.add_flag("--keep-input-time", reading.keep_input_time,
                    "PipeDream: keep the Input node's time (data loading; zeroed by default, as PipeDream does)");
@@ -92,7 +92,7 @@ struct cluster_flags {
     app.add_option("--comm", comm,
                    "without --cluster: transfers: parallel (any number at once), sequential (one per "
                    "device), duplex")
-        ->check(CLI::IsMember(enum_name_list<comm_mode>()))
+        ->check(one_of(enum_name_list<comm_mode>()))
         ->capture_default_str()
         ->excludes(file);
   }

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   sim->add_flag("--validate", check, "check the simulated schedule with validate()");
   sim->add_option("--format", format,
                   "table or json (every number at full precision, times in seconds, sizes in bytes)")
-      ->check(CLI::IsMember({"table", "json"}))
+      ->check(one_of({"table", "json"}))
       ->capture_default_str();
   of.add_to(*sim);
   inputs.add_to(*sim);
@@ -113,11 +113,9 @@ int main(int argc, char** argv) {
   cli::add_graph_reading_options(*compare, graph_input);
   cf.add_to(*compare);
   sf.add_to(*compare);
-  compare->add_option("--algorithms", only, "only these placers (comma separated)")->delimiter(',');
+  compare->add_option("--algorithms,-a", only, "only these placers (comma separated)")->delimiter(',');
   ff.add_to(*compare);
-  compare->add_option("--format", format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
+  compare->add_option("--format", format, "table or json")->check(one_of({"table", "json"}))->capture_default_str();
   compare->add_option("--svg", compare_svg_path,
                       "write a bar chart: one bar per placer's makespan, and the lower bound");
   ef.add_to(*compare);

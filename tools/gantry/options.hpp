@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gantry::cli {
 
@@ -65,6 +66,22 @@ CLI::Validator whole_number_between(T low, T high) {
 template <class T>
 CLI::Validator whole_number_from(T low) {
   return whole_number_between<T>(low, std::numeric_limits<T>::max());
+}
+
+// One of `choices`, exactly: "expected a, b or c, got 'x'", with the nearest choice when one is near
+// ("did you mean 'b'?"). For every option with a fixed set of values, so that all say it alike.
+inline CLI::Validator one_of(std::vector<std::string> choices) {
+  std::string listed;
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    listed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return CLI::Validator(
+      [choices, listed](std::string& text) -> std::string {
+        if (std::find(choices.begin(), choices.end(), text) != choices.end()) return {};
+        const std::string nearest = nearest_name(text, choices);
+        return "expected " + listed + ", got '" + text + "'" +
+               (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)");
+      },
+      "one of " + listed);
 }
 
 // A whole number >= 1 of the type of the variable it goes into.

@@ -339,7 +339,7 @@ void register_pipeline_command(CLI::App& app) {
   command
       ->add_option("--transfers", flags->transfers,
                    "link-stages (transfers overlap compute, the default) or on-processors (they stall both ends)")
-      ->check(CLI::IsMember(enum_name_list<transfer_overlap>()))
+      ->check(one_of(enum_name_list<transfer_overlap>()))
       ->capture_default_str();
   command
       ->add_option("--max-replicas", flags->max_replicas,
@@ -358,7 +358,7 @@ void register_pipeline_command(CLI::App& app) {
       ->check(whole_number_between<std::size_t>(0, max_micro_batches));
   command->add_option("--svg", flags->svg_path, "write an SVG of the chosen schedule's pattern here");
   command->add_option("--format", flags->output_format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+      ->check(one_of({"table", "json"}))
       ->capture_default_str();
   command->add_flag("--validate", flags->check,
                     "unroll every pattern over several periods and check it with validate()");

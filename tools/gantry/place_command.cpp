@@ -29,7 +29,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   const auto proof = std::make_shared<exact_proof>();
   const auto all = tool_placers(algorithm == "exact" ? ef.exact_milliseconds() : 1, proof, ef.doppler_seconds());
   const auto* entry = find_tool_placer(all, algorithm);
-  if (entry == nullptr) throw invalid_input("unknown algorithm '" + algorithm + "'; `gantry algorithms` lists them");
+  if (entry == nullptr) throw unknown_algorithm(all, algorithm);
   const bool show = progress_wanted(g);
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();

@@ -30,7 +30,7 @@ struct simulation_flags {
 
   void add_to(CLI::App& app) {
     app.add_option("--policy", policy, "which ready vertex a device runs first")
-        ->check(CLI::IsMember(enum_name_list<ready_policy>()))
+        ->check(one_of(enum_name_list<ready_policy>()))
         ->capture_default_str();
     app.add_flag("--no-cache", no_cache,
                  "send a tensor once per consumer instead of once per device (placers and simulation alike)");
@@ -75,7 +75,7 @@ struct after_placing_flags {
   void add_to(CLI::App& app) {
     app.add_option("--fallback", fallback,
                    "single-device: when one device alone runs the graph faster than the placement, use it")
-        ->check(CLI::IsMember({"none", "single-device"}))
+        ->check(one_of({"none", "single-device"}))
         ->capture_default_str();
     app.add_option("--local-search", local_search,
                    "then improve the placement with the simulator as judge (--policy): move colocation groups "

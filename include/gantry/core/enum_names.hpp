@@ -5,6 +5,7 @@
 // (enum_name_list, enum_choices) all read that table, so a name is spelt once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -54,6 +55,38 @@ template <named_enum E>
   std::vector<std::string> names;
   for (const auto& entry : enum_names(E{})) names.emplace_back(entry.name);
   return names;
+}
+
+// The Levenshtein distance between two short names.
+[[nodiscard]] inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The name among `names` (string-like) nearest to a misspelt `text`, within half its length (the
+// first of equals); empty when none is that near. For "did you mean" in messages.
+template <class Names>
+[[nodiscard]] std::string nearest_name(std::string_view text, const Names& names) {
+  std::string nearest;
+  std::size_t best = text.size() / 2 + 1;
+  for (const auto& candidate : names) {
+    const std::string_view name = candidate;
+    if (const std::size_t d = edit_distance(text, name); d < best) {
+      best = d;
+      nearest = name;
+    }
+  }
+  return nearest;
 }
 
 // "a, b or c": the names for a message that says what was expected.

@@ -261,13 +261,13 @@ class json_reader {
       bool found = false;
       for (const auto& k : known) found = found || key_of(k) == key;
       if (found) continue;
-      std::string list, nearest;
-      std::size_t best = key.size() / 2 + 1;  // a suggestion within half the key's length
+      std::string list;
+      std::vector<std::string_view> names;
       for (const auto& k : known) {
-        const std::string_view name = key_of(k);
-        list += (list.empty() ? "" : ", ") + std::string(name);
-        if (const std::size_t d = edit_distance(key, name); d < best) best = d, nearest = name;
+        names.push_back(key_of(k));
+        list += (list.empty() ? "" : ", ") + std::string(names.back());
       }
+      const std::string nearest = nearest_name(key, names);  // within half the key's length
       fail(pointer_to(pointer, key),
            "unknown field" + (nearest.empty() ? std::string() : " (did you mean \"" + nearest + "\"?)") + "; " +
                std::string(what) + " has " + list + "; free-form data belongs under /metadata");
@@ -293,22 +293,6 @@ class json_reader {
       }
     }
     return value;
-  }
-
-  // The Levenshtein distance between two short keys.
-  [[nodiscard]] static std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    return row[b.size()];
   }
 
   // Checks "format" and "version" of a gantry document.
