@@ -33,7 +33,8 @@ namespace gantry {
 inline constexpr double least_bandwidth = 9.223372036854775807e18 / std::numeric_limits<double>::max();
 
 namespace detail {
-// "5.13e-290", "5e-324", "1.2e+10": three significant digits (std::to_string prints the first two as 0.000000).
+// Three significant digits: "5.13e-290", "5e-324", "1.2e+10" (std::to_string prints the first two
+// as 0.000000).
 [[nodiscard]] inline std::string three_significant(double x) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", x);

@@ -69,9 +69,10 @@ struct local_search_result {
 
 // Improves `start` (a device for every vertex of `graph`). Throws invalid_input for a start of the
 // wrong size or naming a device out of range, and for group or cluster vectors of the wrong size;
-// not_a_dag for a cycle, and for a time limit or progress interval that is NaN or not > 0. A start that failed (its
-// outcome says so) is returned as it is. When no trial runs to its end, the start included (each ran out of memory),
-// the result's outcome is the last trial's failure, naming vertex and device.
+// not_a_dag for a cycle; invalid_input too for a time limit or progress interval that is not > 0.
+// A start that failed (its outcome says so) is returned as it is. When no trial runs to its end,
+// the start included (each ran out of memory), the result's outcome is the last trial's failure,
+// naming vertex and device.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] local_search_result local_search(const G& graph, const M& model, const D& devices, const placement& start,
                                                const local_search_options& options = {}) {
