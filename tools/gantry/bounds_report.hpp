@@ -93,9 +93,7 @@ struct placer_limit_flags {
 [[nodiscard]] inline invalid_input unknown_algorithm(const std::vector<placer_entry>& all, std::string_view name) {
   std::vector<std::string_view> names;
   for (const auto& entry : all) names.push_back(entry.name);
-  const std::string nearest = nearest_name(name, names);
-  return invalid_input("unknown algorithm '" + std::string(name) + "'" +
-                       (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)") +
+  return invalid_input("unknown algorithm '" + std::string(name) + "'" + did_you_mean(name, names) +
                        "; `gantry algorithms` lists them");
 }
 

@@ -77,9 +77,7 @@ inline CLI::Validator one_of(std::vector<std::string> choices) {
   return CLI::Validator(
       [choices, listed](std::string& text) -> std::string {
         if (std::find(choices.begin(), choices.end(), text) != choices.end()) return {};
-        const std::string nearest = nearest_name(text, choices);
-        return "expected " + listed + ", got '" + text + "'" +
-               (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)");
+        return "expected " + listed + ", got '" + text + "'" + did_you_mean(text, choices);
       },
       "one of " + listed);
 }

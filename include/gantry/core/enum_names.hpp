@@ -89,6 +89,13 @@ template <class Names>
   return nearest;
 }
 
+// " (did you mean 'b'?)" for the name nearest_name() finds, or nothing when none is near.
+template <class Names>
+[[nodiscard]] std::string did_you_mean(std::string_view text, const Names& names) {
+  const std::string nearest = nearest_name(text, names);
+  return nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)";
+}
+
 // "a, b or c": the names for a message that says what was expected.
 template <named_enum E>
 [[nodiscard]] std::string enum_choices() {

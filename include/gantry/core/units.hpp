@@ -153,10 +153,8 @@ inline std::string quoted(std::string_view text, char quote = '\'', std::size_t 
 template <named_enum E>
 [[nodiscard]] E parse_enum_name(std::string_view text, std::string_view what) {
   if (const auto value = parse_enum<E>(text)) return *value;
-  const std::string nearest = nearest_name(text, enum_name_list<E>());
   throw invalid_input("unknown " + std::string(what) + " " + detail::quoted(text) +
-                      (nearest.empty() ? std::string() : " (did you mean '" + nearest + "'?)") + " (expected " +
-                      enum_choices<E>() + ")");
+                      did_you_mean(text, enum_name_list<E>()) + " (expected " + enum_choices<E>() + ")");
 }
 
 namespace detail {

@@ -36,23 +36,21 @@ namespace detail {
 
 // A bandwidth: bytes per second as a number, a string such as "12 GB/s", or "unlimited".
 inline double read_bandwidth(const json_reader& in, const nlohmann::json& value, const std::string& pointer) {
+  double x = 0;
   if (value.is_string()) {
     if (equals_ignoring_case(trim(value.get_ref<const std::string&>()), "unlimited"))
       return std::numeric_limits<double>::infinity();
-    double x = 0;
     try {
       x = parse_bandwidth(value.get<std::string>());
     } catch (const invalid_input& e) {
       in.fail(pointer, e.what());
     }
-    if (x < least_bandwidth)
-      in.fail(pointer, "bandwidth must be at least " + three_significant(least_bandwidth) + " bytes per second, got " +
-                           describe_json(value));
-    return x;
+  } else {
+    if (!value.is_number()) in.fail(pointer, "expected a bandwidth in bytes per second, got " + describe_json(value));
+    x = value.get<double>();
+    if (std::isnan(x) || x <= 0)
+      in.fail(pointer, "bandwidth must be > 0 bytes per second, got " + describe_json(value));
   }
-  if (!value.is_number()) in.fail(pointer, "expected a bandwidth in bytes per second, got " + describe_json(value));
-  const double x = value.get<double>();
-  if (std::isnan(x) || x <= 0) in.fail(pointer, "bandwidth must be > 0 bytes per second, got " + describe_json(value));
   // Below it the largest transfer takes longer than a double holds (model/cluster.hpp).
   if (x < least_bandwidth)
     in.fail(pointer, "bandwidth must be at least " + three_significant(least_bandwidth) + " bytes per second, got " +
