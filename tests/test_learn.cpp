@@ -367,3 +367,27 @@ TEST_CASE("the time limit ends an episode halfway instead of waiting for it") {
   CHECK(!unlimited.stopped_by_time_limit);
   CHECK(unlimited.placement.device == roomy.placement.device);
 }
+
+TEST_CASE("with a time limit, a step over thousands of devices scores them in blocks, with the same answer") {
+  // 5,000 devices: more than one block of 4,096, so the limited run checks its deadline between
+  // blocks (a step over a million devices took seconds past the limit) and must place as the
+  // unlimited one does, episode by episode.
+  const graph g = random_layered_dag({.vertices = 6, .seed = 7});
+  const auto c = cluster::uniform(5000);
+  const graph_model model(g, c);
+  const learn::doppler_options options{.imitation_episodes = 1, .reinforce_episodes = 1};
+  auto limited = options;
+  limited.time_limit = 600;
+  const auto a = learn::doppler(g, model, c, options);
+  const auto b = learn::doppler(g, model, c, limited);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(b.placement.device == a.placement.device);
+  CHECK(b.placement.order == a.placement.order);
+  CHECK(b.makespan == a.makespan);
+  // A limit that has passed ends training with the duration in the tool's format.
+  const auto late = learn::doppler(g, model, c, {.imitation_episodes = 1, .time_limit = 1e-9});
+  CHECK(!late.ok());
+  CHECK(late.outcome.message.find("the time limit (1.00 ns) ran out during an episode on 5000 devices") !=
+        std::string::npos);
+}

@@ -15,6 +15,7 @@
 // O(steps · (ready + m) · parameters), and one simulation.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/learn/dual_policy.hpp>
 #include <gantry/learn/features.hpp>
 #include <gantry/learn/learning_curve.hpp>
@@ -352,9 +353,8 @@ class doppler_trainer {
       interrupted_ = true;
       out = {};
       out.placement.outcome = {.code = status::infeasible,
-                               .message = "doppler: the time limit (" + std::to_string(options_.time_limit) +
-                                          " s) ran out during an episode on " +
-                                          std::to_string(devices_.device_count()) +
+                               .message = "doppler: the time limit (" + format_seconds(options_.time_limit) +
+                                          ") ran out during an episode on " + std::to_string(devices_.device_count()) +
                                           " devices, before any episode had placed every vertex"};
       if (!best_) last_outcome_ = out.placement.outcome;
       if (trace != nullptr) trace->steps.clear();

@@ -14,6 +14,7 @@
 #include <gantry/place/ready_by_priority.hpp>
 #include <gantry/schedule/schedule.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -145,7 +146,7 @@ class doppler_policy {
 
   template <class View>
   [[nodiscard]] std::optional<list_choice> choose(const View& view) {
-    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) throw episode_deadline_passed{};
+    check_deadline();
     const graph_encoding& enc = *encoding_;
     const double s = enc.scale;
     const std::size_t m = view.device_count();
@@ -154,8 +155,10 @@ class doppler_policy {
     earliest_.clear();
     for (const vertex_id v : view.ready()) {
       seconds first = std::numeric_limits<seconds>::infinity();
-      for (device_id d = 0; d < m; ++d)
+      for (device_id d = 0; d < m; ++d) {
+        if (d % deadline_stride == deadline_stride - 1) check_deadline();
         if (view.allowed(v, d) && view.fits(v, d)) first = std::min(first, view.earliest_start(v, d));
+      }
       if (first == std::numeric_limits<seconds>::infinity()) continue;
       candidates_.push_back(v);
       earliest_.push_back(first);
@@ -189,7 +192,7 @@ class doppler_policy {
       row[o + 3] = static_cast<double>(view.kahn_rank(v)) / n;
       row[o + 4] = static_cast<double>(view.placed_count()) / n;
     }
-    const vector select_scores = weights_->select.forward(select_x);
+    const vector select_scores = scores(weights_->select, select_x);
     const auto own_vertex = argmax(select_scores);
     std::size_t taught_vertex = teacher_vertex;
     if (teacher_ != nullptr)
@@ -212,11 +215,13 @@ class doppler_policy {
     // Devices for v.
     devices_.clear();
     starts_.clear();
-    for (device_id d = 0; d < m; ++d)
+    for (device_id d = 0; d < m; ++d) {
+      if (d % deadline_stride == deadline_stride - 1) check_deadline();
       if (view.allowed(v, d) && view.fits(v, d)) {
         devices_.push_back(d);
         starts_.push_back(view.earliest_start(v, d));
       }
+    }
     std::size_t teacher_device = 0;
     for (std::size_t i = 1; i < devices_.size(); ++i)
       if (starts_[i] < starts_[teacher_device]) teacher_device = i;
@@ -229,6 +234,7 @@ class doppler_policy {
     matrix place_x(pk, static_cast<Eigen::Index>(place_input_size()));
     const auto vr = static_cast<Eigen::Index>(v);
     for (Eigen::Index i = 0; i < pk; ++i) {
+      if (i % deadline_stride == deadline_stride - 1) check_deadline();
       const device_id d = devices_[static_cast<std::size_t>(i)];
       const seconds start = starts_[static_cast<std::size_t>(i)];
       auto row = place_x.row(i);
@@ -256,7 +262,7 @@ class doppler_policy {
       if (device_count_[d] > 0) row.tail(f) = device_features_.row(d) / static_cast<double>(device_count_[d]);
       else row.tail(f).setZero();
     }
-    const vector place_scores = weights_->place.forward(place_x);
+    const vector place_scores = scores(weights_->place, place_x);
     const auto own_device = argmax(place_scores);
     std::size_t taught_device = teacher_device;
     if (teacher_ != nullptr)
@@ -284,6 +290,24 @@ class doppler_policy {
   }
 
  private:
+  // With a deadline, a step checks it every this many devices and scored rows, so that a step over
+  // a million devices (seconds under a sanitizer) ends within a fraction of one.
+  static constexpr std::size_t deadline_stride = 4096;
+  void check_deadline() const {
+    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) throw episode_deadline_passed{};
+  }
+  // net.forward(x), in blocks of deadline_stride rows when there is a deadline.
+  [[nodiscard]] vector scores(const mlp& net, const matrix& x) const {
+    const auto stride = static_cast<Eigen::Index>(deadline_stride);
+    if (!deadline_ || x.rows() <= stride) return net.forward(x);
+    vector out(x.rows());
+    for (Eigen::Index i = 0; i < x.rows(); i += stride) {
+      check_deadline();
+      const Eigen::Index rows = std::min(stride, x.rows() - i);
+      out.segment(i, rows) = net.forward(x.middleRows(i, rows));
+    }
+    return out;
+  }
   // Ties to the first candidate.
   [[nodiscard]] static Eigen::Index argmax(const vector& scores) {
     Eigen::Index best = 0;
