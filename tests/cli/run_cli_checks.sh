@@ -101,21 +101,52 @@ grep -q "links 11.18 GiB/s, latency 10.0 us" stdout.txt ||
 grep -q "communication free" stdout.txt ||
   { echo "FAIL: pipeline --bandwidth unlimited --latency 0 is not free:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
 
-# compare ranks the placers by the run in each placer's order (strict-order), and place prints it.
+# compare ranks the placers by the faster of the replay and the run in each placer's order, and place
+# prints both.
 "$gantry" place -g "$tiny" --devices 2 -a heft >stdout.txt 2>&1
 grep -q "^in its order  " stdout.txt || { echo "FAIL: place does not print the run in the placer's order" >&2; failures=$((failures + 1)); }
 "$gantry" compare -g "$tiny" --devices 2 --algorithms m-topo,heft,m-etf,critical-path --format json >ranked.json 2>stderr.txt ||
   { echo "FAIL: compare --format json:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
-python3 - ranked.json <<'PY' || { echo "FAIL: compare's rows are not ranked by the run in the placer's order" >&2; failures=$((failures + 1)); }
+python3 - ranked.json <<'PY' || { echo "FAIL: compare's rows are not ranked by the faster of their two runs" >&2; failures=$((failures + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["ranked_by"].startswith("in_order_makespan"), d["ranked_by"]
+assert d["ranked_by"].startswith("ranked_makespan"), d["ranked_by"]
 rows = d["results"]
 assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1)), rows
-spans = [r["in_order_makespan"] for r in rows]
+spans = [r["ranked_makespan"] for r in rows]
 assert spans == sorted(spans), spans
-assert all(r["makespan"] > 0 for r in rows), rows
+for r in rows:
+    runs = {"in_order": r["in_order_makespan"], "replay": r["makespan"]}
+    assert r["ranked_makespan"] == min(x for x in runs.values() if x is not None), r
+    assert runs[r["ranked_run"]] == r["ranked_makespan"], r
 PY
+
+# Where the work-conserving replay runs out of memory and the placer's order fits (the memory the
+# placer checked), place keeps and writes the run in its order, and simulate and compare agree.
+oom=$source_dir/tests/data/replay_oom
+for args in "oom_m-heft_seed3088 m-heft" "oom_adjusting-placement_seed845_nocache adjusting-placement --no-cache"; do
+  read -r -a words <<<"$args"
+  files=(-g "$oom/${words[0]}.graph.json" --cluster "$oom/${words[0]}.cluster.json")
+  extra=("${words[@]:2}")
+  if ! "$gantry" place "${files[@]}" -a "${words[1]}" "${extra[@]}" -o judged.json >place.txt 2>stderr.txt; then
+    echo "FAIL: place refuses ${words[0]}, whose order fits:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); continue
+  fi
+  grep -q "^replayed      does not run (out of memory)" place.txt && grep -q "strict-order, kept)" place.txt ||
+    { echo "FAIL: place does not say it kept the run in its order on ${words[0]}:" >&2; cat place.txt >&2; failures=$((failures + 1)); }
+  "$gantry" simulate "${files[@]}" -p judged.json "${extra[@]}" --validate >simulate.txt 2>stderr.txt ||
+    { echo "FAIL: simulate refuses the placement place wrote for ${words[0]}:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  [[ "$(grep '^makespan' place.txt)" == "$(grep '^makespan' simulate.txt)" ]] && grep -q "^validate      ok" simulate.txt ||
+    { echo "FAIL: simulate and place differ on ${words[0]}:" >&2; cat place.txt simulate.txt >&2; failures=$((failures + 1)); }
+  "$gantry" compare "${files[@]}" -a "${words[1]}" "${extra[@]}" --format json >ranked.json 2>stderr.txt ||
+    { echo "FAIL: compare on ${words[0]}:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  python3 - ranked.json judged.json <<'PY' || { echo "FAIL: compare and place disagree on ${words[0]}" >&2; failures=$((failures + 1)); }
+import json, sys
+row = json.load(open(sys.argv[1]))["results"][0]
+assert row["rank"] == 1 and row["ranked_run"] == "in_order" and row["makespan"] is None, row
+placed = json.load(open(sys.argv[2]))
+assert placed["metadata"]["run"] == "strict-order", placed["metadata"]
+PY
+done
 
 # Numeric options: named, with the accepted range.
 expect 2 "--devices: expected a whole number from 1 to 1048576, got '-1'" "$gantry" place -g "$tiny" --devices -1
@@ -225,6 +256,10 @@ if "$gantry" learn --help >/dev/null 2>&1; then
   [[ $(wc -l <curve.csv) -eq 9 ]] || { echo "FAIL: curve.csv should have a header and 8 episodes" >&2; failures=$((failures + 1)); }
   "$gantry" learn -g "$tiny" --devices 2 --stages reinforce --episodes 2 --weights-in weights.txt >/dev/null 2>stderr.txt ||
     { echo "FAIL: gantry learn --weights-in:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+  # Training longer than 2 s says where it stands every 2 s on stderr, although it is no terminal.
+  "$gantry" learn -g "$tiny" --devices 2 --imitation-episodes 2 --episodes 10000000 --time-limit 2.5s \
+    >stdout.txt 2>stderr.txt && grep -qE "^gantry learn: 2 s, training: [0-9]+ of 10000002 episodes, " stderr.txt ||
+    { echo "FAIL: gantry learn for 2.5 s says nothing at 2 s:" >&2; tail -5 stderr.txt >&2; failures=$((failures + 1)); }
   expect 2 "--teacher: unknown placer 'oracle'" "$gantry" learn -g "$tiny" --devices 2 --teacher oracle -o learned2.json
   absent learned2.json
   "$gantry" learn -g "$tiny" --devices 2 --teacher heft --imitation-episodes 3 --episodes 2 >stdout.txt 2>stderr.txt ||
@@ -531,6 +566,26 @@ if ! "$gantry" place -g "$source_dir/examples/graphs/gnmt.json.gz" --devices 8 -
   cat stdout.txt stderr.txt >&2
   failures=$((failures + 1))
 fi
+
+# compare --local-search: every row's placement is searched, the row ranked by the result, and the
+# table and the JSON say what the search did.
+expect 2 "--local-search-time: expected a positive duration or 'none', got '0s'" "$gantry" compare -g "$tiny" \
+  --devices 2 --local-search 10 --local-search-time 0s
+"$gantry" compare -g "$tiny" --devices 2 --latency 1ms -a m-etf,heft,m-topo --local-search 200 --format json \
+  >searched.json 2>stderr.txt || { echo "FAIL: compare --local-search:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+python3 - searched.json <<'PY' || { echo "FAIL: compare --local-search's rows" >&2; failures=$((failures + 1)); }
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert len(rows) == 3, rows
+for r in rows:
+    found = r["local_search"]
+    assert found["simulations"] >= 1, r
+    assert r["ranked_makespan"] <= found["start_makespan"] * (1 + 1e-12), r
+    assert found["improved"] == (r["ranked_makespan"] < found["start_makespan"]), r
+PY
+"$gantry" compare -g "$tiny" --devices 2 --latency 1ms -a m-topo --local-search 200 >stdout.txt 2>stderr.txt &&
+  grep -qE "^m-topo: local search [0-9]+ moves in [0-9]+ simulations" stdout.txt ||
+  { echo "FAIL: compare --local-search does not say what it did:" >&2; cat stdout.txt stderr.txt >&2; failures=$((failures + 1)); }
 
 # --backend cuda: its options are named when they are wrong, in every build; the plain gantry says
 # how to get gantry-cuda, and gantry-cuda says when there is no GPU instead of crashing.

@@ -1,4 +1,5 @@
 // `gantry compare`: every placer on one graph, ranked, with the lower bound beside them.
+#include "heartbeat.hpp"
 #include "placement_support.hpp"
 
 #include <chrono>
@@ -16,22 +17,19 @@ namespace {
 struct compare_row {
   const placer_entry* entry;
   placer_result placed;
-  std::optional<simulation_result> simulated;  // replayed by --policy (work-conserving by default)
-  std::optional<simulation_result> in_order;   // replayed with each device in the placer's order
-  // The run the row is ranked and judged by: in the placer's order where that runs, else the replay.
-  [[nodiscard]] const simulation_result* judged() const {
-    if (in_order && in_order->ok()) return &*in_order;
-    if (simulated && simulated->ok()) return &*simulated;
-    return nullptr;
-  }
+  std::optional<judged_run> runs;             // when the placer succeeded: the replay and the run in its order
+  std::optional<local_search_step> searched;  // --local-search, after the placer
+  // The run the row is ranked by, place's judge: the faster of the two that run.
+  [[nodiscard]] const simulation_result* judged() const { return runs && runs->ok() ? &runs->kept() : nullptr; }
 };
 
 }  // namespace
 
 int run_compare(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
-                const simulation_flags& sf, const std::vector<std::string>& only, const std::string& format,
-                const fuse_flags& ff, const placer_limit_flags& ef, const std::string& svg_path,
-                const read_limits& limits) {
+                const simulation_flags& sf, const after_placing_flags& after, const std::vector<std::string>& only,
+                const std::string& format, const fuse_flags& ff, const placer_limit_flags& ef,
+                const std::string& svg_path, const read_limits& limits) {
+  (void)after.local_search_seconds();  // a bad --local-search-time is refused before the graph is read
   const auto file = read_any_graph_file(graph_path, reading, limits);
   const graph& g = file.graph;
   const cluster c = cf.make(limits);
@@ -51,26 +49,29 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   std::optional<exact_proof> exact_ran;
   const auto coarse = ff.reduce(g, c);
   std::size_t index = 0;
+  std::optional<heartbeat> beat;  // while placers run
+  beat.emplace("compare", "starting");
   for (const auto& entry : all) {
     ++index;
     if (!only.empty() && std::find(only.begin(), only.end(), entry.name) == only.end()) continue;
     if (entry.name == "exact" && exact_too_large) continue;
     progress(show, "[" + std::to_string(index) + "/" + std::to_string(all.size()) + "] " + entry.name + "...");
+    beat->set("placer " + std::to_string(index) + " of " + std::to_string(all.size()) + ": " + entry.name);
     compare_row row{&entry, {}, std::nullopt, std::nullopt};
     const auto t0 = std::chrono::steady_clock::now();
     row.placed = place_reduced(entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
     if (p.ok()) {
-      row.simulated = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
-      row.in_order = sf.policy == "strict-order"
-                         ? *row.simulated
-                         : simulate(g, model, c, std::span<const device_id>(p.device), sf.make_in_order(p.order));
+      row.runs = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
+      beat->set("");  // the search reports itself
+      row.searched = improve_locally(g, model, c, row.placed, *row.runs, coarse, after, sf, "compare", show);
     }
     if (entry.name == "exact" && p.ok()) exact_ran = *proof;
     progress(show, " done\n");
     rows.push_back(std::move(row));
   }
+  beat.reset();
   // Speed-ups are over the fastest device running the whole graph with unlimited memory, so that
   // they exist even when one device cannot hold the run.
   std::optional<seconds> baseline;
@@ -88,11 +89,11 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   }
   if (baseline) require_finite(*baseline, graph_path, "the baseline's simulated makespan");
   for (const auto& row : rows)
-    for (const auto* run : {&row.simulated, &row.in_order})
-      if (*run && (*run)->ok())
-        require_finite((*run)->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
-  // Ranked by what following the placer gives (its order on each device; the replay where that
-  // does not run), failures last in the registry's order.
+    if (row.runs)
+      for (const auto* run : {&row.runs->replay, &row.runs->in_order})
+        if (run->ok()) require_finite(run->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
+  // Ranked by the faster of the replay and the run in the placer's order, failures last in the
+  // registry's order.
   std::stable_sort(rows.begin(), rows.end(), [](const compare_row& a, const compare_row& b) {
     const auto* x = a.judged();
     const auto* y = b.judged();
@@ -109,7 +110,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
       if (!row.placed.placement.ok())
         bar.failure = std::string("failed: ") + to_string(row.placed.placement.outcome.code);
       else if (row.judged() == nullptr)
-        bar.failure = std::string("does not run: ") + to_string(row.simulated->outcome.code);
+        bar.failure = std::string("does not run: ") + to_string(row.runs->replay.outcome.code);
       else bar.makespan = row.judged()->schedule.makespan;
       chart.push_back(std::move(bar));
     }
@@ -161,8 +162,8 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
                                                           {"makespan", alone->simulated.schedule.makespan}}
                                  : nlohmann::ordered_json(nullptr);
     out["ranked_by"] =
-        "in_order_makespan: each device runs its vertices in the placer's order (strict-order); "
-        "where that does not run, makespan (the --policy replay)";
+        "ranked_makespan: the faster of makespan (the --policy replay) and in_order_makespan (each device runs its "
+        "vertices in the placer's order, strict-order) among those that run; ranked_run says which";
     std::size_t rank = 0;
     for (const auto& row : rows) {
       nlohmann::ordered_json r;
@@ -177,18 +178,33 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
         r["status"] = to_string(p.outcome.code);
         r["message"] = p.outcome.message;
       } else if (row.judged() == nullptr) {
-        r["status"] = "simulation: " + std::string(to_string(row.simulated->outcome.code));
-        r["message"] = row.simulated->outcome.message;
+        r["status"] = "simulation: " + std::string(to_string(row.runs->replay.outcome.code));
+        r["message"] = row.runs->replay.outcome.message;
       } else {
         if (is_fallback(p)) r["fallback"] = p.outcome.message;
         if (const auto note = note_of(row.placed)) r["note"] = *note;
+        if (row.searched) {
+          const auto& found = row.searched->result;
+          r["local_search"] = {{"moves", found.moves},
+                               {"simulations", found.simulations},
+                               {"seconds", found.placement.placement_time},
+                               {"start_makespan", found.start_makespan},
+                               {"makespan", found.makespan},
+                               {"improved", row.searched->improved},
+                               {"timed_out", found.timed_out}};
+        }
         const auto& s = row.judged()->schedule;
         r["status"] = "ok";
-        r["in_order_makespan"] = row.in_order->ok() ? nlohmann::ordered_json(row.in_order->schedule.makespan)
-                                                    : nlohmann::ordered_json(nullptr);
-        if (!row.in_order->ok()) r["in_order_message"] = row.in_order->outcome.message;
-        r["makespan"] = row.simulated->ok() ? nlohmann::ordered_json(row.simulated->schedule.makespan)
-                                            : nlohmann::ordered_json(nullptr);
+        const auto& in_order = row.runs->in_order;
+        const auto& replay = row.runs->replay;
+        r["ranked_makespan"] = s.makespan;
+        r["ranked_run"] = row.runs->by_order() ? "in_order" : "replay";
+        r["in_order_makespan"] =
+            in_order.ok() ? nlohmann::ordered_json(in_order.schedule.makespan) : nlohmann::ordered_json(nullptr);
+        if (!in_order.ok()) r["in_order_message"] = in_order.outcome.message;
+        r["makespan"] =
+            replay.ok() ? nlohmann::ordered_json(replay.schedule.makespan) : nlohmann::ordered_json(nullptr);
+        if (!replay.ok()) r["replay_message"] = replay.outcome.message;
         const auto up = baseline ? speedup(*baseline, s.makespan) : std::nullopt;
         r["speedup"] = up ? nlohmann::ordered_json(*up) : nlohmann::ordered_json(nullptr);
         r["bound_ratio"] =
@@ -229,19 +245,25 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     }
     std::cout << std::setw(14) << (row.placed.own_schedule ? format_seconds(row.placed.own_schedule->makespan) : "-");
     if (judged == nullptr) {
-      std::cout << "  does not run: " << to_string(row.simulated->outcome.code) << " on device "
-                << row.simulated->outcome.device << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
+      const auto& failed = row.runs->replay.outcome;
+      std::cout << "  does not run: " << to_string(failed.code) << " on device " << failed.device
+                << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
       continue;
     }
-    const auto shown = [](const simulation_result& r) {
-      return r.ok() ? format_seconds(r.schedule.makespan) : std::string("no run");
+    // The run kept is starred.
+    const auto shown = [&](const simulation_result& r) {
+      return r.ok() ? format_seconds(r.schedule.makespan) + (&r == judged ? "*" : "") : std::string("no run");
     };
     const auto& s = judged->schedule;
-    if (!row.in_order->ok()) notes.emplace_back("in its order: " + std::string(to_string(row.in_order->outcome.code)));
+    const auto& in_order = row.runs->in_order;
+    const auto& replay = row.runs->replay;
+    if (!in_order.ok()) notes.emplace_back("in its order: " + std::string(to_string(in_order.outcome.code)));
+    if (!replay.ok()) notes.emplace_back("replayed: " + std::string(to_string(replay.outcome.code)));
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     if (is_fallback(p)) notes.emplace_back("a fallback, see below");
     if (note_of(row.placed)) notes.emplace_back("see below");
-    std::cout << std::setw(14) << shown(*row.in_order) << std::setw(14) << shown(*row.simulated) << std::setw(10)
+    if (row.searched && row.searched->improved) notes.emplace_back("local search, see below");
+    std::cout << std::setw(14) << shown(in_order) << std::setw(14) << shown(replay) << std::setw(10)
               << (baseline && speedup(*baseline, s.makespan) ? fixed_text(*speedup(*baseline, s.makespan), 2) + "x"
                                                              : std::string("-"))
               << std::setw(10) << ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved)
@@ -253,16 +275,17 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     if (!row.placed.placement.ok() || is_fallback(row.placed.placement))
       std::cout << "\n" << named_message(row.entry->name, row.placed.placement.outcome.message);
     else if (row.judged() == nullptr)
-      std::cout << "\n" << named_message(row.entry->name, row.simulated->outcome.message);
+      std::cout << "\n" << named_message(row.entry->name, row.runs->replay.outcome.message);
     if (const auto note = note_of(row.placed); note && row.placed.placement.ok())
       std::cout << "\n" << row.entry->name << ": " << *note;
+    if (row.searched) std::cout << "\n" << row.entry->name << ": local search " << row.searched->text();
   }
   std::cout
       << "\n\"own schedule\" is the placer's own schedule; \"in its order\" simulates its placement with each device "
-         "running its vertices in the placer's order (strict-order): what following the placer gives, by which "
-         "rows are ranked; \"replayed\" simulates it with the "
+         "running its vertices in the placer's order (strict-order); \"replayed\" simulates it with the "
       << sf.policy << " policy" << (sf.policy == "placement-order" ? " (work-conserving)" : "")
-      << (sf.no_cache ? ", no transfer caching" : "");
+      << (sf.no_cache ? ", no transfer caching" : "")
+      << "; rows are ranked by the faster of the two that run, starred (the run place keeps and writes)";
   if (alone)
     std::cout << "; " << c[alone->device].name << " alone runs it in "
               << format_seconds(alone->simulated.schedule.makespan);

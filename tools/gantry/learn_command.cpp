@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "files.hpp"
+#include "heartbeat.hpp"
 #include "inputs.hpp"
 #include "learn_training.hpp"
 
@@ -22,6 +23,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -153,17 +155,23 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     if (!measured) request.measured_episodes = 0;
     request.time_limit = time_limit;
     const std::size_t total = request.imitation_episodes + request.reinforce_episodes + request.measured_episodes;
+    // Every 2 s once training has run 2 s, terminal or not, however long an episode takes.
+    std::optional<heartbeat> beat(std::in_place, "learn", "training: first episode");
     request.on_episode = [&](const learn::learning_point& p) {
       ++shown;
+      beat->set("training: " + std::to_string(shown) + " of " + std::to_string(total) + " episodes, " +
+                learn::to_string(p.stage) + ", best " +
+                (std::isfinite(p.best) ? format_seconds(p.best) : std::string("none yet")));
       const std::size_t step = std::max<std::size_t>(1, total / 20);
       if (!tty && shown % step != 0 && shown != total) return;
       const std::size_t filled = total == 0 ? 0 : std::min<std::size_t>(30, 30 * shown / total);
       err << (tty ? "\r" : "") << "[" << std::string(filled, '#') << std::string(30 - filled, '.') << "] " << shown
           << "/" << total << " " << learn::to_string(p.stage) << ", best "
-          << (std::isfinite(p.best) ? std::to_string(p.best * 1e3) + " ms" : std::string("none yet"))
-          << (tty ? "   " : "\n") << std::flush;
+          << (std::isfinite(p.best) ? format_seconds(p.best) : std::string("none yet")) << (tty ? "   " : "\n")
+          << std::flush;
     };
     const auto learned = train_doppler(g, c, std::move(request));
+    beat.reset();
     if (tty) err << "\n";
     if (!learned.ok()) {
       err << "gantry learn: no placement: " << learned.outcome.message << "\n";
@@ -176,15 +184,15 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     // The curve holds the training episodes (the progress line's count); the rest were greedy decodes.
     const std::size_t trained = learned.curve.size(), decoded = learned.episodes - std::min(learned.episodes, trained);
     out << "episodes      " << trained << " of " << total
-        << (decoded ? " and " + std::to_string(decoded) + " greedy decodes" : "") << " in " << std::fixed
-        << std::setprecision(1) << learned.training_seconds << " s ("
-        << static_cast<double>(learned.episodes) / learned.training_seconds << " runs/s)"
+        << (decoded ? " and " + std::to_string(decoded) + " greedy decodes" : "") << " in "
+        << format_seconds(learned.training_seconds) << " ("
+        << fixed_text(static_cast<double>(learned.episodes) / learned.training_seconds, 1) << " runs/s)"
         << (learned.stopped_by_time_limit ? ", stopped by --time-limit" : "") << "\n";
     if (imitation)
-      out << "imitation     " << std::setprecision(3) << learned.agreement << " agreement with "
+      out << "imitation     " << fixed_text(learned.agreement, 3) << " agreement with "
           << (flags.training.teacher == "critical-path" ? std::string("Critical Path") : flags.training.teacher)
           << "\n";
-    out << "best          " << std::setprecision(6) << learned.makespan * 1e3 << " ms simulated makespan\n";
+    out << "best          " << format_seconds(learned.makespan) << " simulated makespan\n";
     atomic_file_group outputs;
     if (!flags.out.empty())
       outputs.add_text(flags.out, placement_text(g, c, learned.placed,

@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   compare->add_option("--svg", compare_svg_path,
                       "write a bar chart: one bar per placer's makespan, and the lower bound");
   ef.add_to(*compare);
+  after.add_search_to(*compare);
   inputs.add_to(*compare);
 
   auto* list = app.add_subcommand("algorithms", "list the placers");
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
       return run_simulate(graph_path, graph_input, placement_path, cf, sf, runs, cv, seed, check, of, format,
                           inputs.make());
     if (*compare)
-      return run_compare(graph_path, graph_input, cf, sf, only, format, ff, ef, compare_svg_path, inputs.make());
+      return run_compare(graph_path, graph_input, cf, sf, after, only, format, ff, ef, compare_svg_path, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
     std::cerr << "gantry: " << e.what() << "\n";

@@ -1,4 +1,5 @@
 // `gantry place`: one placer, its placement simulated, written with its pictures.
+#include "heartbeat.hpp"
 #include "placement_support.hpp"
 
 #include <gantry/place/local_search.hpp>
@@ -34,7 +35,10 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   progress(show, "placing " + std::to_string(g.vertex_count()) + " vertices with " + algorithm + "...");
   const auto t0 = std::chrono::steady_clock::now();
   const auto coarse = ff.reduce(g, c);
-  placer_result placed = place_reduced(*entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
+  placer_result placed = [&] {
+    const heartbeat beat("place", "placing with " + algorithm);
+    return place_reduced(*entry, ff.request(g, model, c, !sf.no_cache), coarse, ff);
+  }();
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
   progress(show, " " + fixed_text(p.placement_time * 1e3, 1) + " ms\n");
@@ -43,60 +47,32 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
               << "\n";
     return exit_failed;
   }
-  auto sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
+  // Judged as compare and simulate judge it: the faster of the replay and the run in its order.
+  judged_run judged = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
   std::string chosen = ff.fuse == "none" ? algorithm : algorithm + " (--fuse " + ff.fuse + ")";
   // Never silently worse than one device: say so, and with --fallback take the device instead.
   if (const auto reference = best_single_device(g, model, c, sf);
-      reference && (!sim.ok() || reference->simulated.schedule.makespan * (1 + 1e-9) < sim.schedule.makespan)) {
+      reference &&
+      (!judged.ok() || reference->simulated.schedule.makespan * (1 + 1e-9) < judged.kept().schedule.makespan)) {
     const std::string device = c[reference->device].name;
     std::cerr << "gantry place: " << algorithm << "'s placement "
-              << (sim.ok() ? "runs in " + format_seconds(sim.schedule.makespan) : std::string("does not run")) << ", "
-              << device << " alone runs the whole graph in " << format_seconds(reference->simulated.schedule.makespan)
+              << (judged.ok() ? "runs in " + format_seconds(judged.kept().schedule.makespan)
+                              : std::string("does not run"))
+              << ", " << device << " alone runs the whole graph in "
+              << format_seconds(reference->simulated.schedule.makespan)
               << (after.fallback == "single-device" ? "; using " + device + " alone (--fallback single-device)"
                                                     : "; --fallback single-device would use it")
               << "\n";
     if (after.fallback == "single-device") {
       placed = {reference->placed, std::nullopt};
       p.placement_time = elapsed_since(t0);
-      sim = reference->simulated;
+      judged = {reference->simulated, reference->simulated};  // one device: its order is the replay's
       chosen = "single-device (fallback from " + algorithm + ")";
     }
   }
-  std::optional<local_search_result> searched;
-  if (after.local_search > 0 && sim.ok()) {
-    // Units: the colocation groups of the graph the placer saw (--fuse baechi and exact pair
-    // forward and backward vertices first) and the fused clusters.
-    const auto opts = sf.make(p.order);
-    const bool fused = coarse && !placed_unfused(placed);
-    const std::optional<seconds> budget = after.local_search_seconds();
-    progress(show, "local search, at most " + std::to_string(after.local_search) + " simulations" +
-                       (budget ? " or " + format_seconds(*budget) : std::string()) + "...");
-    try {
-      // A search that runs longer than 2 s says where it stands every 2 s, terminal or not.
-      const auto report = [show](const local_search_progress& at) {
-        std::cerr << (show ? "\n" : "") << "gantry place: local search: " << fixed_text(at.elapsed, 0) << " s, "
-                  << at.simulations << " simulations, " << at.moves << " moves, best " << format_seconds(at.best)
-                  << (show ? "" : "\n") << std::flush;
-      };
-      searched = local_search(g, model, c, p,
-                              {.policy = opts.policy,
-                               .cache_transfers = opts.cache_transfers,
-                               .group = colocation_groups(fused ? colocate_forward_backward(g) : g),
-                               .cluster = fused ? coarse->coarse_of : std::vector<vertex_id>{},
-                               .max_simulations = after.local_search,
-                               .time_limit = budget.value_or(std::numeric_limits<double>::infinity()),
-                               .progress = report});
-      progress(show, " " + fixed_text(searched->placement.placement_time, 1) + " s\n");
-    } catch (const invalid_input& e) {  // a placer that splits colocation groups (enumerative)
-      progress(show, "\n");
-      std::cerr << "gantry place: warning: --local-search skipped: " << e.what() << "\n";
-    }
-    if (searched && searched->placement.ok() && searched->makespan < sim.schedule.makespan) {
-      p.device = searched->placement.device;
-      p.order = searched->placement.order;
-      sim = simulate(g, model, c, std::span<const device_id>(p.device), sf.make(p.order));
-      chosen += " + local search";
-    }
+  const auto searched = improve_locally(g, model, c, placed, judged, coarse, after, sf, "place", show);
+  if (searched) {
+    if (searched->improved) chosen += " + local search";
     p.placement_time = elapsed_since(t0);
   }
   std::cout << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links "
@@ -106,42 +82,39 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   if (placed.placement.outcome.message.find(" instead") != std::string::npos)
     std::cout << "fallback      " << placed.placement.outcome.message << "\n";
   if (const auto note = note_of(placed)) std::cout << "note          " << *note << "\n";
-  if (searched)
-    std::cout << "local search  " << searched->moves << " moves in " << searched->simulations << " simulations ("
-              << fixed_text(searched->placement.placement_time, 2)
-              << " s): " << format_seconds(searched->start_makespan) << " -> " << format_seconds(searched->makespan)
-              << (searched->moves == 0 && searched->makespan >= searched->start_makespan
-                      ? ", the placer's placement kept"
-                      : "")
-              << (searched->timed_out ? " (stopped at --local-search-time)" : "") << "\n";
+  if (searched) std::cout << "local search  " << searched->text() << "\n";
   if (placed.own_schedule)
-    std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule; below: "
-              << (sf.policy == "strict-order" ? "its placement replayed in the placer's order on each device"
-                                              : "the replay of its placement with --policy " + sf.policy)
-              << ")\n";
-  if (sim.ok() && sf.policy != "strict-order" && p.ok()) {
-    // What following the placer gives: each device runs its vertices in the placer's order.
-    const auto in_order = simulate(g, model, c, std::span<const device_id>(p.device), sf.make_in_order(p.order));
-    std::cout << "in its order  "
-              << (in_order.ok() ? format_seconds(in_order.schedule.makespan)
-                                : "does not run (" + std::string(to_string(in_order.outcome.code)) + ")")
-              << " (each device runs its vertices in the placer's order: --policy strict-order)\n";
-  }
+    std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule)\n";
+  // The two runs the placement is judged by; the faster that runs is kept and written.
+  const auto shown = [](const simulation_result& r) {
+    return r.ok() ? format_seconds(r.schedule.makespan)
+                  : "does not run (" + std::string(to_string(r.outcome.code)) + ")";
+  };
+  if (sf.policy != "strict-order")
+    std::cout << "replayed      " << shown(judged.replay) << " (--policy " << sf.policy
+              << (sf.policy == "placement-order" ? ", work-conserving" : "") << kept_mark(judged, false, sf) << ")\n";
+  std::cout << "in its order  " << shown(judged.in_order)
+            << " (each device runs its vertices in the placer's order: strict-order" << kept_mark(judged, true, sf)
+            << ")\n";
   if (algorithm == "exact")
     std::cout << "proven bound  " << format_seconds(proof->bound)
               << (proof->optimal              ? " (the schedule is optimal)"
                   : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
                                               : " (the schedule may be longer than the optimum)")
               << "\n";
-  if (!sim.ok()) {
-    std::cerr << "gantry place: the placement does not run: " << sim.outcome.message << " (no output files written)\n";
+  if (!judged.ok()) {
+    std::cerr << "gantry place: the placement does not run: " << judged.replay.outcome.message
+              << (sf.policy != "strict-order" ? "; nor in its order: " + judged.in_order.outcome.message : "")
+              << " (no output files written)\n";
     return exit_failed;
   }
+  const simulation_result& sim = judged.kept();
   require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
   atomic_file_group outputs;
   nlohmann::json metadata = nlohmann::json::object();
   for (const auto& [key, value] : placed.metadata) metadata[key] = value;
   if (ff.fuse != "none") metadata["fuse"] = ff.fuse;
+  metadata["run"] = judged.by_order() ? "strict-order" : sf.policy;  // which run the schedule is
   stage_output(outputs, out, [&] {
     return placement_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
   });

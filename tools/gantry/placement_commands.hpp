@@ -66,7 +66,7 @@ struct output_flags {
 };
 
 // What `gantry place` does after the placer: take one device when it is faster, improve the
-// placement with the simulator as judge.
+// placement with the simulator as judge (compare offers the search alone: add_search_to()).
 struct after_placing_flags {
   std::string fallback = "none";
   std::size_t local_search = 0;  // simulations at most; 0: off
@@ -77,8 +77,12 @@ struct after_placing_flags {
                    "single-device: when one device alone runs the graph faster than the placement, use it")
         ->check(one_of({"none", "single-device"}))
         ->capture_default_str();
+    add_search_to(app);
+  }
+  void add_search_to(CLI::App& app) {
     app.add_option("--local-search", local_search,
-                   "then improve the placement with the simulator as judge (--policy): move colocation groups "
+                   "then improve the placement with the simulator as judge (the faster of the --policy replay and "
+                   "the run in the placer's order): move colocation groups "
                    "(and --fuse clusters) one at a time to the device where the makespan is shortest, in at most "
                    "this many simulations (0: off)")
         ->check(whole_number_between<std::size_t>(0, std::size_t{1} << 30))
@@ -105,8 +109,8 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
                  bool check, const output_flags& of, const std::string& format, const read_limits& limits);
 // gantry compare (compare_command.cpp).
 int run_compare(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
-                const simulation_flags& sf, const std::vector<std::string>& only, const std::string& format,
-                const fuse_flags& ff, const placer_limit_flags& ef, const std::string& svg_path,
-                const read_limits& limits);
+                const simulation_flags& sf, const after_placing_flags& after, const std::vector<std::string>& only,
+                const std::string& format, const fuse_flags& ff, const placer_limit_flags& ef,
+                const std::string& svg_path, const read_limits& limits);
 
 }  // namespace gantry::cli

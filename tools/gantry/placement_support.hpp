@@ -9,6 +9,7 @@
 #include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
 #include <gantry/io/gzip.hpp>
+#include <gantry/place/local_search.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
 #include <gantry/schedule/validate.hpp>
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -111,6 +113,98 @@ inline nlohmann::ordered_json schedule_summary_json(const schedule& s, const clu
                               {"capacity", c.capacity(d) == unlimited_memory ? nlohmann::ordered_json(nullptr)
                                                                              : nlohmann::ordered_json(c.capacity(d))}});
   return out;
+}
+
+// The tool's judge of a placement, one rule for place, compare and simulate: the --policy replay
+// and the run with each device taking its vertices in the placer's order (strict-order), the faster
+// of those that run, the replay on a tie. A memory-aware placer checks memory along its own order;
+// a work-conserving replay may start a vertex before its turn and run out where that order fits
+// (sim/admission.hpp holds such starts back only where the one-at-a-time reference run fits), so
+// judging by the replay alone refused placements their placer had rightly said fit.
+struct judged_run {
+  simulation_result replay;    // by --policy
+  simulation_result in_order;  // strict-order; under --policy strict-order, the replay itself
+  // Whether the run kept is the one in the placer's order.
+  [[nodiscard]] bool by_order() const {
+    return in_order.ok() && (!replay.ok() || in_order.schedule.makespan < replay.schedule.makespan);
+  }
+  // The run kept; when neither runs, the replay, whose outcome says why.
+  [[nodiscard]] const simulation_result& kept() const { return by_order() ? in_order : replay; }
+  [[nodiscard]] bool ok() const { return kept().ok(); }
+  // The options of the run kept, for what follows it (drawn durations, a local search).
+  [[nodiscard]] simulate_options options(const simulation_flags& sf, std::span<const vertex_id> order) const {
+    return by_order() ? sf.make_in_order(order) : sf.make(order);
+  }
+};
+inline judged_run judge_placement(const graph& g, const graph_model& model, const cluster& c,
+                                  std::span<const device_id> device, std::span<const vertex_id> order,
+                                  const simulation_flags& sf) {
+  judged_run run{simulate(g, model, c, device, sf.make(order)), {}};
+  run.in_order = sf.policy == "strict-order" ? run.replay : simulate(g, model, c, device, sf.make_in_order(order));
+  return run;
+}
+// "kept" beside the run judged_run keeps, when there were two.
+inline std::string kept_mark(const judged_run& run, bool in_order, const simulation_flags& sf) {
+  return sf.policy != "strict-order" && run.ok() && run.by_order() == in_order ? ", kept" : "";
+}
+
+// --local-search after a placer (place, compare): moves the colocation groups of the graph the
+// placer saw (--fuse baechi and exact pair forward and backward vertices first) and the fused
+// clusters, with the run `judged` kept as the objective; where that finds a faster placement,
+// `placed` and `judged` become it. A search longer than 2 s says where it stands every 2 s on
+// stderr. Nothing when --local-search is 0 or the placement does not run.
+struct local_search_step {
+  local_search_result result;
+  bool improved = false;  // placed and judged were replaced
+
+  // "3 moves in 120 simulations (0.41 s): 1.20 s -> 1.05 s", and whether the search stopped early.
+  [[nodiscard]] std::string text() const {
+    return std::to_string(result.moves) + " moves in " + std::to_string(result.simulations) + " simulations (" +
+           fixed_text(result.placement.placement_time, 2) + " s): " + format_seconds(result.start_makespan) + " -> " +
+           format_seconds(result.makespan) + (improved ? "" : ", the placer's placement kept") +
+           (result.timed_out ? " (stopped at --local-search-time)" : "");
+  }
+};
+inline std::optional<local_search_step> improve_locally(const graph& g, const graph_model& model, const cluster& c,
+                                                        placer_result& placed, judged_run& judged,
+                                                        const std::optional<coarsening>& coarse,
+                                                        const after_placing_flags& after, const simulation_flags& sf,
+                                                        const std::string& command, bool show) {
+  placement& p = placed.placement;
+  if (after.local_search == 0 || !p.ok() || !judged.ok()) return std::nullopt;
+  const auto opts = judged.options(sf, p.order);
+  const bool fused = coarse && !placed_unfused(placed);
+  const std::optional<seconds> budget = after.local_search_seconds();
+  progress(show, "local search, at most " + std::to_string(after.local_search) + " simulations" +
+                     (budget ? " or " + format_seconds(*budget) : std::string()) + "...");
+  const auto report = [&](const local_search_progress& at) {
+    std::cerr << (show ? "\n" : "") << "gantry " << command << ": local search: " << fixed_text(at.elapsed, 0) << " s, "
+              << at.simulations << " simulations, " << at.moves << " moves, best " << format_seconds(at.best)
+              << (show ? "" : "\n") << std::flush;
+  };
+  local_search_step step;
+  try {
+    step.result = local_search(g, model, c, p,
+                               {.policy = opts.policy,
+                                .cache_transfers = opts.cache_transfers,
+                                .group = colocation_groups(fused ? colocate_forward_backward(g) : g),
+                                .cluster = fused ? coarse->coarse_of : std::vector<vertex_id>{},
+                                .max_simulations = after.local_search,
+                                .time_limit = budget.value_or(std::numeric_limits<double>::infinity()),
+                                .progress = report});
+    progress(show, " " + fixed_text(step.result.placement.placement_time, 1) + " s\n");
+  } catch (const invalid_input& e) {  // a placer that splits colocation groups (enumerative)
+    progress(show, "\n");
+    std::cerr << "gantry " << command << ": warning: --local-search skipped: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  if (step.result.placement.ok() && step.result.makespan < judged.kept().schedule.makespan) {
+    p.device = step.result.placement.device;
+    p.order = step.result.placement.order;
+    judged = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
+    step.improved = true;
+  }
+  return step;
 }
 
 // The fastest single device that can hold the whole run, simulated: the reference every placement

@@ -25,12 +25,16 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
   const graph_model model(g, c);
   const auto placement_read = read_complete_placement(placement_path, g, c, limits);
   const placement& p = placement_read.placement;
-  auto options = sf.make(p.order);
-  const auto sim = simulate(g, model, c, std::span<const device_id>(p.device), options);
-  if (!sim.ok()) {
-    std::cerr << "gantry simulate: " << sim.outcome.message << " (no output files written)\n";
+  // Judged as place judges it: the faster of the --policy replay and the run in the file's order.
+  const auto judged = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
+  if (!judged.ok()) {
+    std::cerr << "gantry simulate: " << judged.replay.outcome.message
+              << (sf.policy != "strict-order" ? "; nor in the file's order: " + judged.in_order.outcome.message : "")
+              << " (no output files written)\n";
     return exit_failed;
   }
+  const simulation_result& sim = judged.kept();
+  auto options = judged.options(sf, p.order);
   require_finite(sim.schedule.makespan, graph_path, "the simulated makespan");
   atomic_file_group outputs;
   of.stage(outputs, g, c, p, sim.schedule,
@@ -40,8 +44,29 @@ int run_simulate(const std::string& graph_path, const graph_reading& reading, co
   outputs.commit();
   const bool json = format == "json";
   nlohmann::ordered_json document;
-  if (json) document = schedule_summary_json(sim.schedule, c);
-  else print_schedule_summary(sim.schedule, c);
+  // Which run that is, and the other's makespan.
+  const std::string kept = judged.by_order() ? "strict-order" : sf.policy;
+  if (json) {
+    document = schedule_summary_json(sim.schedule, c);
+    document["run"] = kept;
+    if (sf.policy != "strict-order") {
+      const auto& other = judged.by_order() ? judged.replay : judged.in_order;
+      document["other_run"] = {
+          {"policy", judged.by_order() ? sf.policy : std::string("strict-order")},
+          {"makespan", other.ok() ? nlohmann::ordered_json(other.schedule.makespan) : nlohmann::ordered_json(nullptr)}};
+    }
+  } else {
+    std::cout << "run           "
+              << (judged.by_order() ? "each device in the file's order (strict-order)" : "--policy " + sf.policy);
+    if (sf.policy != "strict-order") {
+      const auto& other = judged.by_order() ? judged.replay : judged.in_order;
+      std::cout << "; " << (judged.by_order() ? "--policy " + sf.policy : std::string("in the file's order")) << ": "
+                << (other.ok() ? format_seconds(other.schedule.makespan)
+                               : "does not run (" + std::string(to_string(other.outcome.code)) + ")");
+    }
+    std::cout << "\n";
+    print_schedule_summary(sim.schedule, c);
+  }
   if (check) {
     const auto report = validate(sim.schedule, g, model, c);
     if (json) document["valid"] = report.ok();
