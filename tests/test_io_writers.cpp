@@ -320,6 +320,9 @@ TEST_CASE("SVG Gantt: well-formed, names escaped in tooltips, rows per device an
   CHECK(count(svg, "class=\"tick\"") >= 5);
   // The same vertex has the same colour wherever it is drawn: b's compute bar and its transfers.
   CHECK(count(svg, "fill=\"" + detail::vertex_colour(1) + "\"") == 3);
+  // A key says what colours and rows mean.
+  CHECK(svg.find("a colour per vertex, the same in every row") != std::string::npos);
+  CHECK(svg.find("transfer rows: sends above, receives below") != std::string::npos);
 
   const std::string no_transfers = svg_gantt(t.g, t.s, {.transfers = false});
   CHECK(xml_problem(no_transfers, elements) == "");

@@ -79,11 +79,13 @@ absent misspelt_out.json
 printf '%s\n' '{"format":"gantry.cluster","version":1,"devices":[{"name":"a","memroy":"1GiB"}]}' >misspelt_cluster.json
 expect 2 'misspelt_cluster.json: /devices/0/memroy: unknown field (did you mean "memory"?)' "$gantry" place -g "$tiny" --cluster misspelt_cluster.json
 
-# Pictures say what they show: the Gantt chart names graph, placer and makespan; compare's bars
-# have a legend.
+# Pictures say what they show: the Gantt chart names graph, placer and makespan and has a key;
+# compare's bars have a legend.
 "$gantry" place -g "$tiny" --devices 2 --svg gantt.svg >/dev/null 2>&1
 grep -q "font-weight=\"bold\">tiny.json: m-etf on 2 devices.*, makespan " gantt.svg ||
   { echo "FAIL: the Gantt chart has no title naming graph, placer and makespan" >&2; failures=$((failures + 1)); }
+grep -q "a colour per vertex, the same in every row" gantt.svg ||
+  { echo "FAIL: the Gantt chart has no key" >&2; failures=$((failures + 1)); }
 "$gantry" compare -g "$tiny" --devices 2 --algorithms m-etf,heft --svg bars.svg >/dev/null 2>&1
 grep -q "at the lower bound (optimal)" bars.svg && grep -q "above the lower bound" bars.svg ||
   { echo "FAIL: compare's SVG has no legend" >&2; failures=$((failures + 1)); }

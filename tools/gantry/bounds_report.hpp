@@ -129,8 +129,12 @@ struct compare_bound {
 // "1.23x" of the bound, or "-" when there is none.
 [[nodiscard]] inline std::string ratio_to_bound(seconds makespan, const compare_bound& b) {
   if (!(b.value > 0)) return "-";
+  // Rounded up, so that 1.000x means at the bound (within 1e-9, as compare_svg colours it) and a
+  // ratio just above it never reads as optimal.
+  const double ratio = makespan / b.value;
+  const double shown = ratio <= 1 + 1e-9 ? ratio : std::ceil(ratio * 1000 - 1e-6) / 1000;
   char text[32];
-  std::snprintf(text, sizeof text, "%.3fx", makespan / b.value);
+  std::snprintf(text, sizeof text, "%.3fx", shown);
   return text;
 }
 

@@ -166,7 +166,7 @@ template <adapted_graph G>
   const double compute_height = options.row_height, transfer_height = options.transfers ? options.row_height * 0.8 : 0;
   const double gap = 6, device_height = compute_height + (options.transfers ? transfer_height + 2 : 0) + gap;
   const double chart_height = static_cast<double>(m) * device_height;
-  const double total_width = left + options.width + right, total_height = top + chart_height + 40;
+  const double total_width = left + options.width + right, total_height = top + chart_height + 76;
   const double scale = options.width / end;
 
   std::string out;
@@ -202,6 +202,18 @@ template <adapted_graph G>
   out += "<text class=\"tick\" x=\"" + detail::svg_coordinate(left + options.width) + "\" y=\"" +
          detail::svg_coordinate(axis_y + 30) + "\" text-anchor=\"end\">makespan " +
          detail::xml_escape(format_seconds(end)) + "</text>\n</g>\n";
+  // The key: what the colours and rows mean.
+  const double key_y = axis_y + 44;
+  out += "<g class=\"key\">\n<rect x=\"4\" y=\"" + detail::svg_coordinate(key_y - 9) +
+         "\" width=\"10\" height=\"10\" fill=\"" + detail::vertex_colour(0) +
+         "\"/>\n<text class=\"sub\" x=\"18\" y=\"" + detail::svg_coordinate(key_y) +
+         "\">a colour per vertex, the same in every row (its tensor's transfers too)</text>\n<rect class=\"merged\" "
+         "x=\"4\" y=\"" +
+         detail::svg_coordinate(key_y + 5) + "\" width=\"10\" height=\"10\"/>\n<text class=\"sub\" x=\"18\" y=\"" +
+         detail::svg_coordinate(key_y + 14) + "\">" +
+         (options.transfers ? "bars under a pixel, merged; transfer rows: sends above, receives below"
+                            : "bars under a pixel, merged (the tooltip lists them)") +
+         "</text>\n</g>\n";
 
   std::vector<std::vector<detail::gantt_bar>> compute(m);
   for (vertex_id v = 0; v < n; ++v) compute[s.device[v]].push_back({s.start[v], s.finish[v], v, v});
