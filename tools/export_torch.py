@@ -655,11 +655,12 @@ def command_arguments(arguments):
             argument = os.path.basename(argument)
         elif after_model:
             argument = model_label(argument)
-        elif argument.startswith("--output="):
-            argument = "--output=" + os.path.basename(argument[len("--output="):])
+        elif argument.startswith(("--out=", "--output=")):
+            flag, _, path = argument.partition("=")
+            argument = flag + "=" + os.path.basename(path)
         elif argument.startswith("--model="):
             argument = "--model=" + model_label(argument[len("--model="):])
-        after_output, after_model = argument == "--output", argument == "--model"
+        after_output, after_model = argument in ("--out", "-o", "--output"), argument == "--model"
         out.append(argument)
     return out
 
@@ -710,7 +711,10 @@ def export_module(model, example_inputs, out, *, targets=(), loss_fn=None, runs=
             if run == warmup:
                 interpreter.times.clear()
             interpreter.run(*flat)
-            print(f"run {run + 1}/{warmup + runs} done", file=sys.stderr)
+            if run < warmup:
+                print(f"warm-up run {run + 1}/{warmup} done", file=sys.stderr)
+            else:
+                print(f"run {run - warmup + 1}/{runs} done", file=sys.stderr)
 
     vertices, edges = build_graph(gm, param_names, buffer_names, recorder, backward_starts,
                                   interpreter.times, keep_views)
@@ -753,7 +757,8 @@ def main(argv=None):
                         help="mlp, small_cnn, inception_v3, resnet50, gpt2 or gnmt; or your own model as "
                              "MODULE:CALLABLE or FILE.py:CALLABLE, a callable that returns (module, inputs) or "
                              "(module, inputs, targets, loss_fn)")
-    parser.add_argument("--output", required=True, help="output file (.json or .json.gz)")
+    parser.add_argument("--out", "-o", "--output", dest="out", required=True,
+                        help="output file (.json or .json.gz); --output is its former name")
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--runs", type=int, default=5, help="timed runs per node (median taken)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs before timing")
@@ -781,7 +786,7 @@ def main(argv=None):
     else:
         model, inputs, targets, loss_fn, sizes = build_model(args)
     command = "tools/export_torch.py " + " ".join(command_arguments(argv if argv is not None else sys.argv[1:]))
-    document = export_module(model, inputs, args.output, targets=targets, loss_fn=loss_fn, runs=args.runs,
+    document = export_module(model, inputs, args.out, targets=targets, loss_fn=loss_fn, runs=args.runs,
                              warmup=args.warmup, device=args.device, threads=args.threads,
                              keep_views=args.keep_views, name=model_label(args.model), note=args.note,
                              metadata={"command": command, **({"sizes": sizes} if sizes else {}),

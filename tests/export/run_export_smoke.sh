@@ -26,7 +26,10 @@ rm -f "$graph" "$workdir/mlp.json.gz" "$placement"
 
 # A conv net with batch norm (buffers, in-place updates, tuple outputs) and an MLP; few runs.
 "$python" "$exporter" --model small_cnn --batch-size 4 --image-size 16 --runs 2 --warmup 1 \
-  --threads 1 --output "$graph"
+  --threads 1 --out "$graph" 2>"$workdir/export.log"
+grep -q "^warm-up run 1/1 done" "$workdir/export.log" && grep -q "^run 2/2 done" "$workdir/export.log" &&
+  ! grep -q "^run 3/" "$workdir/export.log" || { echo "FAIL: the exporter counts its runs wrong:" >&2; cat "$workdir/export.log" >&2; exit 1; }
+# --output, the flag's former name, still works.
 "$python" "$exporter" --model mlp --batch-size 8 --runs 2 --warmup 0 --threads 1 --output "$workdir/mlp.json.gz"
 
 # The file must say where and how it was measured, and pair some backward vertices.
@@ -38,8 +41,8 @@ metadata = document["metadata"]
 for key in ("model", "batch_size", "device", "torch_version", "created", "command", "timing"):
     assert key in metadata, "metadata lacks " + key
 # The command names the output file, not where the exporting machine keeps it.
-assert "--output small_cnn.json" in metadata["command"], metadata["command"]
-assert "/" not in metadata["command"].split("--output", 1)[1], metadata["command"]
+assert "--out small_cnn.json" in metadata["command"], metadata["command"]
+assert "/" not in metadata["command"].split("--out", 1)[1], metadata["command"]
 vertices = document["vertices"]
 names = {v["name"] for v in vertices}
 assert len(names) == len(vertices), "vertex names are not unique"
