@@ -123,6 +123,22 @@ for r in rows:
     assert runs[r["ranked_run"]] == r["ranked_makespan"], r
 PY
 
+# place --format json: the report as a document on stdout (the text on stderr), the same figures.
+"$gantry" place -g "$tiny" --devices 2 --latency 1ms --local-search 50 --format json -o placed_json.json \
+  >placed.json 2>stderr.txt || { echo "FAIL: place --format json:" >&2; cat stderr.txt >&2; failures=$((failures + 1)); }
+grep -q "^algorithm     m-etf" stderr.txt || { echo "FAIL: place --format json does not put its text on stderr" >&2; failures=$((failures + 1)); }
+python3 - placed.json placed_json.json <<'PY' || { echo "FAIL: place --format json's document" >&2; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+placement = json.load(open(sys.argv[2]))
+assert d["algorithm"].startswith("m-etf") and d["respects_memory"] is True, d
+assert d["local_search"]["simulations"] >= 1, d
+runs = {"placement-order": d["replay_makespan"], "strict-order": d["in_order_makespan"]}
+assert d["makespan"] == runs[d["run"]] == min(x for x in runs.values() if x is not None), d
+assert len(d["devices"]) == 2 and d["units"]["time"] == "seconds", d
+assert placement["metadata"]["run"] == d["run"], placement["metadata"]
+PY
+
 # Where the work-conserving replay runs out of memory and the placer's order fits (the memory the
 # placer checked), place keeps and writes the run in its order, and simulate and compare agree.
 oom=$source_dir/tests/data/replay_oom

@@ -183,16 +183,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
       } else {
         if (is_fallback(p)) r["fallback"] = p.outcome.message;
         if (const auto note = note_of(row.placed)) r["note"] = *note;
-        if (row.searched) {
-          const auto& found = row.searched->result;
-          r["local_search"] = {{"moves", found.moves},
-                               {"simulations", found.simulations},
-                               {"seconds", found.placement.placement_time},
-                               {"start_makespan", found.start_makespan},
-                               {"makespan", found.makespan},
-                               {"improved", row.searched->improved},
-                               {"timed_out", found.timed_out}};
-        }
+        if (row.searched) r["local_search"] = row.searched->json();
         const auto& s = row.judged()->schedule;
         r["status"] = "ok";
         const auto& in_order = row.runs->in_order;

@@ -51,6 +51,12 @@ int main(int argc, char** argv) {
       "Graphs and clusters are JSON files (docs/format.md). Try:\n"
       "  gantry compare --graph examples/graphs/tiny.json --devices 4 --memory 8GiB\n"};
   app.require_subcommand(1);
+  // CLI11's own errors (an unknown option, a missing value) name the command as every other error does.
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    std::string who = "gantry";
+    for (const CLI::App* sub : top->get_subcommands()) who += " " + sub->get_name();
+    return who + ": " + CLI::FailureMessage::simple(top, e);
+  });
   app.set_version_flag("--version", "gantry 0.1.0");
 
   std::string graph_path, algorithm = "m-etf", out, placement_path, format = "table", compare_svg_path;
@@ -76,6 +82,12 @@ int main(int argc, char** argv) {
   place->add_option("--algorithm,-a", algorithm, "placer to run (`gantry algorithms` lists them)")
       ->capture_default_str();
   place->add_option("--out,-o", out, "write the placement (JSON) here");
+  place
+      ->add_option("--format", format,
+                   "table or json (on stdout, every number at full precision, times in seconds, sizes in bytes; "
+                   "the table then goes to stderr)")
+      ->check(one_of({"table", "json"}))
+      ->capture_default_str();
   after.add_to(*place);
   sf.add_to(*place);
   ff.add_to(*place);
@@ -146,7 +158,8 @@ int main(int argc, char** argv) {
                   << (entry.respects_memory ? "" : " (ignores memory)") << "\n";
       return 0;
     }
-    if (*place) return run_place(graph_path, graph_input, cf, sf, algorithm, after, out, of, ff, ef, inputs.make());
+    if (*place)
+      return run_place(graph_path, graph_input, cf, sf, algorithm, after, out, format, of, ff, ef, inputs.make());
     if (*sim)
       return run_simulate(graph_path, graph_input, placement_path, cf, sf, runs, cv, seed, check, of, format,
                           inputs.make());

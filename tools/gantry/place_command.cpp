@@ -18,8 +18,8 @@ namespace gantry::cli {
 
 int run_place(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
               const simulation_flags& sf, const std::string& algorithm, const after_placing_flags& after,
-              const std::string& out, const output_flags& of, const fuse_flags& ff, const placer_limit_flags& ef,
-              const read_limits& limits) {
+              const std::string& out, const std::string& format, const output_flags& of, const fuse_flags& ff,
+              const placer_limit_flags& ef, const read_limits& limits) {
   (void)after.local_search_seconds();  // a bad --local-search-time is refused before the graph is read
   const auto file = read_any_graph_file(graph_path, reading, limits);
   const graph& g = file.graph;
@@ -75,33 +75,36 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
     if (searched->improved) chosen += " + local search";
     p.placement_time = elapsed_since(t0);
   }
-  std::cout << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links "
-            << link_text(c) << "\n";
-  std::cout << "algorithm     " << chosen << " (placed in " << fixed_text(p.placement_time * 1e3, 2) << " ms, "
-            << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
-  if (placed.placement.outcome.message.find(" instead") != std::string::npos)
-    std::cout << "fallback      " << placed.placement.outcome.message << "\n";
-  if (const auto note = note_of(placed)) std::cout << "note          " << *note << "\n";
-  if (searched) std::cout << "local search  " << searched->text() << "\n";
+  // The report: text on stdout, or with --format json a document on stdout and the text on stderr.
+  const bool json = format == "json";
+  std::ostream& text = json ? std::cerr : std::cout;
+  text << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links " << link_text(c)
+       << "\n";
+  text << "algorithm     " << chosen << " (placed in " << fixed_text(p.placement_time * 1e3, 2) << " ms, "
+       << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
+  const bool fallback = placed.placement.outcome.message.find(" instead") != std::string::npos;
+  if (fallback) text << "fallback      " << placed.placement.outcome.message << "\n";
+  const auto note = note_of(placed);
+  if (note) text << "note          " << *note << "\n";
+  if (searched) text << "local search  " << searched->text() << "\n";
   if (placed.own_schedule)
-    std::cout << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule)\n";
+    text << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule)\n";
   // The two runs the placement is judged by; the faster that runs is kept and written.
   const auto shown = [](const simulation_result& r) {
     return r.ok() ? format_seconds(r.schedule.makespan)
                   : "does not run (" + std::string(to_string(r.outcome.code)) + ")";
   };
   if (sf.policy != "strict-order")
-    std::cout << "replayed      " << shown(judged.replay) << " (--policy " << sf.policy
-              << (sf.policy == "placement-order" ? ", work-conserving" : "") << kept_mark(judged, false, sf) << ")\n";
-  std::cout << "in its order  " << shown(judged.in_order)
-            << " (each device runs its vertices in the placer's order: strict-order" << kept_mark(judged, true, sf)
-            << ")\n";
+    text << "replayed      " << shown(judged.replay) << " (--policy " << sf.policy
+         << (sf.policy == "placement-order" ? ", work-conserving" : "") << kept_mark(judged, false, sf) << ")\n";
+  text << "in its order  " << shown(judged.in_order)
+       << " (each device runs its vertices in the placer's order: strict-order" << kept_mark(judged, true, sf) << ")\n";
   if (algorithm == "exact")
-    std::cout << "proven bound  " << format_seconds(proof->bound)
-              << (proof->optimal              ? " (the schedule is optimal)"
-                  : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
-                                              : " (the schedule may be longer than the optimum)")
-              << "\n";
+    text << "proven bound  " << format_seconds(proof->bound)
+         << (proof->optimal              ? " (the schedule is optimal)"
+             : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
+                                         : " (the schedule may be longer than the optimum)")
+         << "\n";
   if (!judged.ok()) {
     std::cerr << "gantry place: the placement does not run: " << judged.replay.outcome.message
               << (sf.policy != "strict-order" ? "; nor in its order: " + judged.in_order.outcome.message : "")
@@ -122,7 +125,34 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
            std::filesystem::path(graph_path).filename().string() + ": " + chosen + " on " + describe_devices(c) +
                ", makespan " + format_seconds(sim.schedule.makespan));
   outputs.commit();
-  print_schedule_summary(sim.schedule, c);
+  if (!json) {
+    print_schedule_summary(sim.schedule, c);
+    return 0;
+  }
+  const auto makespan_or_null = [](const simulation_result& r) {
+    return r.ok() ? nlohmann::ordered_json(r.schedule.makespan) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json document;
+  document["graph"] = graph_path;
+  document["cluster"] = describe_devices(c);
+  document["communication"] = to_string(c.comm());
+  document["algorithm"] = chosen;
+  document["respects_memory"] = entry->respects_memory;
+  document["placement_seconds"] = p.placement_time;
+  if (fallback) document["fallback"] = placed.placement.outcome.message;
+  if (note) document["note"] = *note;
+  if (searched) document["local_search"] = searched->json();
+  document["own_makespan"] =
+      placed.own_schedule ? nlohmann::ordered_json(placed.own_schedule->makespan) : nlohmann::ordered_json(nullptr);
+  document["replay_makespan"] = makespan_or_null(judged.replay);
+  document["in_order_makespan"] = makespan_or_null(judged.in_order);
+  document["run"] = metadata["run"];
+  if (algorithm == "exact")
+    document["proven_bound"] = {
+        {"bound", proof->bound}, {"optimal", proof->optimal}, {"time_limit_reached", proof->time_limit_reached}};
+  auto summary = schedule_summary_json(sim.schedule, c);
+  for (auto& [key, value] : summary.items()) document[key] = std::move(value);
+  std::cout << document.dump(2) << "\n";
   return 0;
 }
 

@@ -101,8 +101,8 @@ struct after_placing_flags {
 // gantry place (place_command.cpp).
 int run_place(const std::string& graph_path, const graph_reading& reading, const cluster_flags& cf,
               const simulation_flags& sf, const std::string& algorithm, const after_placing_flags& after,
-              const std::string& out, const output_flags& of, const fuse_flags& ff, const placer_limit_flags& ef,
-              const read_limits& limits);
+              const std::string& out, const std::string& format, const output_flags& of, const fuse_flags& ff,
+              const placer_limit_flags& ef, const read_limits& limits);
 // gantry simulate (simulate_command.cpp).
 int run_simulate(const std::string& graph_path, const graph_reading& reading, const std::string& placement_path,
                  const cluster_flags& cf, const simulation_flags& sf, std::size_t runs, double cv, std::uint64_t seed,

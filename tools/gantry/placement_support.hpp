@@ -164,6 +164,15 @@ struct local_search_step {
            format_seconds(result.makespan) + (improved ? "" : ", the placer's placement kept") +
            (result.timed_out ? " (stopped at --local-search-time)" : "");
   }
+  [[nodiscard]] nlohmann::ordered_json json() const {
+    return {{"moves", result.moves},
+            {"simulations", result.simulations},
+            {"seconds", result.placement.placement_time},
+            {"start_makespan", result.start_makespan},
+            {"makespan", result.makespan},
+            {"improved", improved},
+            {"timed_out", result.timed_out}};
+  }
 };
 inline std::optional<local_search_step> improve_locally(const graph& g, const graph_model& model, const cluster& c,
                                                         placer_result& placed, judged_run& judged,
