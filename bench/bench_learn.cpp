@@ -8,8 +8,10 @@
 // is not the lucky minimum of many noisy judgements.
 // Training: imitation of a teacher, then REINFORCE, for a time budget per graph: argument 1 or
 // GANTRY_LEARN_BUDGET, seconds (default 120). The teacher (argument 2 or GANTRY_LEARN_TEACHER) is
-// "critical-path" (DOPPLER's, the default) or "best": the other placer
-// whose placement has the lowest mean over the training draws (never the held-out ones). Argument 3
+// "best" (the default, as `gantry learn`'s): the registry placer whose placement has the lowest
+// mean over the training draws (never the held-out ones), or "doppler-critical-path", DOPPLER's
+// built-in rule. Training never returns worse than the teacher's placement under its judge; the
+// output says whether the answer is the policy's own, and the policy's best beside it. Argument 3
 // (or GANTRY_LEARN_COMM_FACTOR), default 1, is DOPPLER's communication factor (App. D): every
 // transfer costs that many times its bytes over the link, the factor DOPPLER fitted its own
 // simulator to its real engine with (4); training and judging both use it, and the TARGET names
@@ -59,7 +61,9 @@ double load_average() {
 struct outcome_row {
   std::string graph;
   double learned = 0, critical_path = 0, best_other = 0, seconds = 0, episodes_per_second = 0;
-  std::string best_other_name;
+  std::size_t episodes = 0;
+  bool from_policy = false;
+  std::string best_other_name, teacher;
 };
 
 }  // namespace
@@ -72,11 +76,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_learn: the training budget must be > 0 seconds\n");
     return 2;
   }
-  std::string teacher = "critical-path";
+  std::string teacher = "best";
   if (const char* env = std::getenv("GANTRY_LEARN_TEACHER")) teacher = env;
   if (argc > 2) teacher = argv[2];
-  if (teacher != "critical-path" && teacher != "best") {
-    std::fprintf(stderr, "bench_learn: the teacher must be critical-path or best, got '%s'\n", teacher.c_str());
+  if (teacher != "doppler-critical-path" && teacher != "best") {
+    std::fprintf(stderr, "bench_learn: the teacher must be best or doppler-critical-path, got '%s'\n", teacher.c_str());
     return 2;
   }
   double comm_factor = 1;
@@ -124,7 +128,7 @@ int main(int argc, char** argv) {
                                            .seed = 1,
                                            .time_limit = budget};
     double best_trained = std::numeric_limits<double>::infinity();
-    std::string teacher_name = "critical-path";
+    std::string teacher_name = teacher;
     for (const auto& entry : gantry::placers()) {
       const auto placed = entry.place({g, model, gpus});
       if (!placed.placement.ok()) continue;
@@ -145,7 +149,6 @@ int main(int argc, char** argv) {
         row.best_other_name = entry.name;
       }
     }
-    if (teacher_name == "critical-path") options.teacher.reset();  // the built-in teacher
     std::printf("  imitation teacher: %s\n", teacher_name.c_str());
     const auto learned = gantry::learn::doppler(g, model, gpus, options);
     if (!learned.ok()) {
@@ -155,6 +158,9 @@ int main(int argc, char** argv) {
       row.learned = evaluated_makespan(g, model, gpus, learned.placement);
     }
     row.seconds = learned.training_seconds;
+    row.episodes = learned.episodes;
+    row.teacher = teacher_name;
+    row.from_policy = learned.from_policy;
     row.episodes_per_second = static_cast<double>(learned.episodes) / learned.training_seconds;
     const double best_judged = learned.curve.empty() ? 0.0 : learned.curve.back().best;
     std::printf(
@@ -162,6 +168,10 @@ int main(int argc, char** argv) {
         "best judged in training %.3f ms, rechecked %.3f ms)\n",
         "doppler", row.learned * 1e3, learned.episodes, learned.training_seconds, row.episodes_per_second,
         learned.agreement, best_judged * 1e3, learned.makespan * 1e3);
+    // Whether the answer is the policy's own or its teacher's, which training never returns worse than.
+    std::printf("  the answer is %s; the policy's own best judged in training %.3f ms, the teacher's %.3f ms\n",
+                learned.from_policy ? "decoded by the policy" : "the teacher's placement",
+                learned.policy_makespan * 1e3, learned.teacher_makespan * 1e3);
     std::printf("  doppler / best other (%s) = %.4f, doppler / critical-path = %.4f; load average %.2f\n\n",
                 row.best_other_name.c_str(), row.learned / row.best_other, row.learned / row.critical_path,
                 load_average());
@@ -175,8 +185,15 @@ int main(int argc, char** argv) {
 
   int below_cp = 0;
   for (const auto& r : rows) below_cp += r.learned <= 0.95 * r.critical_path ? 1 : 0;
+  std::printf("graph         learn/best other  learn/CP  teacher                 answer    episodes  seconds\n");
+  for (const auto& r : rows)
+    std::printf("%-13s %16.4f  %8.4f  %-22s  %-8s  %8zu  %7.1f\n", r.graph.c_str(), r.learned / r.best_other,
+                r.learned / r.critical_path, r.teacher.c_str(), r.from_policy ? "policy" : "teacher", r.episodes,
+                r.seconds);
+  std::printf("\n");
   for (const auto& r : rows) {
     bench::print_target(("learn_" + r.graph + "_vs_best_other" + suffix).c_str(), r.learned / r.best_other, 1.0);
+    bench::print_target(("learn_" + r.graph + "_vs_critical_path" + suffix).c_str(), r.learned / r.critical_path, 1.0);
   }
   // Training, its final decode and rechecks included, stays within the budget.
   for (const auto& r : rows)

@@ -49,8 +49,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   std::optional<exact_proof> exact_ran;
   const auto coarse = ff.reduce(g, c);
   std::size_t index = 0;
-  std::optional<heartbeat> beat;  // while placers run
-  beat.emplace("compare", "starting");
+  std::optional<heartbeat> beat(std::in_place, "compare", "starting");  // while placers run
   for (const auto& entry : all) {
     ++index;
     if (!only.empty() && std::find(only.begin(), only.end(), entry.name) == only.end()) continue;

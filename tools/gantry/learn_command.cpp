@@ -1,7 +1,8 @@
 // `gantry learn`: trains DOPPLER's dual policy (gantry/learn/doppler.hpp) on one graph, stage by
-// stage (imitation of Critical Path, REINFORCE on the simulator, REINFORCE on the simulator with
-// drawn durations), printing progress with the best makespan so far, and writes the best
-// placement, the weights and the learning curve (CSV, and an SVG plot). --weights-in starts from
+// stage (imitation of a teacher, by default the library's best placer on the graph; REINFORCE on the
+// simulator; REINFORCE on the simulator with drawn durations), printing progress with the best
+// makespan so far, and writes the best placement (never worse than the teacher's, and the report
+// says which it is), the weights and the learning curve (CSV, and an SVG plot). --weights-in starts from
 // saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block). The training itself
 // is compiled in learn_training.cpp.
 
@@ -13,6 +14,7 @@
 
 #include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
+#include <gantry/place/placers.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -156,7 +158,8 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     request.time_limit = time_limit;
     const std::size_t total = request.imitation_episodes + request.reinforce_episodes + request.measured_episodes;
     // Every 2 s once training has run 2 s, terminal or not, however long an episode takes.
-    std::optional<heartbeat> beat(std::in_place, "learn", "training: first episode");
+    std::optional<heartbeat> beat(std::in_place, "learn", "choosing the teacher");
+    request.on_progress = [&](const std::string& what) { beat->set(what); };
     request.on_episode = [&](const learn::learning_point& p) {
       ++shown;
       beat->set("training: " + std::to_string(shown) + " of " + std::to_string(total) + " episodes, " +
@@ -188,11 +191,28 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
         << format_seconds(learned.training_seconds) << " ("
         << fixed_text(static_cast<double>(learned.episodes) / learned.training_seconds, 1) << " runs/s)"
         << (learned.stopped_by_time_limit ? ", stopped by --time-limit" : "") << "\n";
-    if (imitation)
-      out << "imitation     " << fixed_text(learned.agreement, 3) << " agreement with "
-          << (flags.training.teacher == "critical-path" ? std::string("Critical Path") : flags.training.teacher)
-          << "\n";
-    out << "best          " << format_seconds(learned.makespan) << " simulated makespan\n";
+    if (learned.teacher == builtin_teacher_name)
+      out << "teacher       " << builtin_teacher_name << " (DOPPLER's built-in rule)\n";
+    else
+      out << "teacher       " << learned.teacher << ": " << format_seconds(learned.teacher_makespan)
+          << (flags.training.teacher == best_teacher_name
+                  ? (learned.teachers_cut_short
+                         ? ", the best of the first " + std::to_string(learned.teachers_tried) + " of " +
+                               std::to_string(placers().size()) +
+                               " registry placers (half of --time-limit passed before the rest)"
+                         : ", the best of " + std::to_string(learned.teachers_tried) + " registry placers")
+                  : std::string())
+          << ", chosen in " << format_seconds(learned.teacher_seconds) << "\n";
+    const bool imitated = std::any_of(learned.curve.begin(), learned.curve.end(), [](const learn::learning_point& p) {
+      return p.stage == learn::learn_stage::imitation;
+    });
+    if (imitated) out << "imitation     " << fixed_text(learned.agreement, 3) << " agreement with the teacher\n";
+    out << "best          " << format_seconds(learned.makespan) << " simulated makespan, ";
+    if (learned.from_policy) out << "decoded by the policy\n";
+    else
+      out << "the teacher's placement (the policy's best: "
+          << (std::isfinite(learned.policy_makespan) ? format_seconds(learned.policy_makespan) : std::string("none"))
+          << ")\n";
     atomic_file_group outputs;
     if (!flags.out.empty())
       outputs.add_text(flags.out, placement_text(g, c, learned.placed,
@@ -253,8 +273,9 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
       ->capture_default_str();
   command
       ->add_option("--teacher", flags->training.teacher,
-                   "stage I imitates this placer: critical-path (DOPPLER's teacher) or any name of `gantry place`'s "
-                   "library placers")
+                   "stage I imitates this placer, whose placement training never returns worse than: best (the "
+                   "fastest placement of the library's placers under training's judge), any of their names, or "
+                   "doppler-critical-path (DOPPLER's built-in rule)")
       ->capture_default_str();
   command->add_option("--seed", flags->training.seed, "seed of the weights and the sampling")
       ->check(whole_number_from<std::uint64_t>(0))

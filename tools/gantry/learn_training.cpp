@@ -3,6 +3,7 @@
 // that compiles Eigen and DOPPLER's trainer.
 #include "learn_training.hpp"
 
+#include <gantry/core/enum_names.hpp>
 #include <gantry/core/units.hpp>
 #include <gantry/learn/doppler.hpp>
 #include <gantry/place/colocation.hpp>
@@ -10,9 +11,14 @@
 #include <gantry/sim/simulator.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,14 +35,99 @@ inline constexpr std::size_t doppler_compare_vertex_limit = 5000;
   return vertices <= 500 ? 200 : std::max<std::size_t>(20, 100'000 / vertices);
 }
 
+namespace {
+
+// The teacher training imitates, and its placement as training judges it.
+struct chosen_teacher {
+  std::string name;
+  std::optional<placement> placed;  // none: DOPPLER's built-in rule
+  seconds makespan = std::numeric_limits<seconds>::infinity();
+  std::size_t tried = 0;   // "best": the registry placers that ran
+  bool cut_short = false;  // "best": the time budget stopped it before the last placer
+  double seconds_taken = 0;
+};
+
+// `name` as training_request::teacher reads it. A registry placer runs as `gantry place -a NAME`
+// runs it without other flags (placer_request's defaults); "best" runs them in the registry's
+// order and keeps the fastest under `judging`'s judge (learn::doppler_judge), the earlier on a tie.
+// With a finite budget, "best" starts no placer once half of it is spent (a placer that runs cannot
+// be stopped, so this is a soft limit); the first always runs. `progress` hears which placer runs.
+chosen_teacher choose_teacher(const std::string& name, const graph& g, const graph_model& model, const cluster& c,
+                              bool cache_transfers, const learn::doppler_options& judging, seconds budget,
+                              const std::function<void(const std::string&)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  chosen_teacher out{.name = name};
+  if (name == builtin_teacher_name) return out;
+  const auto& entries = placers();
+  // A placer's placement and its judged makespan; nothing when it finds none or the run fails.
+  const auto judged = [&](const placer_entry& e) -> std::optional<std::pair<placement, seconds>> {
+    auto placed = e.place(placer_request{g, model, c, cache_transfers});
+    if (!placed.placement.ok()) return std::nullopt;
+    const auto m = learn::doppler_judge(g, model, c, placed.placement, judging);
+    if (!m) return std::nullopt;
+    // As place and simulate do: a makespan that overflowed is bad input, not a result.
+    if (!std::isfinite(*m))
+      throw invalid_input("--teacher " + name + ": " + e.name + "'s simulated makespan is not finite (" +
+                          format_seconds(*m) +
+                          "): the graph's compute and transfer times are too large to add up "
+                          "in a double");
+    return std::pair{std::move(placed.placement), *m};
+  };
+  if (name == best_teacher_name) {
+    for (const auto& e : entries) {
+      if (out.tried > 0 && elapsed() >= budget / 2) {
+        out.cut_short = true;
+        break;
+      }
+      if (progress)
+        progress("choosing the teacher: placer " + std::to_string(out.tried + 1) + " of " +
+                 std::to_string(entries.size()) + ", " + e.name);
+      ++out.tried;
+      if (auto r = judged(e); r && r->second < out.makespan) {
+        out.name = e.name;
+        out.placed = std::move(r->first);
+        out.makespan = r->second;
+      }
+    }
+    if (!out.placed)
+      throw invalid_input("--teacher best: no placer of the registry found a placement that runs within memory" +
+                          std::string(out.cut_short ? " before half of the time limit" : ""));
+  } else {
+    const auto entry =
+        std::find_if(entries.begin(), entries.end(), [&](const placer_entry& e) { return e.name == name; });
+    if (entry == entries.end()) {
+      std::vector<std::string_view> names{best_teacher_name, builtin_teacher_name};
+      for (const auto& e : entries) names.push_back(e.name);
+      throw invalid_input("--teacher: unknown placer '" + name + "'" + did_you_mean(name, names) + "; expected " +
+                          best_teacher_name + ", " + builtin_teacher_name +
+                          " or a library placer that `gantry algorithms` lists");
+    }
+    if (progress) progress("choosing the teacher: " + name);
+    auto placed = judged(*entry);
+    if (!placed) {
+      const auto why = entry->place(placer_request{g, model, c, cache_transfers}).placement.outcome;
+      throw invalid_input("--teacher: " + name + " found no placement" +
+                          (why.ok() ? std::string(" that runs within memory") : ": " + why.message));
+    }
+    out.tried = 1;
+    out.placed = std::move(placed->first);
+    out.makespan = placed->second;
+  }
+  out.seconds_taken = elapsed();
+  return out;
+}
+
+}  // namespace
+
 // The `doppler` placer of the tool: 20 imitation and doppler_reinforce_episodes() REINFORCE
-// episodes, seed 1. With a time limit training may stop earlier; the result's "note" then says so
-// (place and compare print it).
+// episodes, seed 1, imitating the best placer of the registry (as `gantry learn` does). With a time limit training may
+// stop earlier; the result's "note" then says so (place and compare print it).
 placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
   return {"doppler",
-          "DOPPLER's learned dual policy: imitation of Critical Path, then REINFORCE on the simulator "
-          "(20 + 200 episodes, 100000 / vertices REINFORCE episodes above 500 vertices; seed 1; `gantry learn` "
-          "trains longer)",
+          "DOPPLER's learned dual policy: imitation of the registry's best placer on the graph, then REINFORCE "
+          "on the simulator (20 + 200 episodes, 100000 / vertices REINFORCE episodes above 500 vertices; seed 1; "
+          "never worse than its teacher; `gantry learn` trains longer)",
           false, [time_limit](const placer_request& r) {
             if (r.g.vertex_count() > doppler_compare_vertex_limit) {
               placement p;
@@ -52,16 +143,31 @@ placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
             options.list.cache_transfers = r.cache_transfers;
             options.list.group = colocation_groups(r.g);
             options.simulation.cache_transfers = r.cache_transfers;
+            auto teacher = choose_teacher(best_teacher_name, r.g, r.model, r.devices, r.cache_transfers, options,
+                                          options.time_limit, {});
+            options.teacher = std::move(teacher.placed);
+            options.teacher_makespan = teacher.makespan;
+            options.time_limit = std::max(0.0, options.time_limit - teacher.seconds_taken);
             auto learned = learn::doppler(r.g, r.model, r.devices, std::move(options));
             placer_result out{std::move(learned.placement),
                               std::nullopt,
                               {{"episodes", std::to_string(learned.episodes)},
-                               {"training_seconds", std::to_string(learned.training_seconds)}}};
+                               {"training_seconds", std::to_string(learned.training_seconds)},
+                               {"teacher", teacher.name},
+                               {"from_policy", learned.from_policy ? "true" : "false"}}};
+            // One note: what cut training short, and whose placement this is.
+            std::string note;
             if (learned.stopped_by_time_limit)
-              out.metadata.emplace_back(
-                  "note", "--doppler-time-limit " + format_seconds(*time_limit) + " stopped training after " +
-                              std::to_string(learned.episodes) + " episodes, short of its budget of 20 imitation + " +
-                              std::to_string(reinforce) + " REINFORCE: another machine may give another placement");
+              note = "--doppler-time-limit " + format_seconds(*time_limit) + " stopped training after " +
+                     std::to_string(learned.episodes) + " episodes, short of its budget of 20 imitation + " +
+                     std::to_string(reinforce) + " REINFORCE: another machine may give another placement";
+            if (learned.ok() && !learned.from_policy)
+              note += (note.empty() ? "" : "; ") + std::string("the policy's best (") +
+                      (std::isfinite(learned.policy_makespan) ? format_seconds(learned.policy_makespan)
+                                                              : std::string("none ran")) +
+                      ") did not beat its teacher " + teacher.name + " (" + format_seconds(teacher.makespan) +
+                      "): this is the teacher's placement";
+            if (!note.empty()) out.metadata.emplace_back("note", std::move(note));
             return out;
           }};
 }
@@ -82,26 +188,26 @@ training_outcome train_doppler(const graph& g, const cluster& c, training_reques
                                  .seed = request.seed,
                                  .time_limit = request.time_limit};
   options.list.group = colocation_groups(g);
-  if (request.teacher != "critical-path") {
-    const auto& entries = placers();
-    const auto entry =
-        std::find_if(entries.begin(), entries.end(), [&](const placer_entry& e) { return e.name == request.teacher; });
-    if (entry == entries.end()) {
-      std::string names;
-      for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.name;
-      throw invalid_input("--teacher: unknown placer '" + request.teacher + "' (critical-path, " + names + ")");
-    }
-    auto taught = entry->place({g, model, c});
-    if (!taught.placement.ok())
-      throw invalid_input("--teacher: " + request.teacher + " found no placement: " + taught.placement.outcome.message);
-    options.teacher = std::move(taught.placement);
-  }
+  auto teacher = choose_teacher(request.teacher, g, model, c, /*cache_transfers=*/true, options, request.time_limit,
+                                request.on_progress);
+  options.teacher = std::move(teacher.placed);
+  if (options.teacher) options.teacher_makespan = teacher.makespan;
+  // The time limit covers choosing the teacher and training together.
+  options.time_limit = std::max(0.0, request.time_limit - teacher.seconds_taken);
+  if (request.on_progress) request.on_progress("training: first episode");
   options.on_episode = std::move(request.on_episode);
   auto learned = learn::doppler(g, model, c, std::move(options), std::move(weights));
   training_outcome out{.outcome = learned.outcome,
                        .placed = std::move(learned.placement),
                        .simulated = std::nullopt,
                        .makespan = learned.makespan,
+                       .from_policy = learned.from_policy,
+                       .policy_makespan = learned.policy_makespan,
+                       .teacher = teacher.name,
+                       .teacher_makespan = teacher.makespan,
+                       .teachers_tried = teacher.tried,
+                       .teachers_cut_short = teacher.cut_short,
+                       .teacher_seconds = teacher.seconds_taken,
                        .agreement = learned.agreement,
                        .episodes = learned.episodes,
                        .training_seconds = learned.training_seconds,

@@ -28,9 +28,12 @@ struct training_request {
   seconds time_limit = 600;
   std::size_t hidden = 32;
   double rate = 1e-3, entropy = 1e-2, entropy_half_life = 100;
-  std::string teacher = "critical-path";  // or a placer of the library's registry
+  // Stage I's teacher: "best" (the best placement of the library's registry under training's judge),
+  // a registry placer's name, or "doppler-critical-path" (DOPPLER §6's built-in rule).
+  std::string teacher = "best";
   std::string weights_in{};               // start from these weights (a file of learn::save_weights)
   std::function<void(const learn::learning_point&)> on_episode{};
+  std::function<void(const std::string&)> on_progress{};  // what runs before the first episode
 };
 
 // What training gave.
@@ -39,6 +42,13 @@ struct training_outcome {
   placement placed;                   // the best placement
   std::optional<schedule> simulated;  // placed, simulated with the model's durations
   seconds makespan = 0;               // the best makespan as training judged it
+  bool from_policy = false;           // that placement was decoded by the policy, not the teacher's
+  seconds policy_makespan = 0;        // the best placement the policy decoded itself (infinity: none)
+  std::string teacher;                // the teacher imitated: a registry placer, or "doppler-critical-path"
+  seconds teacher_makespan = 0;       // its placement under training's judge (infinity: built-in rule)
+  std::size_t teachers_tried = 0;     // "best": the registry placers that ran
+  bool teachers_cut_short = false;    // "best": half the time limit passed before the last one
+  double teacher_seconds = 0;         // choosing the teacher (within the time limit)
   double agreement = 0;               // imitation: agreement with the teacher at the end
   std::size_t episodes = 0;           // every run, greedy decodes included
   double training_seconds = 0;
@@ -49,8 +59,14 @@ struct training_outcome {
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
 };
 
-// Trains DOPPLER's dual policy on g over c. Throws invalid_input for an unknown teacher, or one that
-// finds no placement, and parse_error for a weights file that cannot be read.
+// The names of training_request::teacher besides the registry's placers.
+inline constexpr const char* best_teacher_name = "best";
+inline constexpr const char* builtin_teacher_name = "doppler-critical-path";
+
+// Trains DOPPLER's dual policy on g over c. The teacher's placement counts toward the best seen, so
+// the answer is never worse than the teacher's under training's judge; training_outcome says which
+// it is. Throws invalid_input for an unknown teacher, or one that finds no placement, and
+// parse_error for a weights file that cannot be read.
 [[nodiscard]] training_outcome train_doppler(const graph& g, const cluster& c, training_request request);
 
 // The `doppler` placer of `gantry place` and `compare` (tool_placers.cpp adds it): 20 imitation and

@@ -6,8 +6,10 @@
 //   III the same loop with the makespan from a callback (a real run); by default the simulator with
 //       lognormal-drawn durations, a fresh draw per episode.
 // The best placement seen (judged by the simulator, with the model's durations or the mean over
-// fixed draws), the teacher's own among them, is kept, and greedy decoding is tried every few
-// episodes, so training never returns a placement worse than its teacher's. With drawn durations the
+// fixed draws) is kept, and greedy decoding is tried every few episodes. A given teacher's placement
+// is judged before the first episode and counts toward the best seen, so training never returns a
+// placement worse than its teacher's, whatever the stages and the time limit; the result says
+// whether the policy beat it (doppler_result::from_policy, policy_makespan). With drawn durations the
 // best of many noisy judgements is biased low (the winner's curse), so finish() judges the few
 // best placements again on fresh draws and returns the best by that mean. doppler_trainer runs
 // stage by stage or episode by episode; doppler() is the one-call form. Everything is seeded: the
@@ -55,9 +57,13 @@ struct doppler_options {
   double temperature = 1.0;       // sampled decoding
   std::size_t greedy_every = 10;  // also decode greedily every this many RL episodes (0: never)
   // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
-  // placer's) is imitated instead: its first-placed ready vertex, on its device. Teacher-forced
-  // placements never count as found: the result is always decoded by the policy itself.
+  // placer's) is imitated instead: its first-placed ready vertex, on its device. The teacher's
+  // placement, and every teacher-forced episode's, counts toward the best seen but never as the
+  // policy's own (doppler_result::policy_makespan).
   std::optional<placement> teacher{};
+  // The teacher's makespan under this judge when the caller has it already (doppler_judge() with
+  // these options): saves judging it again, a simulation on every device, when training starts.
+  std::optional<seconds> teacher_makespan{};
   double measured_cv = 0.1;  // stage III default: lognormal duration noise of the simulator
   // How "best seen" is judged: the mean makespan of judge_draws simulations with durations drawn
   // with judge_cv (seeds judge_seed, judge_seed + 1, ...: the same draws for every placement);
@@ -88,6 +94,12 @@ struct doppler_result {
   gantry::placement placement;  // the best placement seen
   seconds makespan = std::numeric_limits<seconds>::infinity();  // its simulated makespan (the recheck
                                                                 // mean when `rechecked`)
+  // Whether that placement was decoded by the policy (sampled or greedy) rather than teacher-forced
+  // or the given teacher's own; the best the policy decoded, and the given teacher's makespan, both
+  // as judged during training (infinity: none).
+  bool from_policy = false;
+  seconds policy_makespan = std::numeric_limits<seconds>::infinity();
+  seconds teacher_makespan = std::numeric_limits<seconds>::infinity();
   bool rechecked = false;  // chosen among the best candidates on fresh draws (judge_cv > 0)
   dual_policy weights;     // after the last episode
   std::vector<learning_point> curve;
@@ -98,6 +110,36 @@ struct doppler_result {
 
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
 };
+
+// How the trainer judges a placement: the simulator (options.simulation) running p.device with
+// p.order as the priority; the mean makespan over `draws` runs with durations drawn with
+// options.judge_cv and seeds first_seed, first_seed + 1, ... (one run when judge_cv = 0). nullopt
+// when a run fails (memory). `ran`, when given, gets the number of simulations run. A caller
+// choosing a teacher judges the candidates with this, as doppler_trainer will.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] std::optional<seconds> doppler_judge(const G& graph, const M& model, const D& devices, const placement& p,
+                                                   const doppler_options& options, std::uint64_t first_seed,
+                                                   std::size_t draws, std::size_t* ran = nullptr) {
+  simulate_options o = options.simulation;
+  o.priority = p.order;
+  if (options.judge_cv == 0) draws = 1;
+  o.cv = options.judge_cv;
+  seconds sum = 0;
+  std::size_t i = 0;
+  for (; i < draws; ++i) {
+    o.seed = first_seed + i;
+    const auto sim = simulate(graph, model, devices, std::span<const device_id>(p.device), o);
+    if (ran != nullptr) ++*ran;
+    if (!sim.ok()) return std::nullopt;
+    sum += sim.schedule.makespan;
+  }
+  return sum / static_cast<double>(draws);
+}
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] std::optional<seconds> doppler_judge(const G& graph, const M& model, const D& devices, const placement& p,
+                                                   const doppler_options& options) {
+  return doppler_judge(graph, model, devices, p, options, options.judge_seed, options.judge_draws);
+}
 
 // The trainer as a class: init() then imitate()/reinforce()/measured(), or episode_*() one at a
 // time; best() is the best placement seen. Holds references to its arguments.
@@ -135,6 +177,15 @@ class doppler_trainer {
     select_optimizer_ = adam(weights_.select.size(), options_.imitation_rate);
     place_optimizer_ = adam(weights_.place.size(), options_.imitation_rate);
     started_ = std::chrono::steady_clock::now();
+    if (options_.teacher) {
+      const auto& t = *options_.teacher;
+      if (t.device.size() != view_->vertex_count() || t.order.size() != view_->vertex_count())
+        throw invalid_input("doppler: the teacher placement has " + std::to_string(t.device.size()) + " devices and " +
+                            std::to_string(t.order.size()) + " order entries, the graph " +
+                            std::to_string(view_->vertex_count()) + " vertices");
+      if (const auto m = consider(*options_.teacher, /*from_policy=*/false, options_.teacher_makespan))
+        teacher_makespan_ = *m;
+    }
   }
 
   // Stage I: one teacher-forced episode and one Adam step on the mean cross-entropy.
@@ -148,7 +199,7 @@ class doppler_trainer {
     for (const auto& step : trace.steps) accumulate(step, scale, 0.0);
     step_optimizers(options_.imitation_rate);
     // The teacher's own placement counts toward the best seen: training never returns worse.
-    const auto judged = consider(run);
+    const auto judged = consider(run, /*from_policy=*/false);
     learning_point point = record(learn_stage::imitation, run,
                                   judged ? *judged : std::numeric_limits<seconds>::infinity(), trace.agreement());
     last_agreement_ = trace.agreement();
@@ -163,7 +214,7 @@ class doppler_trainer {
     if (interrupted_) return record(stage, run, std::numeric_limits<seconds>::infinity(), 0);
     std::optional<seconds> makespan;
     if (run.ok()) makespan = measured ? measure(run.placement) : judge(run.placement);
-    consider(run);
+    consider(run, /*from_policy=*/true);
     // A failed run (memory) costs twice the baseline.
     const seconds reward_makespan =
         makespan ? *makespan : (reinforced_ > 0 ? 2 * baseline_ : 2 * encoding_.scale * devices_.device_count());
@@ -183,7 +234,7 @@ class doppler_trainer {
       baseline_ += (reward_makespan - baseline_) / static_cast<double>(reinforced_);  // mean of all so far
     else baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
     if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0)
-      consider(run_episode(decoding::greedy, nullptr));
+      consider(run_episode(decoding::greedy, nullptr), /*from_policy=*/true);
     return record(stage, run, reward_makespan, 0);
   }
 
@@ -203,12 +254,12 @@ class doppler_trainer {
   // Places with the current weights, greedily (counts toward the best seen).
   list_schedule_result decode_greedy() {
     auto run = run_episode(decoding::greedy, nullptr);
-    consider(run);
+    consider(run, /*from_policy=*/true);
     return run;
   }
   // Places with `samples` sampled episodes, keeping the best (counts toward the best seen).
   void decode_sampled(std::size_t samples) {
-    for (std::size_t i = 0; i < samples; ++i) consider(run_episode(decoding::sampled, nullptr));
+    for (std::size_t i = 0; i < samples; ++i) consider(run_episode(decoding::sampled, nullptr), /*from_policy=*/true);
   }
 
   // --- queries ---
@@ -217,6 +268,9 @@ class doppler_trainer {
   [[nodiscard]] const graph_encoding& encoding() const noexcept { return encoding_; }
   [[nodiscard]] const std::vector<learning_point>& curve() const noexcept { return curve_; }
   [[nodiscard]] seconds best_makespan() const noexcept { return best_makespan_; }
+  // The best makespan of a placement the policy decoded itself, and the given teacher's (infinity: none).
+  [[nodiscard]] seconds policy_makespan() const noexcept { return policy_makespan_; }
+  [[nodiscard]] seconds teacher_makespan() const noexcept { return teacher_makespan_; }
   [[nodiscard]] const std::optional<placement>& best() const noexcept { return best_; }
   [[nodiscard]] const gantry::outcome& last_outcome() const noexcept { return last_outcome_; }
   [[nodiscard]] seconds baseline() const noexcept { return baseline_; }
@@ -235,29 +289,18 @@ class doppler_trainer {
     return interrupted_ || elapsed() + reserve >= options_.time_limit;
   }
 
-  // Simulated makespan of a placement (the judge of "best"): nullopt when the run fails.
+  // Simulated makespan of a placement (the judge of "best", doppler_judge()): nullopt when the run fails.
   [[nodiscard]] std::optional<seconds> judge(const placement& p) const {
     return judge(p, options_.judge_seed, options_.judge_draws);
   }
   // The mean over `draws` draws with seeds first_seed, first_seed + 1, ... (one run when judge_cv = 0).
   [[nodiscard]] std::optional<seconds> judge(const placement& p, std::uint64_t first_seed, std::size_t draws) const {
-    simulate_options o = options_.simulation;
-    o.priority = p.order;
-    if (options_.judge_cv == 0) draws = 1;
-    o.cv = options_.judge_cv;
-    seconds sum = 0;
     const double began = elapsed();
-    std::size_t i = 0;
-    for (; i < draws; ++i) {
-      o.seed = first_seed + i;
-      const auto sim = simulate(graph_, model_, devices_, std::span<const device_id>(p.device), o);
-      if (!sim.ok()) break;
-      sum += sim.schedule.makespan;
-    }
+    std::size_t ran = 0;
+    auto out = doppler_judge(graph_, model_, devices_, p, options_, first_seed, draws, &ran);
     judge_seconds_ += elapsed() - began;
-    judged_draws_ += std::min(draws, i + 1);
-    if (i < draws) return std::nullopt;
-    return sum / static_cast<double>(draws);
+    judged_draws_ += ran;
+    return out;
   }
 
   // The greedy placement's agreement with the teacher, teacher-forced (for reports and tests).
@@ -299,6 +342,7 @@ class doppler_trainer {
     gantry::placement placement;
     seconds makespan = 0;
     seconds rechecked = std::numeric_limits<seconds>::infinity();
+    bool from_policy = false;  // decoded by the policy, not teacher-forced or the teacher's own
   };
   // The best distinct placements seen, best first (at most recheck_candidates).
   [[nodiscard]] const std::vector<candidate>& candidates() const noexcept { return candidates_; }
@@ -312,15 +356,19 @@ class doppler_trainer {
     out.episodes = episodes_;
     out.training_seconds = elapsed();
     out.stopped_by_time_limit = stopped_by_time_limit_ || interrupted_;
+    out.policy_makespan = policy_makespan_;
+    out.teacher_makespan = teacher_makespan_;
     if (chosen_) {
       out.placement = candidates_[*chosen_].placement;
       out.makespan = chosen_makespan_;
       out.outcome = out.placement.outcome;
       out.rechecked = options_.judge_cv > 0;
+      out.from_policy = candidates_[*chosen_].from_policy;
     } else if (best_) {
       out.placement = *best_;
       out.makespan = best_makespan_;
       out.outcome = best_->outcome;
+      out.from_policy = best_from_policy_;
     } else {
       out.outcome = last_outcome_.ok()
                         ? gantry::outcome{.code = status::infeasible, .message = "doppler: no episode ran"}
@@ -392,28 +440,33 @@ class doppler_trainer {
     return sim.schedule.makespan;
   }
 
-  // Judges a finished run, keeps it when it beats the best, and among the candidates for finish()
-  // when it is one of the best distinct placements seen.
-  std::optional<seconds> consider(const list_schedule_result& run) {
+  // Judges a finished run (or the teacher's placement), keeps it when it beats the best, and among
+  // the candidates for finish() when it is one of the best distinct placements seen.
+  std::optional<seconds> consider(const list_schedule_result& run, bool from_policy) {
     if (!run.ok()) return std::nullopt;
-    const auto makespan = judge(run.placement);
+    return consider(run.placement, from_policy);
+  }
+  std::optional<seconds> consider(const placement& p, bool from_policy, std::optional<seconds> judged = {}) {
+    const auto makespan = judged ? judged : judge(p);
     if (!makespan) return makespan;
+    if (from_policy) policy_makespan_ = std::min(policy_makespan_, *makespan);
     if (*makespan < best_makespan_) {
       best_makespan_ = *makespan;
-      best_ = run.placement;
+      best_ = p;
+      best_from_policy_ = from_policy;
       chosen_.reset();
     }
-    keep_candidate(run.placement, *makespan);
+    keep_candidate(p, *makespan, from_policy);
     return makespan;
   }
-  void keep_candidate(const placement& p, seconds makespan) {
+  void keep_candidate(const placement& p, seconds makespan, bool from_policy) {
     const std::size_t limit = options_.recheck_candidates;
     if (candidates_.size() == limit && makespan >= candidates_.back().makespan) return;
     for (const auto& c : candidates_)
       if (c.placement.device == p.device && c.placement.order == p.order) return;
     auto at =
         std::find_if(candidates_.begin(), candidates_.end(), [&](const candidate& c) { return makespan < c.makespan; });
-    candidates_.insert(at, candidate{.placement = p, .makespan = makespan});
+    candidates_.insert(at, candidate{.placement = p, .makespan = makespan, .from_policy = from_policy});
     if (candidates_.size() > limit) candidates_.pop_back();
     if (chosen_) chosen_.reset();
   }
@@ -443,6 +496,9 @@ class doppler_trainer {
   std::vector<learning_point> curve_;
   std::optional<placement> best_;
   seconds best_makespan_ = std::numeric_limits<seconds>::infinity();
+  bool best_from_policy_ = false;
+  seconds policy_makespan_ = std::numeric_limits<seconds>::infinity();
+  seconds teacher_makespan_ = std::numeric_limits<seconds>::infinity();
   std::vector<candidate> candidates_;  // best first, distinct
   std::optional<std::size_t> chosen_;  // finish()'s pick, reset when the candidates change
   seconds chosen_makespan_ = std::numeric_limits<seconds>::infinity();

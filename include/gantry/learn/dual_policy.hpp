@@ -156,7 +156,7 @@ class doppler_policy {
     for (const vertex_id v : view.ready()) {
       seconds first = std::numeric_limits<seconds>::infinity();
       for (device_id d = 0; d < m; ++d) {
-        if (d % deadline_stride == deadline_stride - 1) check_deadline();
+        tick(d);
         if (view.allowed(v, d) && view.fits(v, d)) first = std::min(first, view.earliest_start(v, d));
       }
       if (first == std::numeric_limits<seconds>::infinity()) continue;
@@ -216,7 +216,7 @@ class doppler_policy {
     devices_.clear();
     starts_.clear();
     for (device_id d = 0; d < m; ++d) {
-      if (d % deadline_stride == deadline_stride - 1) check_deadline();
+      tick(d);
       if (view.allowed(v, d) && view.fits(v, d)) {
         devices_.push_back(d);
         starts_.push_back(view.earliest_start(v, d));
@@ -234,7 +234,7 @@ class doppler_policy {
     matrix place_x(pk, static_cast<Eigen::Index>(place_input_size()));
     const auto vr = static_cast<Eigen::Index>(v);
     for (Eigen::Index i = 0; i < pk; ++i) {
-      if (i % deadline_stride == deadline_stride - 1) check_deadline();
+      tick(static_cast<std::size_t>(i));
       const device_id d = devices_[static_cast<std::size_t>(i)];
       const seconds start = starts_[static_cast<std::size_t>(i)];
       auto row = place_x.row(i);
@@ -295,6 +295,10 @@ class doppler_policy {
   static constexpr std::size_t deadline_stride = 4096;
   void check_deadline() const {
     if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) throw episode_deadline_passed{};
+  }
+  // Called for the i-th device or row of a loop: checks the deadline every deadline_stride of them.
+  void tick(std::size_t i) const {
+    if (deadline_ && i % deadline_stride == deadline_stride - 1) check_deadline();
   }
   // net.forward(x), in blocks of deadline_stride rows when there is a deadline.
   [[nodiscard]] vector scores(const mlp& net, const matrix& x) const {
