@@ -5,7 +5,7 @@
 //
 // The entries come in families, each defined in its own header under place/registry/: list.hpp
 // (single device, m-TOPO and the list schedulers), backward.hpp (the list schedulers from the
-// exits back), lp.hpp (SCT, m-SCT), celeritas.hpp (Order-Place, Adjusting Placement, Celeritas,
+// exits back, and ETF justified), lp.hpp (SCT, m-SCT), celeritas.hpp (Order-Place, Adjusting Placement, Celeritas,
 // EnumerativeOptimizer, place_kernighan_fused) and guards.hpp (what every entry goes through).
 // Header-only (the default) this header includes them all. A family instantiates the
 // list-scheduling engine once per policy, so a program that names placers at run time pays for
