@@ -197,12 +197,16 @@ def build_model(args):
         x = torch.randn(batch, 3, size, size, generator=gen)
         y = torch.randint(0, 10, (batch,), generator=gen)
         return model, (x,), (y,), F.cross_entropy, {"image_size": size}
-    if name in ("inception_v3", "resnet50"):
+    if name in ("inception_v3", "resnet50", "vit_b_16", "efficientnet_b0"):
         import torchvision
         size = args.image_size or (299 if name == "inception_v3" else 224)
         if name == "inception_v3":
             # Auxiliary logits are left out: the exported step is the main classifier's loss.
             model = torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True)
+        elif name == "vit_b_16":
+            model = torchvision.models.vit_b_16(weights=None, image_size=size)
+        elif name == "efficientnet_b0":
+            model = torchvision.models.efficientnet_b0(weights=None)
         else:
             model = torchvision.models.resnet50(weights=None)
         x = torch.randn(batch, 3, size, size, generator=gen)
@@ -754,7 +758,7 @@ def export_module(model, example_inputs, out, *, targets=(), loss_fn=None, runs=
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True,
-                        help="mlp, small_cnn, inception_v3, resnet50, gpt2 or gnmt; or your own model as "
+                        help="mlp, small_cnn, inception_v3, resnet50, vit_b_16, efficientnet_b0, gpt2 or gnmt; or your own model as "
                              "MODULE:CALLABLE or FILE.py:CALLABLE, a callable that returns (module, inputs) or "
                              "(module, inputs, targets, loss_fn)")
     parser.add_argument("--out", "-o", "--output", dest="out", required=True,
@@ -775,7 +779,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     user_model = ":" in args.model
-    defaults = {"mlp": 32, "small_cnn": 8, "inception_v3": 32, "resnet50": 32, "gpt2": 8, "gnmt": 32}
+    defaults = {"mlp": 32, "small_cnn": 8, "inception_v3": 32, "resnet50": 32, "vit_b_16": 2, "efficientnet_b0": 4,
+                "gpt2": 8, "gnmt": 32}
     if args.batch_size is None and not user_model:
         args.batch_size = defaults.get(args.model, 8)
     if args.threads:

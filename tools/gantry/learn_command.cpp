@@ -192,7 +192,8 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
         << fixed_text(static_cast<double>(learned.episodes) / learned.training_seconds, 1) << " runs/s)"
         << (learned.stopped_by_time_limit ? ", stopped by --time-limit" : "") << "\n";
     if (learned.teacher == builtin_teacher_name)
-      out << "teacher       " << builtin_teacher_name << " (DOPPLER's built-in rule)\n";
+      out << "teacher       " << builtin_teacher_name << " (DOPPLER's built-in rule"
+          << (learned.teacher_fallback.empty() ? "" : ": " + learned.teacher_fallback) << ")\n";
     else
       out << "teacher       " << learned.teacher << ": " << format_seconds(learned.teacher_makespan)
           << (flags.training.teacher == best_teacher_name

@@ -44,14 +44,16 @@ struct chosen_teacher {
   seconds makespan = std::numeric_limits<seconds>::infinity();
   std::size_t tried = 0;   // "best": the registry placers that ran
   bool cut_short = false;  // "best": the time budget stopped it before the last placer
+  std::string why_builtin;  // "best" found no placement that runs: why the built-in rule teaches
   double seconds_taken = 0;
 };
 
 // `name` as training_request::teacher reads it. A registry placer runs as `gantry place -a NAME`
 // runs it without other flags (placer_request's defaults); "best" runs them in the registry's
-// order and keeps the fastest under `judging`'s judge (learn::doppler_judge), the earlier on a tie.
-// With a finite budget, "best" starts no placer once half of it is spent (a placer that runs cannot
-// be stopped, so this is a soft limit); the first always runs. `progress` hears which placer runs.
+// order and keeps the fastest under `judging`'s judge (learn::doppler_judge), the earlier on a tie;
+// where none runs within memory, DOPPLER's built-in rule teaches, saying why. With a finite budget,
+// "best" starts no placer once half of it is spent and it has a placement (a placer that runs
+// cannot be stopped, so this is a soft limit). `progress` hears which placer runs.
 chosen_teacher choose_teacher(const std::string& name, const graph& g, const graph_model& model, const cluster& c,
                               bool cache_transfers, const learn::doppler_options& judging, seconds budget,
                               const std::function<void(const std::string&)>& progress) {
@@ -76,7 +78,7 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
   };
   if (name == best_teacher_name) {
     for (const auto& e : entries) {
-      if (out.tried > 0 && elapsed() >= budget / 2) {
+      if (out.placed && elapsed() >= budget / 2) {
         out.cut_short = true;
         break;
       }
@@ -90,9 +92,10 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
         out.makespan = r->second;
       }
     }
-    if (!out.placed)
-      throw invalid_input("--teacher best: no placer of the registry found a placement that runs within memory" +
-                          std::string(out.cut_short ? " before half of the time limit" : ""));
+    if (!out.placed) {
+      out.name = builtin_teacher_name;
+      out.why_builtin = "no placer of the registry found a placement that runs within memory";
+    }
   } else {
     const auto entry =
         std::find_if(entries.begin(), entries.end(), [&](const placer_entry& e) { return e.name == name; });
@@ -146,7 +149,7 @@ placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
             auto teacher = choose_teacher(best_teacher_name, r.g, r.model, r.devices, r.cache_transfers, options,
                                           options.time_limit, {});
             options.teacher = std::move(teacher.placed);
-            options.teacher_makespan = teacher.makespan;
+            if (options.teacher) options.teacher_makespan = teacher.makespan;
             options.time_limit = std::max(0.0, options.time_limit - teacher.seconds_taken);
             auto learned = learn::doppler(r.g, r.model, r.devices, std::move(options));
             placer_result out{std::move(learned.placement),
@@ -161,7 +164,9 @@ placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
               note = "--doppler-time-limit " + format_seconds(*time_limit) + " stopped training after " +
                      std::to_string(learned.episodes) + " episodes, short of its budget of 20 imitation + " +
                      std::to_string(reinforce) + " REINFORCE: another machine may give another placement";
-            if (learned.ok() && !learned.from_policy)
+            if (!teacher.why_builtin.empty())
+              note += (note.empty() ? "" : "; ") + teacher.why_builtin + ", so DOPPLER's Critical Path taught";
+            else if (learned.ok() && !learned.from_policy)
               note += (note.empty() ? "" : "; ") + std::string("the policy's best (") +
                       (std::isfinite(learned.policy_makespan) ? format_seconds(learned.policy_makespan)
                                                               : std::string("none ran")) +
@@ -207,6 +212,7 @@ training_outcome train_doppler(const graph& g, const cluster& c, training_reques
                        .teacher_makespan = teacher.makespan,
                        .teachers_tried = teacher.tried,
                        .teachers_cut_short = teacher.cut_short,
+                       .teacher_fallback = teacher.why_builtin,
                        .teacher_seconds = teacher.seconds_taken,
                        .agreement = learned.agreement,
                        .episodes = learned.episodes,

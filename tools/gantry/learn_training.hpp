@@ -48,6 +48,7 @@ struct training_outcome {
   seconds teacher_makespan = 0;       // its placement under training's judge (infinity: built-in rule)
   std::size_t teachers_tried = 0;     // "best": the registry placers that ran
   bool teachers_cut_short = false;    // "best": half the time limit passed before the last one
+  std::string teacher_fallback;       // "best" found nothing that runs: why the built-in rule taught
   double teacher_seconds = 0;         // choosing the teacher (within the time limit)
   double agreement = 0;               // imitation: agreement with the teacher at the end
   std::size_t episodes = 0;           // every run, greedy decodes included
