@@ -1,10 +1,10 @@
 // `gantry learn`: trains DOPPLER's dual policy (gantry/learn/doppler.hpp) on one graph, stage by
-// stage (imitation of a teacher, by default the library's best placer on the graph; REINFORCE on the
-// simulator; REINFORCE on the simulator with drawn durations), printing progress with the best
+// stage (imitation of a teacher, by default the library's best placer on the graph; REINFORCE on
+// the simulator; REINFORCE on the simulator with drawn durations), printing progress with the best
 // makespan so far, and writes the best placement (never worse than the teacher's, and the report
-// says which it is), the weights and the learning curve (CSV, and an SVG plot). --weights-in starts from
-// saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block). The training itself
-// is compiled in learn_training.cpp.
+// says which it is), the weights and the learning curve (CSV, and an SVG plot). --weights-in
+// starts from saved weights (fine-tuning, e.g. trained on ChainMM, tuned on a Llama block). The
+// training itself is compiled in learn_training.cpp.
 
 #include "commands.hpp"
 #include "files.hpp"

@@ -39,12 +39,12 @@ namespace {
 
 // The teacher training imitates, and its placement as training judges it.
 struct chosen_teacher {
-  std::string name;
-  std::optional<placement> placed;  // none: DOPPLER's built-in rule
+  std::string name{};
+  std::optional<placement> placed{};  // none: DOPPLER's built-in rule
   seconds makespan = std::numeric_limits<seconds>::infinity();
   std::size_t tried = 0;   // "best": the registry placers that ran
   bool cut_short = false;  // "best": the time budget stopped it before the last placer
-  std::string why_builtin;  // "best" found no placement that runs: why the built-in rule teaches
+  std::string why_builtin{};  // "best" found no placement that runs: why the built-in rule teaches
   double seconds_taken = 0;
 };
 
@@ -72,8 +72,8 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
     if (!std::isfinite(*m))
       throw invalid_input("--teacher " + name + ": " + e.name + "'s simulated makespan is not finite (" +
                           format_seconds(*m) +
-                          "): the graph's compute and transfer times are too large to add up "
-                          "in a double");
+                          "): the graph's compute and transfer times are too large to add "
+                          "up in a double");
     return std::pair{std::move(placed.placement), *m};
   };
   if (name == best_teacher_name) {
@@ -124,8 +124,9 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
 }  // namespace
 
 // The `doppler` placer of the tool: 20 imitation and doppler_reinforce_episodes() REINFORCE
-// episodes, seed 1, imitating the best placer of the registry (as `gantry learn` does). With a time limit training may
-// stop earlier; the result's "note" then says so (place and compare print it).
+// episodes, seed 1, imitating the best placer of the registry (as `gantry learn` does). With a
+// time limit training may stop earlier; the result's "note" then says so, and whether the answer
+// is the teacher's placement (place and compare print it).
 placer_entry doppler_placer_entry(std::optional<seconds> time_limit) {
   return {"doppler",
           "DOPPLER's learned dual policy: imitation of the registry's best placer on the graph, then REINFORCE "
