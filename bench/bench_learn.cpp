@@ -133,13 +133,13 @@ int main(int argc, char** argv) {
       const auto placed = entry.place({g, model, gpus});
       if (!placed.placement.ok()) continue;
       const double makespan = evaluated_makespan(g, model, gpus, placed.placement);
-      if (teacher == "best") {  // judged as training judges, on the training draws
-        const double trained =
-            evaluated_makespan(g, model, gpus, placed.placement, options.judge_seed, options.judge_draws);
-        if (trained < best_trained) {
-          best_trained = trained;
+      if (teacher == "best") {  // judged by training's own judge, on the training draws
+        const auto trained = gantry::learn::doppler_judge(g, model, gpus, placed.placement, options);
+        if (trained && *trained < best_trained) {
+          best_trained = *trained;
           teacher_name = entry.name;
           options.teacher = placed.placement;
+          options.teacher_makespan = *trained;
         }
       }
       std::printf("  %-22s %9.3f ms\n", entry.name.c_str(), makespan * 1e3);

@@ -62,19 +62,24 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
   chosen_teacher out{.name = name};
   if (name == builtin_teacher_name) return out;
   const auto& entries = placers();
-  // A placer's placement and its judged makespan; nothing when it finds none or the run fails.
-  const auto judged = [&](const placer_entry& e) -> std::optional<std::pair<placement, seconds>> {
-    auto placed = e.place(placer_request{g, model, c, cache_transfers});
-    if (!placed.placement.ok()) return std::nullopt;
-    const auto m = learn::doppler_judge(g, model, c, placed.placement, judging);
-    if (!m) return std::nullopt;
+  // A placer's placement and its judged makespan (nothing when it found none or the run fails).
+  struct judged_placement {
+    placement placed;
+    std::optional<seconds> makespan;
+  };
+  const auto judged = [&](const placer_entry& e) {
+    judged_placement r{e.place(placer_request{g, model, c, cache_transfers}).placement, std::nullopt};
+    if (!r.placed.ok()) return r;
+    const auto m = learn::doppler_judge(g, model, c, r.placed, judging);
+    if (!m) return r;
     // As place and simulate do: a makespan that overflowed is bad input, not a result.
     if (!std::isfinite(*m))
       throw invalid_input("--teacher " + name + ": " + e.name + "'s simulated makespan is not finite (" +
                           format_seconds(*m) +
                           "): the graph's compute and transfer times are too large to add "
                           "up in a double");
-    return std::pair{std::move(placed.placement), *m};
+    r.makespan = m;
+    return r;
   };
   if (name == best_teacher_name) {
     for (const auto& e : entries) {
@@ -86,10 +91,10 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
         progress("choosing the teacher: placer " + std::to_string(out.tried + 1) + " of " +
                  std::to_string(entries.size()) + ", " + e.name);
       ++out.tried;
-      if (auto r = judged(e); r && r->second < out.makespan) {
+      if (auto r = judged(e); r.makespan && *r.makespan < out.makespan) {
         out.name = e.name;
-        out.placed = std::move(r->first);
-        out.makespan = r->second;
+        out.placed = std::move(r.placed);
+        out.makespan = *r.makespan;
       }
     }
     if (!out.placed) {
@@ -107,15 +112,13 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
                           " or a library placer that `gantry algorithms` lists");
     }
     if (progress) progress("choosing the teacher: " + name);
-    auto placed = judged(*entry);
-    if (!placed) {
-      const auto why = entry->place(placer_request{g, model, c, cache_transfers}).placement.outcome;
+    auto r = judged(*entry);
+    if (!r.makespan)
       throw invalid_input("--teacher: " + name + " found no placement" +
-                          (why.ok() ? std::string(" that runs within memory") : ": " + why.message));
-    }
+                          (r.placed.ok() ? std::string(" that runs within memory") : ": " + r.placed.outcome.message));
     out.tried = 1;
-    out.placed = std::move(placed->first);
-    out.makespan = placed->second;
+    out.placed = std::move(r.placed);
+    out.makespan = *r.makespan;
   }
   out.seconds_taken = elapsed();
   return out;
