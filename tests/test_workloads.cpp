@@ -7,6 +7,7 @@
 #include <gantry/schedule/validate.hpp>
 #include <gantry/sim/simulator.hpp>
 #include <gantry/workloads/doppler.hpp>
+#include <gantry/workloads/doppler_published.hpp>
 
 #include <doctest/doctest.h>
 
@@ -14,8 +15,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
+#include <vector>
 
 using namespace gantry;
 
@@ -280,4 +283,103 @@ TEST_CASE("generated graphs place, simulate and validate on 4 and 8 devices") {
   check_schedules(llama_block(), 4);
   check_schedules(llama_block({.shards = 8}), 8);
   check_schedules(llama_layer(), 4);
+}
+
+namespace {
+
+// The longest path in seconds, edges costing bytes / bandwidth (infinite: compute only). Vertex
+// ids of the published graphs are topological, as in the files.
+double longest_path(const graph& g, double bandwidth) {
+  std::vector<double> finish(g.vertex_count());
+  double longest = 0;
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+    double ready = 0;
+    g.for_each_in_edge(v, [&](edge_id e) {
+      REQUIRE(g.source(e) < v);
+      ready = std::max(ready, finish[g.source(e)] + static_cast<double>(g.bytes(e)) / bandwidth);
+    });
+    finish[v] = ready + g[v].compute;
+    longest = std::max(longest, finish[v]);
+  }
+  return longest;
+}
+
+std::size_t in_degree(const graph& g, vertex_id v) {
+  std::size_t n = 0;
+  g.for_each_in_edge(v, [&](edge_id) { ++n; });
+  return n;
+}
+
+std::size_t out_degree(const graph& g, vertex_id v) {
+  std::size_t n = 0;
+  g.for_each_out_edge(v, [&](edge_id) { ++n; });
+  return n;
+}
+
+struct published_figures {
+  doppler_graph which;
+  std::size_t vertices, edges, sources, sinks;
+  double comp, bytes, critical_comp, critical_comp_comm;  // in the files' units: comp, bytes
+};
+
+}  // namespace
+
+TEST_CASE("DOPPLER's published graphs: the files' own counts, costs and critical paths") {
+  // Read off compute_graph/*.txt of DOPPLER's repository the way its reader does (every node with a
+  // cost line is an operator; edge bytes = the source's comm); critical paths over comp, and over
+  // comp plus each edge's bytes (both in the file's units, so / 1e10 gives seconds here).
+  const published_figures files[] = {
+      {doppler_graph::chain_mm, 76, 80, 31, 8, 48002800000000., 192012800000000., 3000300000000., 15001100000000.},
+      {doppler_graph::ffnn, 180, 208, 16, 16, 2267831861248., 9071444885504., 141740277760., 708697194496.},
+      {doppler_graph::transformer_block, 182, 234, 4, 1, 3886778191872., 15566844903424., 649581584384.,
+       3247840813056.},
+      {doppler_graph::transformer_layer, 229, 284, 7, 5, 3889769690112., 15579014905856., 650350243072.,
+       3251751087360.},
+  };
+  for (const auto& f : files) {
+    CAPTURE(to_string(f.which));
+    const graph g = doppler_published(f.which);
+    CHECK(g.vertex_count() == f.vertices);
+    CHECK(g.edge_count() == f.edges);
+    std::size_t sources = 0, sinks = 0;
+    double comp = 0, bytes = 0;
+    for (vertex_id v = 0; v < g.vertex_count(); ++v) {
+      sources += in_degree(g, v) == 0 ? 1 : 0;
+      sinks += out_degree(g, v) == 0 ? 1 : 0;
+      comp += g[v].flops;
+      CHECK(g[v].compute == doctest::Approx(g[v].flops / 1e10).epsilon(1e-15));
+      CHECK(static_cast<double>(g[v].output) == 4 * g[v].flops);  // comm = 4 comp in every file
+    }
+    for (edge_id e = 0; e < g.edge_count(); ++e) {
+      CHECK(g.bytes(e) == g[g.source(e)].output);
+      bytes += static_cast<double>(g.bytes(e));
+    }
+    CHECK(sources == f.sources);
+    CHECK(sinks == f.sinks);
+    CHECK(comp == f.comp);
+    CHECK(bytes == f.bytes);
+    CHECK(longest_path(g, std::numeric_limits<double>::infinity()) ==
+          doctest::Approx(f.critical_comp / 1e10).epsilon(1e-12));
+    CHECK(longest_path(g, 1e10) == doctest::Approx(f.critical_comp_comm / 1e10).epsilon(1e-12));
+    check_schedules(g, 4);
+  }
+
+  // ChainMM's destination line reads "16,6, 16, 16": the second edge is 1 -> 6, kept as published.
+  const graph chain = doppler_published(doppler_graph::chain_mm);
+  CHECK(in_degree(chain, 6) == 1);
+  CHECK(in_degree(chain, 16) == 3);
+  CHECK(in_degree(chain, 17) == 4);
+
+  // Each row of the tables reads back as one meta-op.
+  const auto labels = doppler_meta_ops(doppler_published(doppler_graph::ffnn));
+  CHECK(labels.names.size() == 12);
+  CHECK(labels.names[labels.meta_op[70]] == "ffnn.r5");
+
+  // The rate scales compute, never bytes; a bad rate is refused with its name.
+  const graph slow = doppler_published(doppler_graph::ffnn, {.cost_per_second = 1e9});
+  CHECK(slow[0].compute == doctest::Approx(68719476736. / 1e9));
+  CHECK(slow[0].output == 4ull * 68719476736);
+  CHECK_THROWS_WITH_AS(doppler_published(doppler_graph::ffnn, {.cost_per_second = 0}),
+                       doctest::Contains("cost_per_second"), invalid_input);
+  CHECK(parse_enum<doppler_graph>("block") == doppler_graph::transformer_block);
 }
