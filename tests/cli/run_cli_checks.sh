@@ -563,6 +563,15 @@ absent w1.json w2.json w3.json w4.json
 runs "$gantry" workload chainmm --dimension 64 --max-graph-size 140
 grep -qF "60 vertices, 80 edges" stdout.txt || { echo "FAIL: workload at its size limit:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
 expect 2 "more than max_graph_size (139 vertices plus edges)" "$gantry" workload chainmm --dimension 64 --max-graph-size 139
+# DOPPLER's published graphs: a wrong name lists the four; the file places like any other.
+expect 2 "blocks not in {chain_mm,ffnn,block,layer}" "$gantry" workload published blocks -o bad.json
+absent bad.json
+expect 2 "--cost-per-second" "$gantry" workload published ffnn --cost-per-second 0 -o bad.json
+absent bad.json
+runs "$gantry" workload published block -o published_block.json
+grep -qF "published block: 182 vertices, 234 edges" stdout.txt ||
+  { echo "FAIL: gantry workload published block:" >&2; cat stdout.txt >&2; failures=$((failures + 1)); }
+runs "$gantry" place -g published_block.json --devices 4 -a backward-etf
 # Baechi's fusion of Baechi's GNMT gives Baechi's own 576 ops, with or without co-placement (its
 # groups already are co-placement groups).
 for co_place in on off; do

@@ -3,6 +3,8 @@
 // (`--kernel work` runs its products and element-wise ops with Eigen).
 //   gantry workload chainmm --dimension 1024 --out chainmm.json
 //   gantry workload llama-block --sequence 512 --hidden 1024 --heads 8 --ffn-hidden 2752 --out block.json
+// and the four graphs DOPPLER published, node for node (workloads/doppler_published.hpp):
+//   gantry workload published block --out block.json
 
 #include "commands.hpp"
 #include "options.hpp"
@@ -10,11 +12,13 @@
 #include <gantry/core/units.hpp>
 #include <gantry/io/json_graph.hpp>
 #include <gantry/workloads/doppler.hpp>
+#include <gantry/workloads/doppler_published.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 namespace gantry::cli {
@@ -27,7 +31,23 @@ struct workload_flags {
   chain_mm_options chain{};
   ffnn_options ffnn{};
   llama_layer_options llama{};
+  std::string published = "chain_mm";
+  double cost_per_second = 1e10;
 };
+
+// The summary line every workload prints; writes the graph first when --out is given.
+// `work_unit` names what the vertices' flops count (FLOPs, or the published files' cost unit).
+inline int write_workload(const std::string& name, const graph& g, const std::string& path, const char* work_unit,
+                          const std::string& rate, std::ostream& out) {
+  double flops = 0;
+  seconds work = 0;
+  for (const auto& v : g.vertices()) flops += v.flops, work += v.compute;
+  if (!path.empty()) write_graph(path, g);
+  out << name << ": " << g.vertex_count() << " vertices, " << g.edge_count() << " edges, " << flops << ' ' << work_unit
+      << ", " << format_seconds(work) << " of compute at " << rate
+      << (path.empty() ? std::string() : ", written to " + path) << "\n";
+  return 0;
+}
 
 inline int run_workload_command(const std::string& name, const workload_flags& flags, std::ostream& out) {
   if (!(flags.flops_per_second > 0) || !std::isfinite(flags.flops_per_second))
@@ -56,14 +76,19 @@ inline int run_workload_command(const std::string& name, const workload_flags& f
     o.block.max_graph_size = flags.max_graph_size;
     g = llama_layer(o);
   }
-  double flops = 0;
-  seconds work = 0;
-  for (const auto& v : g.vertices()) flops += v.flops, work += v.compute;
-  if (!flags.out.empty()) write_graph(flags.out, g);
-  out << name << ": " << g.vertex_count() << " vertices, " << g.edge_count() << " edges, " << flops << " FLOPs, "
-      << format_seconds(work) << " of compute at " << flags.flops_per_second << " FLOP/s"
-      << (flags.out.empty() ? std::string() : ", written to " + flags.out) << "\n";
-  return 0;
+  std::ostringstream rate;
+  rate << flags.flops_per_second << " FLOP/s";
+  return write_workload(name, g, flags.out, "FLOPs", rate.str(), out);
+}
+
+inline int run_published_command(const workload_flags& flags, std::ostream& out) {
+  const auto which = parse_enum<doppler_graph>(flags.published);
+  if (!which)
+    throw invalid_input("unknown published graph '" + flags.published + "': " + enum_choices<doppler_graph>());
+  const graph g = doppler_published(*which, {.cost_per_second = flags.cost_per_second});
+  std::ostringstream rate;
+  rate << flags.cost_per_second << " cost/s";
+  return write_workload(std::string("published ") + to_string(*which), g, flags.out, "cost", rate.str(), out);
 }
 
 void register_workload_command(CLI::App& app) {
@@ -137,6 +162,17 @@ void register_workload_command(CLI::App& app) {
           ->capture_default_str();
     common(*sub);
   }
+  auto* published = command->add_subcommand(
+      "published", "one of the compute graphs DOPPLER published, node for node: " + enum_choices<doppler_graph>());
+  published->add_option("graph", flags->published, "which graph")
+      ->required()
+      ->check(CLI::IsMember(enum_name_list<doppler_graph>()));
+  published->add_option("--cost-per-second", flags->cost_per_second, "compute = the file's cost / this")
+      ->check(positive_number())
+      ->capture_default_str();
+  published->add_option("--out,-o", flags->out, "write the graph here (.json, or .json.gz)");
+  published->callback(
+      [flags] { run_in_callback("workload", [&] { return run_published_command(*flags, std::cout); }); });
 }
 
 }  // namespace gantry::cli

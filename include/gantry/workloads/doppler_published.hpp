@@ -15,9 +15,9 @@
 //  * Each node's line is "comp, comm": compute in DOPPLER's cost unit, and the bytes of the node's
 //    output, which every out-edge carries (DOPPLER's edge feature is its source's comm). In all
 //    four files comm = 4 comp.
-//  * Compute time = comp / cost_per_second, 1e10 by default (the rate the published DOPPLER
-//    figures are in); output = comm bytes; no persistent or temporary memory (DOPPLER models none,
-//    so place them on devices of unlimited capacity, cluster's default).
+//  * Compute time = comp / cost_per_second, 1e10 by default; output = comm bytes; no persistent or
+//    temporary memory (DOPPLER models none, so place them on devices of unlimited capacity, the
+//    cluster's default).
 //
 // The tables list the nodes in runs that share a cost and a wiring ("rows"); doppler_meta_ops()
 // reads each row back as one meta-op, named "<graph>.r<row>" (its vertices "<graph>.r<row>[i]").
@@ -29,7 +29,6 @@
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
 
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
