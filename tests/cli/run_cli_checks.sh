@@ -261,7 +261,7 @@ if "$gantry" learn --help >/dev/null 2>&1; then
   expect 2 "--rate: expected a finite number > 0, got '0'" "$gantry" learn -g "$tiny" --devices 2 --rate 0
   expect 2 "unknown stage 'nonsense'" "$gantry" learn -g "$tiny" --devices 2 --stages imitation,nonsense -o learned.json
   absent learned.json
-  printf 'gantry-doppler-weights 1\nrounds 2\nselect 61 4\n0.5\nnot-a-number\n' >bad_weights.txt
+  printf 'gantry-doppler-weights 1\nrounds 2\nselect 62 4\n0.5\nnot-a-number\n' >bad_weights.txt
   expect 2 "bad_weights.txt:5: parameter 2 of select is not a finite number" \
     "$gantry" learn -g "$tiny" --devices 2 --weights-in bad_weights.txt -o learned.json
   absent learned.json

@@ -57,9 +57,11 @@ struct doppler_options {
   double temperature = 1.0;       // sampled decoding
   std::size_t greedy_every = 10;  // also decode greedily every this many RL episodes (0: never)
   // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
-  // placer's) is imitated instead: its first-placed ready vertex, on its device. The teacher's
-  // placement, and every teacher-forced episode's, counts toward the best seen but never as the
-  // policy's own (doppler_result::policy_makespan).
+  // placer's) is imitated instead: its first-placed ready vertex, on its device. The policy's
+  // features flag the teacher's choices (DOPPLER flags Critical Path's, its teacher's), in every
+  // episode, so sampling explores around the teacher. The teacher's placement, and every
+  // teacher-forced episode's, counts toward the best seen but never as the policy's own
+  // (doppler_result::policy_makespan).
   std::optional<placement> teacher{};
   // The teacher's makespan under this judge when the caller has it already (doppler_judge() with
   // these options): saves judging it again, a simulation on every device, when training starts.
@@ -74,6 +76,8 @@ struct doppler_options {
   // finish() (and doppler()) judge the recheck_candidates best distinct placements again on
   // recheck_draws fresh draws (seeds judge_seed + judge_draws, ...) and return the best by that
   // mean; only when judge_cv > 0 (otherwise the judgement is exact). 1 re-judges only the best.
+  // The teacher's placement, when given, is always re-judged with them, and another replaces it
+  // only when faster by more than twice the standard error of their paired per-draw differences.
   std::size_t recheck_candidates = 4;
   std::size_t recheck_draws = 40;
   // REINFORCE baseline: 0 is the mean of all earlier episodes' makespans (DOPPLER §6); a decay in
@@ -284,8 +288,9 @@ class doppler_trainer {
   [[nodiscard]] bool out_of_time() const {
     double reserve = 2 * longest_episode_;
     if (options_.judge_cv != 0 && judged_draws_ != 0)
-      reserve += static_cast<double>(options_.recheck_candidates * options_.recheck_draws) * judge_seconds_ /
-                 static_cast<double>(judged_draws_);
+      reserve +=
+          static_cast<double>((options_.recheck_candidates + (options_.teacher ? 1 : 0)) * options_.recheck_draws) *
+          judge_seconds_ / static_cast<double>(judged_draws_);
     return interrupted_ || elapsed() + reserve >= options_.time_limit;
   }
 
@@ -320,14 +325,51 @@ class doppler_trainer {
       chosen_makespan_ = candidates_.front().makespan;
       return chosen_makespan_;
     }
+    // The teacher's placement is always rechecked, so that a policy placement judged below it only
+    // by the training draws' luck does not displace it.
+    std::optional<std::size_t> teacher_at;
+    if (options_.teacher && std::isfinite(teacher_makespan_)) {
+      for (std::size_t i = 0; i < candidates_.size() && !teacher_at; ++i)
+        if (candidates_[i].placement.device == options_.teacher->device &&
+            candidates_[i].placement.order == options_.teacher->order)
+          teacher_at = i;
+      if (!teacher_at) {
+        teacher_at = candidates_.size();
+        candidates_.push_back(
+            candidate{.placement = *options_.teacher, .makespan = teacher_makespan_, .from_policy = false});
+      }
+    }
+    // Each candidate's makespan per recheck draw: the same seeds for all, so differences pair up.
+    const std::uint64_t first_seed = options_.judge_seed + options_.judge_draws;
+    std::vector<std::vector<seconds>> draws(candidates_.size());
     chosen_makespan_ = std::numeric_limits<seconds>::infinity();
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-      const auto m =
-          judge(candidates_[i].placement, options_.judge_seed + options_.judge_draws, options_.recheck_draws);
-      candidates_[i].rechecked = m ? *m : std::numeric_limits<seconds>::infinity();
+      double sum = 0;
+      for (std::size_t k = 0; k < options_.recheck_draws && std::isfinite(sum); ++k) {
+        const auto m = judge(candidates_[i].placement, first_seed + k, 1);
+        draws[i].push_back(m ? *m : std::numeric_limits<seconds>::infinity());
+        sum += draws[i].back();
+      }
+      candidates_[i].rechecked = sum / static_cast<double>(options_.recheck_draws);
       if (candidates_[i].rechecked < chosen_makespan_) {
         chosen_makespan_ = candidates_[i].rechecked;
         chosen_ = i;
+      }
+    }
+    // Another placement replaces the teacher's only when it is faster by more than twice the
+    // standard error of the paired differences: otherwise the two are the same within the noise,
+    // and the teacher's, the one training started from, is the answer.
+    if (chosen_ && teacher_at && *chosen_ != *teacher_at && std::isfinite(candidates_[*teacher_at].rechecked)) {
+      const auto& a = draws[*chosen_];
+      const auto& t = draws[*teacher_at];
+      const auto n = static_cast<double>(a.size());
+      double mean = 0, square = 0;
+      for (std::size_t k = 0; k < a.size(); ++k) mean += (a[k] - t[k]) / n;
+      for (std::size_t k = 0; k < a.size(); ++k) square += (a[k] - t[k] - mean) * (a[k] - t[k] - mean);
+      const double standard_error = n > 1 ? std::sqrt(square / (n - 1) / n) : 0.0;
+      if (!(mean + 2 * standard_error < 0)) {
+        chosen_ = *teacher_at;
+        chosen_makespan_ = candidates_[*teacher_at].rechecked;
       }
     }
     if (!chosen_) {  // every recheck failed (memory): fall back to the best judged
@@ -461,13 +503,13 @@ class doppler_trainer {
   }
   void keep_candidate(const placement& p, seconds makespan, bool from_policy) {
     const std::size_t limit = options_.recheck_candidates;
-    if (candidates_.size() == limit && makespan >= candidates_.back().makespan) return;
+    if (candidates_.size() >= limit && makespan >= candidates_.back().makespan) return;
     for (const auto& c : candidates_)
       if (c.placement.device == p.device && c.placement.order == p.order) return;
     auto at =
         std::find_if(candidates_.begin(), candidates_.end(), [&](const candidate& c) { return makespan < c.makespan; });
     candidates_.insert(at, candidate{.placement = p, .makespan = makespan, .from_policy = from_policy});
-    if (candidates_.size() > limit) candidates_.pop_back();
+    while (candidates_.size() > limit) candidates_.pop_back();
     if (chosen_) chosen_.reset();
   }
   learning_point record(learn_stage stage, const list_schedule_result&, seconds makespan, double agreement) {

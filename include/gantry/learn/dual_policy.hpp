@@ -84,7 +84,8 @@ struct episode_trace {
 // outlive the run. The teacher of teacher decoding is Critical Path (largest bottom level, earliest
 // start) unless a placement is given: then its choice is the ready vertex it placed first, on the
 // device it chose (the earliest start when that device cannot take the vertex now). The features
-// flag Critical Path's choices either way.
+// flag Critical Path's choices, as DOPPLER's do, and the teacher's, in every decoding (with no
+// placement given, both are Critical Path's).
 class doppler_policy {
  public:
   doppler_policy(const dual_policy& weights, decoding mode, detail::portable_random* random = nullptr,
@@ -178,6 +179,11 @@ class doppler_policy {
     constexpr auto f = static_cast<Eigen::Index>(vertex_feature_count);
     matrix select_x(k, static_cast<Eigen::Index>(select_input_size(weights_->rounds)));
     const seconds top_bottom = enc.bottom[candidates_[teacher_vertex]];
+    // The teacher's vertex: the ready one it placed first (Critical Path's without a placement).
+    std::size_t taught_vertex = teacher_vertex;
+    if (teacher_ != nullptr)
+      for (std::size_t i = 0; i < candidates_.size(); ++i)
+        if (teacher_rank_[candidates_[i]] < teacher_rank_[candidates_[taught_vertex]]) taught_vertex = i;
     for (Eigen::Index i = 0; i < k; ++i) {
       const vertex_id v = candidates_[static_cast<std::size_t>(i)];
       const auto r = static_cast<Eigen::Index>(v);
@@ -188,16 +194,13 @@ class doppler_policy {
       const Eigen::Index o = e + 2 * f;
       row[o] = (earliest_[static_cast<std::size_t>(i)] - now) / s;
       row[o + 1] = (enc.bottom[v] - top_bottom) / s;
-      row[o + 2] = static_cast<std::size_t>(i) == teacher_vertex ? 1.0 : 0.0;
+      row[o + 2] = static_cast<std::size_t>(i) == taught_vertex ? 1.0 : 0.0;
       row[o + 3] = static_cast<double>(view.kahn_rank(v)) / n;
       row[o + 4] = static_cast<double>(view.placed_count()) / n;
+      row[o + 5] = static_cast<std::size_t>(i) == teacher_vertex ? 1.0 : 0.0;
     }
     const vector select_scores = scores(weights_->select, select_x);
     const auto own_vertex = argmax(select_scores);
-    std::size_t taught_vertex = teacher_vertex;
-    if (teacher_ != nullptr)
-      for (std::size_t i = 0; i < candidates_.size(); ++i)
-        if (teacher_rank_[candidates_[i]] < teacher_rank_[candidates_[taught_vertex]]) taught_vertex = i;
     std::size_t vertex_index = 0;
     switch (mode_) {
       case decoding::greedy:
@@ -226,6 +229,11 @@ class doppler_policy {
     for (std::size_t i = 1; i < devices_.size(); ++i)
       if (starts_[i] < starts_[teacher_device]) teacher_device = i;
     const seconds first = starts_[teacher_device];
+    // The teacher's device for v (the earliest start when that device cannot take v now).
+    std::size_t taught_device = teacher_device;
+    if (teacher_ != nullptr)
+      for (std::size_t i = 0; i < devices_.size(); ++i)
+        if (devices_[i] == teacher_->device[v]) taught_device = i;
     seconds input_bytes = 0;
     const auto pred = view.graph().predecessors(v);
     const auto in = view.graph().in_edges(v);
@@ -247,7 +255,7 @@ class doppler_policy {
           follows = follows || view.last_on(d) == pred[j];
         }
       row[f] = (start - first) / s;
-      row[f + 1] = static_cast<std::size_t>(i) == teacher_device ? 1.0 : 0.0;
+      row[f + 1] = static_cast<std::size_t>(i) == taught_device ? 1.0 : 0.0;
       row[f + 2] = (view.available_at(d) - now) / s;
       row[f + 3] = placed_load_ > 0 ? device_load_[d] / placed_load_ : 0.0;
       row[f + 4] = view.placed_count() > 0
@@ -259,15 +267,12 @@ class doppler_policy {
       row[f + 8] = follows ? 1.0 : 0.0;
       const auto capacity = static_cast<double>(view.devices().capacity(d));
       row[f + 9] = capacity > 0 ? static_cast<double>(view.free_memory(d)) / capacity : 0.0;
+      row[f + 10] = static_cast<std::size_t>(i) == teacher_device ? 1.0 : 0.0;
       if (device_count_[d] > 0) row.tail(f) = device_features_.row(d) / static_cast<double>(device_count_[d]);
       else row.tail(f).setZero();
     }
     const vector place_scores = scores(weights_->place, place_x);
     const auto own_device = argmax(place_scores);
-    std::size_t taught_device = teacher_device;
-    if (teacher_ != nullptr)
-      for (std::size_t i = 0; i < devices_.size(); ++i)
-        if (devices_[i] == teacher_->device[v]) taught_device = i;
     std::size_t device_index = 0;
     switch (mode_) {
       case decoding::greedy:

@@ -27,8 +27,8 @@ namespace gantry::learn {
 // in-degree, out-degree, incoming transfer time (times over the critical path, counts as log1p).
 inline constexpr std::size_t vertex_feature_count = 8;
 // Dynamic features of a ready vertex for SEL and of a (vertex, device) pair for PLC.
-inline constexpr std::size_t select_dynamic_count = 5;
-inline constexpr std::size_t place_dynamic_count = 10;
+inline constexpr std::size_t select_dynamic_count = 6;
+inline constexpr std::size_t place_dynamic_count = 11;
 
 [[nodiscard]] constexpr std::size_t embedding_size(unsigned rounds) {
   return vertex_feature_count * (1 + 2 * static_cast<std::size_t>(rounds));
