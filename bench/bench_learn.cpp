@@ -119,18 +119,17 @@ int main(int argc, char** argv) {
     std::string name;
     gantry::graph g;
     const gantry::cluster* devices;
-    bool published;
   };
   std::vector<named_graph> graphs;
   if (which != "generated")
     for (const auto& entry : gantry::doppler_graph_names)
       graphs.push_back(
-          {std::string("published_") + entry.name, gantry::doppler_published(entry.value), &doppler_devices, true});
+          {std::string("published_") + entry.name, gantry::doppler_published(entry.value), &doppler_devices});
   if (which != "published") {
-    graphs.push_back({"chainmm", gantry::chain_mm({.device = p100}), &gpus, false});
-    graphs.push_back({"ffnn", gantry::ffnn({.device = p100}), &gpus, false});
-    graphs.push_back({"llama_block", gantry::llama_block({.device = p100}), &gpus, false});
-    graphs.push_back({"llama_layer", gantry::llama_layer({.block = {.device = p100}}), &gpus, false});
+    graphs.push_back({"chainmm", gantry::chain_mm({.device = p100}), &gpus});
+    graphs.push_back({"ffnn", gantry::ffnn({.device = p100}), &gpus});
+    graphs.push_back({"llama_block", gantry::llama_block({.device = p100}), &gpus});
+    graphs.push_back({"llama_layer", gantry::llama_layer({.block = {.device = p100}}), &gpus});
   }
 
   std::printf(
@@ -140,7 +139,7 @@ int main(int argc, char** argv) {
       "training budget %.0f s per graph; imitation teacher: %s; load average %.2f\n\n",
       comm_factor, evaluation_draws, cv, budget, teacher.c_str(), load_average());
   std::vector<outcome_row> rows;
-  for (auto& [name, g, devices, published] : graphs) {
+  for (auto& [name, g, devices] : graphs) {
     const auto& gpus = *devices;
     const gantry::graph_model model(g, gpus);
     outcome_row row{name};

@@ -58,8 +58,8 @@ struct doppler_options {
   std::size_t greedy_every = 10;  // also decode greedily every this many RL episodes (0: never)
   // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
   // placer's) is imitated instead: its first-placed ready vertex, on its device. The policy's
-  // features flag the teacher's choices (DOPPLER flags Critical Path's, its teacher's), in every
-  // episode, so sampling explores around the teacher. The teacher's placement, and every
+  // features flag the teacher's choices beside Critical Path's (DOPPLER's flags, its teacher's),
+  // in every episode, so sampling explores around the teacher. The teacher's placement, and every
   // teacher-forced episode's, counts toward the best seen but never as the policy's own
   // (doppler_result::policy_makespan).
   std::optional<placement> teacher{};
