@@ -265,7 +265,8 @@ inline constexpr row layer_rows[] = {
 };
 
 static_assert(well_formed(chain_mm_rows) && well_formed(ffnn_rows) && well_formed(block_rows) &&
-              well_formed(layer_rows));
+                  well_formed(layer_rows),
+              "a published graph's rows must follow one another and read only earlier vertices");
 
 template <std::size_t N>
 [[nodiscard]] graph build(const row (&rows)[N], const char* name, const doppler_published_options& options) {
