@@ -23,7 +23,9 @@
 // transfer costs that many times its bytes over the link, the factor DOPPLER fitted its own
 // simulator to its real engine with (4); training and judging both use it, and the TARGET names
 // carry it when it is not 1. Writes learning curves to bench_learn_<graph>[_comm<F>].csv in the
-// working directory. Each graph trains on one thread.
+// working directory. Each graph trains on one thread. For ablations, GANTRY_LEARN_RESTART_AFTER
+// (default 500, 0: never) and GANTRY_LEARN_FLAGS_FOLLOW_BEST (1, the default, or 0) set
+// doppler_options::restart_after and flags_follow_best.
 #include "bench_support.hpp"
 
 #include <gantry/learn/doppler.hpp>
@@ -109,6 +111,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_learn: the graphs must be all, published or generated, got '%s'\n", which.c_str());
     return 2;
   }
+  const gantry::learn::doppler_options defaults;
+  std::size_t restart_after = defaults.restart_after;
+  if (const char* env = std::getenv("GANTRY_LEARN_RESTART_AFTER")) restart_after = std::strtoull(env, nullptr, 10);
+  bool follow_best = defaults.flags_follow_best;
+  if (const char* env = std::getenv("GANTRY_LEARN_FLAGS_FOLLOW_BEST")) follow_best = std::string(env) != "0";
   // DOPPLER's setting for its published graphs: a transfer of b bytes takes comm_factor * b / 1e10 s.
   const auto doppler_devices = gantry::cluster::uniform(4, gantry::unlimited_memory, {.bandwidth = 1e10 / comm_factor});
   const gantry::workload_device p100{.flops_per_second = 9.3e12, .op_overhead = 1e-5, .element_bytes = 4};
@@ -136,8 +143,10 @@ int main(int argc, char** argv) {
       "DOPPLER dual policy vs every gantry placer; DOPPLER's published graphs on 4 devices with 1e10 B/s "
       "links, gantry's generated ones on 4 P100-like GPUs (9.3 TFLOP/s, 16 GiB, 12 GB/s links); "
       "communication factor %g; mean simulated makespan over the same %zu held-out draws with cv %.1f; "
-      "training budget %.0f s per graph; imitation teacher: %s; load average %.2f\n\n",
-      comm_factor, evaluation_draws, cv, budget, teacher.c_str(), load_average());
+      "training budget %.0f s per graph; imitation teacher: %s; entropy restart after %zu stalled episodes; "
+      "flags follow the best placement: %s; load average %.2f\n\n",
+      comm_factor, evaluation_draws, cv, budget, teacher.c_str(), restart_after, follow_best ? "yes" : "no",
+      load_average());
   std::vector<outcome_row> rows;
   for (auto& [name, g, devices] : graphs) {
     const auto& gpus = *devices;
@@ -145,8 +154,10 @@ int main(int argc, char** argv) {
     outcome_row row{name};
     row.best_other = std::numeric_limits<double>::infinity();
     std::printf("%s: %zu vertices, %zu edges\n", name.c_str(), g.vertex_count(), g.edge_count());
-    gantry::learn::doppler_options options{.imitation_episodes = 50,
+    gantry::learn::doppler_options options                                           .imitation_episodes = 50,
                                            .reinforce_episodes = std::numeric_limits<std::size_t>::max(),
+                                           .restart_after = restart_after,
+                                           .flags_follow_best = follow_best,
                                            .judge_cv = cv,
                                            .judge_draws = 10,
                                            .recheck_candidates = 4,
@@ -192,10 +203,10 @@ int main(int argc, char** argv) {
     row.episodes_per_second = static_cast<double>(learned.episodes) / learned.training_seconds;
     const double best_judged = learned.curve.empty() ? 0.0 : learned.curve.back().best;
     std::printf(
-        "  %-22s %9.3f ms  (%zu episodes in %.1f s, %.1f episodes/s; imitation agreement %.3f; "
-        "best judged in training %.3f ms, rechecked %.3f ms)\n",
+        "  %-22s %9.3f ms  (%zu episodes in %.1f s, %.1f episodes/s, %zu entropy restarts; imitation agreement "
+        "%.3f; best judged in training %.3f ms, rechecked %.3f ms)\n",
         "doppler", row.learned * 1e3, learned.episodes, learned.training_seconds, row.episodes_per_second,
-        learned.agreement, best_judged * 1e3, learned.makespan * 1e3);
+        learned.restarts, learned.agreement, best_judged * 1e3, learned.makespan * 1e3);
     // Whether the answer is the policy's own or its teacher's, which training never returns worse than.
     std::printf("  the answer is %s; the policy's own best judged in training %.3f ms, the teacher's %.3f ms\n",
                 learned.from_policy ? "decoded by the policy" : "the teacher's placement",

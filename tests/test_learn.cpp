@@ -235,6 +235,47 @@ TEST_CASE("the entropy bonus halves over the episodes, so a long run does not dr
   CHECK_THROWS_AS((void)doppler(g, model, two, {.entropy_half_life = -1}), invalid_input);
 }
 
+TEST_CASE("the flags follow the best placement seen, and a stall restarts the entropy bonus") {
+  // Two chains on 2 devices, and a teacher that piles both onto device 0 (12 s). Imitation teaches
+  // the policy to follow the flags; REINFORCE finds faster placements, the flags move to the best
+  // of them, and the bonus starts over whenever restart_after episodes pass without a better one.
+  const graph g = two_chains();
+  const auto two = cluster::uniform(2, unlimited_memory, {.latency = 1e-6, .bandwidth = 1e9});
+  const graph_model model(g, two);
+  placement piled;
+  piled.device.assign(g.vertex_count(), 0);
+  for (vertex_id v = 0; v < g.vertex_count(); ++v) piled.order.push_back(v);
+  for (const bool follow : {true, false}) {
+    CAPTURE(follow);
+    const auto options = [&](std::size_t restart_after) {
+      return doppler_options{.hidden = 8,
+                             .imitation_rate = 2e-2,
+                             .restart_after = restart_after,
+                             .flags_follow_best = follow,
+                             .greedy_every = 0,
+                             .teacher = piled,
+                             .seed = 3};
+    };
+    doppler_trainer trainer(g, model, two, options(40));
+    REQUIRE(trainer.flagged() != nullptr);
+    CHECK(trainer.flagged()->device == piled.device);  // the teacher's is the best seen at first
+    trainer.imitate(30);
+    CHECK(trainer.measure_agreement() == 1.0);
+    trainer.reinforce(300);
+    REQUIRE(trainer.best());
+    MESSAGE("best " << trainer.best_makespan() << " s, " << trainer.restarts() << " restarts");
+    CHECK(trainer.best_makespan() < 12.0);
+    CHECK(trainer.flagged()->device == (follow ? trainer.best()->device : piled.device));
+    CHECK(trainer.restarts() >= 1);
+    CHECK(trainer.restarts() <= 300 / 40);
+    CHECK(trainer.result().restarts == trainer.restarts());
+    doppler_trainer never(g, model, two, options(0));
+    never.imitate(30);
+    never.reinforce(300);
+    CHECK(never.restarts() == 0);
+  }
+}
+
 TEST_CASE("the same seed gives the same weights and placement") {
   const graph g = ffnn({.batch = 1024, .hidden = 2048, .batch_split = 2, .hidden_split = 2});
   const auto gpus = cluster::uniform(3, unlimited_memory, {.latency = 5e-6, .bandwidth = 10e9});

@@ -298,6 +298,12 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
                    "random placements on long runs)")
       ->check(non_negative_number())
       ->capture_default_str();
+  command
+      ->add_option("--restart-after", flags->training.restart_after,
+                   "REINFORCE episodes without a better placement after which the entropy bonus starts over "
+                   "(0: never)")
+      ->check(whole_number_from<std::size_t>(0))
+      ->capture_default_str();
   command->add_option("--weights-in", flags->training.weights_in, "start from these weights (fine-tuning)")
       ->check(CLI::ExistingFile);
   command->add_option("--weights-out", flags->weights_out, "write the trained weights here");

@@ -193,6 +193,7 @@ training_outcome train_doppler(const graph& g, const cluster& c, training_reques
                                  .reinforce_rate = request.rate,
                                  .entropy_bonus = request.entropy,
                                  .entropy_half_life = request.entropy_half_life,
+                                 .restart_after = request.restart_after,
                                  .measured_cv = request.measured_cv,
                                  .seed = request.seed,
                                  .time_limit = request.time_limit};

@@ -28,6 +28,7 @@ struct training_request {
   seconds time_limit = 600;
   std::size_t hidden = 32;
   double rate = 1e-3, entropy = 1e-2, entropy_half_life = 100;
+  std::size_t restart_after = 500;  // REINFORCE episodes without a better placement before the bonus restarts
   // Stage I's teacher: "best" (the best placement of the library's registry under training's judge),
   // a registry placer's name, or "doppler-critical-path" (DOPPLER §6's built-in rule).
   std::string teacher = "best";

@@ -54,6 +54,14 @@ struct doppler_options {
   // outweighs the advantages once they shrink: on DOPPLER's chainmm on 4 devices the mean episode
   // makespan climbed from 167 ms to 210 ms over 3,000 episodes, toward random placements.
   double entropy_half_life = 100;
+  // After this many REINFORCE episodes without a better placement, the bonus schedule starts over
+  // at entropy_bonus (0: never) *(beyond)*: once the bonus has decayed, sampling repeats the best
+  // placement, and the rest of a time budget finds nothing.
+  std::size_t restart_after = 500;
+  // The features' teacher flags follow the best placement seen so far (the teacher's until training
+  // beats it) *(beyond)*: sampling then explores around the incumbent, not around a placement
+  // training has left behind. Teacher-forced episodes (stage I) still follow the teacher.
+  bool flags_follow_best = true;
   double temperature = 1.0;       // sampled decoding
   std::size_t greedy_every = 10;  // also decode greedily every this many RL episodes (0: never)
   // Stage I's teacher: empty is Critical Path (DOPPLER §6); a placement of the graph (e.g. another
@@ -109,6 +117,7 @@ struct doppler_result {
   std::vector<learning_point> curve;
   double agreement = 0;  // of the last imitation episode (0 when none ran)
   std::size_t episodes = 0;
+  std::size_t restarts = 0;  // how often a stall restarted the entropy bonus (restart_after)
   double training_seconds = 0;
   bool stopped_by_time_limit = false;  // the options' time_limit ended training before its episode counts
 
@@ -218,6 +227,7 @@ class doppler_trainer {
     if (interrupted_) return record(stage, run, std::numeric_limits<seconds>::infinity(), 0);
     std::optional<seconds> makespan;
     if (run.ok()) makespan = measured ? measure(run.placement) : judge(run.placement);
+    const seconds best_before = best_makespan_;
     consider(run, /*from_policy=*/true);
     // A failed run (memory) costs twice the baseline.
     const seconds reward_makespan =
@@ -227,10 +237,16 @@ class doppler_trainer {
     weights_.select.zero_gradient();
     weights_.place.zero_gradient();
     const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
-    const double entropy =
-        options_.entropy_bonus * (options_.entropy_half_life > 0
-                                      ? std::exp2(-static_cast<double>(reinforced_) / options_.entropy_half_life)
-                                      : 1.0);
+    if (options_.restart_after != 0 && reinforced_ - improved_at_ >= options_.restart_after) {
+      entropy_origin_ = reinforced_;  // a stall: the bonus schedule starts over
+      improved_at_ = reinforced_;
+      ++restarts_;
+    }
+    const double entropy = options_.entropy_bonus *
+                           (options_.entropy_half_life > 0
+                                ? std::exp2(-static_cast<double>(reinforced_ - entropy_origin_) /
+                                            options_.entropy_half_life)
+                                : 1.0);
     for (const auto& step : trace.steps) accumulate(step, advantage * scale, entropy * scale);
     step_optimizers(options_.reinforce_rate);
     ++reinforced_;
@@ -239,6 +255,7 @@ class doppler_trainer {
     else baseline_ = options_.baseline_decay * baseline_ + (1 - options_.baseline_decay) * reward_makespan;
     if (options_.greedy_every != 0 && reinforced_ % options_.greedy_every == 0)
       consider(run_episode(decoding::greedy, nullptr), /*from_policy=*/true);
+    if (best_makespan_ < best_before) improved_at_ = reinforced_;
     return record(stage, run, reward_makespan, 0);
   }
 
@@ -280,6 +297,14 @@ class doppler_trainer {
   [[nodiscard]] seconds baseline() const noexcept { return baseline_; }
   [[nodiscard]] double agreement() const noexcept { return last_agreement_; }
   [[nodiscard]] std::size_t episodes() const noexcept { return episodes_; }
+  // How often a stall restarted the entropy bonus (doppler_options::restart_after).
+  [[nodiscard]] std::size_t restarts() const noexcept { return restarts_; }
+  // The placement whose choices the features flag in sampled and greedy episodes: the best seen
+  // (doppler_options::flags_follow_best), else the given teacher; null: Critical Path's choices.
+  [[nodiscard]] const placement* flagged() const noexcept {
+    if (options_.flags_follow_best && best_) return &*best_;
+    return options_.teacher ? &*options_.teacher : nullptr;
+  }
   [[nodiscard]] double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
@@ -396,6 +421,7 @@ class doppler_trainer {
     out.curve = curve_;
     out.agreement = last_agreement_;
     out.episodes = episodes_;
+    out.restarts = restarts_;
     out.training_seconds = elapsed();
     out.stopped_by_time_limit = stopped_by_time_limit_ || interrupted_;
     out.policy_makespan = policy_makespan_;
@@ -430,8 +456,8 @@ class doppler_trainer {
   // One episode; with a finite time limit it ends at the limit, even halfway (interrupted_), and
   // then counts for nothing.
   list_schedule_result run_episode(decoding mode, episode_trace* trace, bool count = true) {
-    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature,
-                          options_.teacher ? &*options_.teacher : nullptr);
+    const placement* taught = mode == decoding::teacher ? (options_.teacher ? &*options_.teacher : nullptr) : flagged();
+    doppler_policy policy(weights_, mode, &random_, trace, &encoding_, options_.temperature, taught);
     if (std::isfinite(options_.time_limit))
       policy.set_deadline(started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                          std::chrono::duration<double>(options_.time_limit)));
@@ -547,6 +573,9 @@ class doppler_trainer {
   gantry::outcome last_outcome_;
   seconds baseline_ = 0;
   std::size_t reinforced_ = 0, episodes_ = 0;
+  // The REINFORCE episode of the last improvement, the one the bonus schedule counts from, and the
+  // number of restarts (doppler_options::restart_after).
+  std::size_t improved_at_ = 0, entropy_origin_ = 0, restarts_ = 0;
   double last_agreement_ = 0;
   // For out_of_time(): the longest episode, and the time and number of the draws judged so far.
   double longest_episode_ = 0;
