@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
     outcome_row row{name};
     row.best_other = std::numeric_limits<double>::infinity();
     std::printf("%s: %zu vertices, %zu edges\n", name.c_str(), g.vertex_count(), g.edge_count());
-    gantry::learn::doppler_options options                                           .imitation_episodes = 50,
+    gantry::learn::doppler_options options{.imitation_episodes = 50,
                                            .reinforce_episodes = std::numeric_limits<std::size_t>::max(),
                                            .restart_after = restart_after,
                                            .flags_follow_best = follow_best,
