@@ -259,6 +259,8 @@ PY
 if "$gantry" learn --help >/dev/null 2>&1; then
   expect 2 "--time-limit: '600' has no unit" "$gantry" learn -g "$tiny" --devices 2 --time-limit 600
   expect 2 "--rate: expected a finite number > 0, got '0'" "$gantry" learn -g "$tiny" --devices 2 --rate 0
+  expect 2 "--restart-after: expected a whole number of at least 0, got '-3'" \
+    "$gantry" learn -g "$tiny" --devices 2 --restart-after -3
   expect 2 "unknown stage 'nonsense'" "$gantry" learn -g "$tiny" --devices 2 --stages imitation,nonsense -o learned.json
   absent learned.json
   printf 'gantry-doppler-weights 1\nrounds 2\nselect 62 4\n0.5\nnot-a-number\n' >bad_weights.txt
