@@ -32,7 +32,7 @@ struct training_request {
   // Stage I's teacher: "best" (the best placement of the library's registry under training's judge),
   // a registry placer's name, or "doppler-critical-path" (DOPPLER §6's built-in rule).
   std::string teacher = "best";
-  std::string weights_in{};               // start from these weights (a file of learn::save_weights)
+  std::string weights_in{};  // start from these weights (a file of learn::save_weights)
   std::function<void(const learn::learning_point&)> on_episode{};
   std::function<void(const std::string&)> on_progress{};  // what runs before the first episode
 };

@@ -242,11 +242,11 @@ class doppler_trainer {
       improved_at_ = reinforced_;
       ++restarts_;
     }
-    const double entropy = options_.entropy_bonus *
-                           (options_.entropy_half_life > 0
-                                ? std::exp2(-static_cast<double>(reinforced_ - entropy_origin_) /
-                                            options_.entropy_half_life)
-                                : 1.0);
+    const double entropy =
+        options_.entropy_bonus *
+        (options_.entropy_half_life > 0
+             ? std::exp2(-static_cast<double>(reinforced_ - entropy_origin_) / options_.entropy_half_life)
+             : 1.0);
     for (const auto& step : trace.steps) accumulate(step, advantage * scale, entropy * scale);
     step_optimizers(options_.reinforce_rate);
     ++reinforced_;
