@@ -1,5 +1,6 @@
 // exact_schedule() (GLPK MIP) against brute force over every placement and every topological order
 // on tiny DAGs, on hand-worked graphs, and as a bound that no placer beats.
+#include <gantry/io/json_graph.hpp>
 #include <gantry/order/lower_bound.hpp>
 #include <gantry/place/exact.hpp>
 #include <gantry/place/placers.hpp>
@@ -324,4 +325,45 @@ TEST_CASE("a time limit still gives a valid schedule and a bound below it") {
     CHECK(r.time_limit_reached);
     CHECK(!r.outcome.message.empty());
   }
+}
+
+TEST_CASE("GLPK's fatal errors end the call, not the process, and GLPK works after them") {
+  // GLPK ends the process on an internal error unless its error hook jumps out; a column number
+  // out of range is one that any build meets the same way.
+  glp_prob* lp = glp_create_prob();
+  glp_add_cols(lp, 1);
+  bool after = false;
+  CHECK_FALSE(detail::glpk_guarded([&] {
+    glp_set_col_bnds(lp, 2, GLP_FX, 0, 0);  // GLPK: column number out of range
+    after = true;
+  }));
+  CHECK_FALSE(after);  // lp went with GLPK's environment: not deleted here
+  int columns = 0;
+  CHECK(detail::glpk_guarded([&] {
+    glp_prob* fresh = glp_create_prob();
+    glp_add_cols(fresh, 3);
+    columns = glp_get_num_cols(fresh);
+    glp_delete_prob(fresh);
+  }));
+  CHECK(columns == 3);
+}
+
+TEST_CASE("an early end of GLPK's branch and bound gives the best found, a bound below it, and says why") {
+  // Topcuoglu's example (examples/graphs/topcuoglu.json) on 2 devices with the tool's default links
+  // (12 GB/s, 10 us): the transfers are a millionth of the horizon, and GLPK's branch and bound
+  // ends early on this program, with GLP_EFAIL or (in the tool's release build of 2026-12-05) a
+  // failed assertion in its primal simplex, "teta_lim >= 0.0", which used to abort the process.
+  const graph g = read_graph(std::string(GANTRY_SOURCE_DIR) + "/examples/graphs/topcuoglu.json");
+  const auto devices = cluster::uniform(2, unlimited_memory, {.latency = 10e-6, .bandwidth = 12e9});
+  const graph_model model(g, devices);
+  const auto r = exact_schedule(g, model, devices, {.time_limit_ms = 30000});
+  require_valid(r, g, model, devices);
+  CHECK(r.bound <= r.makespan);
+  CHECK(r.bound > 0);
+  INFO(r.outcome.message);
+  CHECK((r.optimal || !r.outcome.message.empty()));
+  // The next program on this thread is solved, whatever GLPK's environment went through.
+  const auto one = cluster::uniform(1);
+  const graph_model one_model(g, one);
+  CHECK(exact_schedule(g, one_model, one, {.time_limit_ms = 30000}).optimal);
 }

@@ -44,6 +44,7 @@ struct exact_proof {
   seconds bound = 0;
   bool optimal = false;
   bool time_limit_reached = false;
+  std::string stopped{};  // why GLPK's search ended early otherwise (exact_result's message), or empty
 };
 
 // Limits of the placers that search: the exact placer's time limit (it returns its best schedule
@@ -143,7 +144,9 @@ struct compare_bound {
   std::string text = "lower bound " + format_seconds(b.value) + ": ";
   std::vector<std::string> others;
   if (b.source == "exact") {
-    text += b.exact->optimal ? "the exact optimum" : "the exact solver's proven bound (time limit reached)";
+    text += b.exact->optimal              ? "the exact optimum"
+            : b.exact->time_limit_reached ? "the exact solver's proven bound (time limit reached)"
+                                          : "the exact solver's proven bound (its search ended early)";
     others = {"critical path " + format_seconds(b.simple.critical_path), "work " + format_seconds(b.simple.work)};
   } else {
     text += b.source == "work" ? "the work over the devices' speed" : "the critical path at the fastest device";

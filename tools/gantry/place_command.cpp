@@ -103,6 +103,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
     text << "proven bound  " << format_seconds(proof->bound)
          << (proof->optimal              ? " (the schedule is optimal)"
              : proof->time_limit_reached ? " (time limit reached: the schedule may be longer than the optimum)"
+             : !proof->stopped.empty()   ? " (" + proof->stopped + ")"
                                          : " (the schedule may be longer than the optimum)")
          << "\n";
   if (!judged.ok()) {
@@ -147,9 +148,11 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   document["replay_makespan"] = makespan_or_null(judged.replay);
   document["in_order_makespan"] = makespan_or_null(judged.in_order);
   document["run"] = metadata["run"];
-  if (algorithm == "exact")
+  if (algorithm == "exact") {
     document["proven_bound"] = {
         {"bound", proof->bound}, {"optimal", proof->optimal}, {"time_limit_reached", proof->time_limit_reached}};
+    if (!proof->stopped.empty()) document["proven_bound"]["stopped"] = proof->stopped;
+  }
   auto summary = schedule_summary_json(sim.schedule, c);
   for (auto& [key, value] : summary.items()) document[key] = std::move(value);
   std::cout << document.dump(2) << "\n";

@@ -36,7 +36,9 @@ std::vector<placer_entry> tool_placers([[maybe_unused]] int exact_time_limit_ms,
                                                     .time_limit_ms = exact_time_limit_ms,
                                                     .cache_transfers = r.cache_transfers,
                                                     .group = group});
-                   if (proof) *proof = {e.bound, e.optimal, e.time_limit_reached};
+                   if (proof)
+                     *proof = {e.bound, e.optimal, e.time_limit_reached,
+                               e.optimal || e.time_limit_reached ? std::string() : e.outcome.message};
                    placer_result out{std::move(e.placement), std::nullopt};
                    if (e.ok()) out.own_schedule = std::move(e.schedule);
                    return out;

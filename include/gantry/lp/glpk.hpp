@@ -4,6 +4,7 @@
 // environment and returns status::solver_error. Needs gantry::lp (GLPK) at link time.
 #pragma once
 
+#include <gantry/lp/glpk_guard.hpp>
 #include <gantry/lp/linear_program.hpp>
 
 #include <glpk.h>
@@ -32,70 +33,12 @@ enum class glpk_method { primal_simplex, dual_simplex, interior_point };
 }
 
 namespace detail {
-struct glpk_escape {
-  std::jmp_buf where;
-};
-extern "C" inline void glpk_on_error(void* info) { std::longjmp(static_cast<glpk_escape*>(info)->where, 1); }
-extern "C" inline int glpk_drop_output(void*, const char*) { return 1; }
-
 inline int glpk_bound_type(double lower, double upper) {
   const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
   if (has_lower && has_upper) return lower == upper ? GLP_FX : GLP_DB;
   if (has_lower) return GLP_LO;
   if (has_upper) return GLP_UP;
   return GLP_FR;
-}
-inline std::string glpk_code_text(int code) {
-  switch (code) {
-    case 0:
-      return "0 (solved)";
-    case GLP_EBADB:
-      return "GLP_EBADB (invalid initial basis)";
-    case GLP_ESING:
-      return "GLP_ESING (singular basis matrix)";
-    case GLP_ECOND:
-      return "GLP_ECOND (ill-conditioned basis matrix)";
-    case GLP_EBOUND:
-      return "GLP_EBOUND (incorrect bounds)";
-    case GLP_EFAIL:
-      return "GLP_EFAIL (solver failure)";
-    case GLP_EOBJLL:
-      return "GLP_EOBJLL (objective below its lower limit)";
-    case GLP_EOBJUL:
-      return "GLP_EOBJUL (objective above its upper limit)";
-    case GLP_EITLIM:
-      return "GLP_EITLIM (iteration limit reached)";
-    case GLP_ETMLIM:
-      return "GLP_ETMLIM (time limit reached)";
-    case GLP_ENOPFS:
-      return "GLP_ENOPFS (no primal feasible solution)";
-    case GLP_ENODFS:
-      return "GLP_ENODFS (no dual feasible solution)";
-    case GLP_ENOCVG:
-      return "GLP_ENOCVG (no convergence)";
-    case GLP_EINSTAB:
-      return "GLP_EINSTAB (numerical instability)";
-    default:
-      return std::to_string(code);
-  }
-}
-inline std::string glpk_status_text(int status) {
-  switch (status) {
-    case GLP_OPT:
-      return "GLP_OPT (optimal)";
-    case GLP_FEAS:
-      return "GLP_FEAS (feasible, not proven optimal)";
-    case GLP_INFEAS:
-      return "GLP_INFEAS (infeasible)";
-    case GLP_NOFEAS:
-      return "GLP_NOFEAS (no feasible solution)";
-    case GLP_UNBND:
-      return "GLP_UNBND (unbounded)";
-    case GLP_UNDEF:
-      return "GLP_UNDEF (undefined)";
-    default:
-      return std::to_string(status);
-  }
 }
 }  // namespace detail
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gantry/core/units.hpp>
+#include <gantry/lp/glpk_guard.hpp>
 #include <gantry/pipeline/chain.hpp>
 #include <gantry/pipeline/non_contiguous.hpp>
 #include <gantry/pipeline/pattern.hpp>
@@ -81,14 +82,21 @@ struct exact_allocation_options {
           static_cast<double>(c[l].weights) + options.reserved_activations * static_cast<double>(c[l].activation));
   }
   glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
-  glp_term_out(GLP_OFF);
   glp_iocp parameters;
   glp_init_iocp(&parameters);
+  parameters.msg_lev = GLP_MSG_OFF;
   parameters.presolve = GLP_ON;
   parameters.tm_lim = options.time_limit_ms;
-  const int code = glp_intopt(lp, &parameters);
-  glp_term_out(GLP_ON);
-  const int state = glp_mip_status(lp);
+  int code = 0, state = GLP_UNDEF;
+  if (!detail::glpk_guarded([&] {
+        code = glp_intopt(lp, &parameters);
+        state = glp_mip_status(lp);
+      })) {
+    static_cast<void>(owner.release());  // freed with GLPK's environment
+    r.outcome.code = status::solver_error;
+    r.outcome.message = "GLPK stopped on an internal error in its branch and bound, and its environment was reset";
+    return r;
+  }
   if (state == GLP_NOFEAS || code == GLP_ENOPFS || code == GLP_ENODFS) {
     r.outcome.code = status::infeasible;
     r.outcome.message = "no allocation of the " + std::to_string(L) + " layers on " + std::to_string(P) +

@@ -21,6 +21,7 @@
 
 #include <gantry/order/lower_bound.hpp>
 #include <gantry/core/units.hpp>
+#include <gantry/lp/glpk_guard.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
@@ -261,6 +262,10 @@ struct exact_search {
   const std::vector<double>* heuristic = nullptr;  // 1-based column values, or null
   bool offered = false;
   double bound = 0;  // best global bound seen, in the program's units
+  // The last integer solution branch and bound reported (1-based column values, sized before the
+  // search: the callback allocates nothing), kept in case GLPK stops on an internal error.
+  std::vector<double>* incumbent = nullptr;
+  bool has_incumbent = false;
 };
 
 inline void exact_callback(glp_tree* tree, void* info) {
@@ -277,12 +282,21 @@ inline void exact_callback(glp_tree* tree, void* info) {
       if (const int node = glp_ios_best_node(tree); node != 0)
         search.bound = std::max(search.bound, glp_ios_node_bound(tree, node));
       break;
+    case GLP_IBINGO:
+      if (search.incumbent != nullptr) {
+        glp_prob* const lp = glp_ios_get_prob(tree);
+        auto& values = *search.incumbent;
+        for (std::size_t j = 1; j < values.size(); ++j) values[j] = glp_mip_col_val(lp, static_cast<int>(j));
+        search.has_incumbent = true;
+      }
+      break;
     default:
       break;
   }
 }
 
-// glp_prob owned, with GLPK's terminal output off while it lives.
+// glp_prob owned, with GLPK's terminal output off while it lives. forget() lets go of it without
+// deleting it, after GLPK's environment (and the problem with it) was freed.
 struct glpk_problem {
   std::unique_ptr<glp_prob, decltype(&glp_delete_prob)> owner{glp_create_prob(), &glp_delete_prob};
   glpk_problem() { glp_term_out(GLP_OFF); }
@@ -290,6 +304,7 @@ struct glpk_problem {
   glpk_problem(const glpk_problem&) = delete;
   glpk_problem& operator=(const glpk_problem&) = delete;
   [[nodiscard]] glp_prob* get() const noexcept { return owner.get(); }
+  void forget() noexcept { static_cast<void>(owner.release()); }
 };
 
 // --- the steps of exact_schedule() ------------------------------------------------------------
@@ -597,41 +612,64 @@ struct exact_solution {
   double bound = 0;           // seconds
   bool proven = false;
   bool time_limit_reached = false;
-  outcome failure;  // ok unless the program cannot be solved (infeasible, solver_error)
+  std::string stopped{};  // why GLPK's search ended before proving, other than the time limit
+  outcome failure;        // ok unless the program cannot be solved (infeasible, solver_error)
 };
 
 // Solves the relaxation, then the program by branch and bound within options.time_limit_ms from
 // `heuristic` (column values, or empty). `bound` is a bound known before (seconds), `low` T's
-// lower bound and `unit` the horizon.
-inline exact_solution exact_solve(glp_prob* lp, const exact_problem& pr, const exact_columns& col,
+// lower bound and `unit` the horizon. Where GLPK stops on an internal error (its simplex can fail
+// an assertion on a badly scaled node), the problem is gone (owner forgets it) and the solution is
+// the last integer solution the search reported, if any, with the bound proven until then.
+inline exact_solution exact_solve(glpk_problem& owner, const exact_problem& pr, const exact_columns& col,
                                   const std::vector<double>& heuristic, const exact_options& options, double bound,
                                   double low, double unit) {
+  glp_prob* const lp = owner.get();
   exact_solution out;
   out.bound = bound;
+  std::vector<double> incumbent(static_cast<std::size_t>(glp_get_num_cols(lp)) + 1, 0.0);
+  exact_search search{heuristic.empty() ? nullptr : &heuristic, false, low, &incumbent, false};
   glp_smcp simplex;
   glp_init_smcp(&simplex);
   simplex.msg_lev = GLP_MSG_OFF;
-  const int lp_code = glp_simplex(lp, &simplex);
-  exact_search search{heuristic.empty() ? nullptr : &heuristic, false, low};
-  int code = 0;
-  if (lp_code == 0 && glp_get_status(lp) == GLP_OPT) {
+  glp_iocp parameters;
+  glp_init_iocp(&parameters);
+  parameters.msg_lev = GLP_MSG_OFF;
+  parameters.presolve = GLP_OFF;  // the callback's columns are the program's own
+  parameters.gmi_cuts = GLP_ON;
+  parameters.mir_cuts = GLP_ON;
+  parameters.tm_lim = options.time_limit_ms;
+  parameters.cb_func = exact_callback;
+  parameters.cb_info = &search;
+  int lp_code = 0, lp_status = GLP_UNDEF, code = 0;
+  const bool returned = glpk_guarded([&] {
+    lp_code = glp_simplex(lp, &simplex);
+    lp_status = glp_get_status(lp);
+    if (lp_code != 0 || lp_status != GLP_OPT) return;
     search.bound = std::max(search.bound, glp_get_obj_val(lp));
-    glp_iocp parameters;
-    glp_init_iocp(&parameters);
-    parameters.msg_lev = GLP_MSG_OFF;
-    parameters.presolve = GLP_OFF;  // the callback's columns are the program's own
-    parameters.gmi_cuts = GLP_ON;
-    parameters.mir_cuts = GLP_ON;
-    parameters.tm_lim = options.time_limit_ms;
-    parameters.cb_func = exact_callback;
-    parameters.cb_info = &search;
     code = glp_intopt(lp, &parameters);
-  } else if (lp_code == 0 && glp_get_status(lp) == GLP_NOFEAS) {
+  });
+  if (!returned) {
+    owner.forget();
+    out.stopped = "GLPK stopped on an internal error in its branch and bound, and its environment was reset";
+    out.bound = std::max(out.bound, search.bound * unit);
+    if (search.has_incumbent) {
+      out.device.assign(pr.n, 0);
+      out.start.assign(pr.n, 0);
+      for (vertex_id v = 0; v < pr.n; ++v) {
+        for (device_id d = 0; d < pr.m; ++d)
+          if (incumbent[static_cast<std::size_t>(col.x(v, d))] > 0.5) out.device[v] = d;
+        out.start[v] = incumbent[static_cast<std::size_t>(col.s(v))];
+      }
+    }
+    return out;
+  }
+  if (lp_code == 0 && lp_status == GLP_NOFEAS) {
     code = GLP_ENOPFS;
-  } else {
+  } else if (lp_code != 0 || lp_status != GLP_OPT) {
     out.failure = {.code = status::solver_error,
-                   .message = "GLPK's glp_simplex returned " + std::to_string(lp_code) + " with status " +
-                              std::to_string(glp_get_status(lp)) + " on the relaxation"};
+                   .message = "GLPK's glp_simplex returned " + glpk_code_text(lp_code) + " with status " +
+                              glpk_status_text(lp_status) + " on the relaxation"};
     return out;
   }
   const int state = code == GLP_ENOPFS ? GLP_NOFEAS : glp_mip_status(lp);
@@ -657,14 +695,18 @@ inline exact_solution exact_solve(glp_prob* lp, const exact_problem& pr, const e
       out.start[v] = glp_mip_col_val(lp, col.s(v));
     }
     out.proven = state == GLP_OPT && code == 0;
+    if (code != 0 && code != GLP_ETMLIM)
+      out.stopped = "GLPK's branch and bound stopped early: glp_intopt returned " + glpk_code_text(code);
     const double value = glp_mip_obj_val(lp);
     out.bound = std::max(out.bound, (out.proven ? value : std::min(search.bound, value)) * unit);
   } else if (!heuristic.empty()) {
     out.bound = std::max(out.bound, search.bound * unit);
+    if (code != 0 && code != GLP_ETMLIM)
+      out.stopped = "GLPK's branch and bound stopped early: glp_intopt returned " + glpk_code_text(code);
   } else if (code != 0 && code != GLP_ETMLIM) {
-    out.failure = {
-        .code = status::solver_error,
-        .message = "GLPK's glp_intopt returned " + std::to_string(code) + " with MIP status " + std::to_string(state)};
+    out.failure = {.code = status::solver_error,
+                   .message = "GLPK's glp_intopt returned " + glpk_code_text(code) + " with MIP status " +
+                              glpk_status_text(state)};
   } else {
     out.failure = {.code = status::solver_error,
                    .time = options.time_limit_ms / 1000.0,
@@ -764,7 +806,7 @@ template <adapted_graph G, placement_model M, device_set D>
     const detail::exact_columns col =
         detail::exact_add_columns(lp, pr, detail::exact_reachability(pr, g), limited, symmetric, low);
     detail::exact_add_rows(lp, pr, g, col, limited, horizon);
-    solution = detail::exact_solve(lp, pr, col, detail::exact_heuristic(pr, col, start, limited, horizon), options,
+    solution = detail::exact_solve(owner, pr, col, detail::exact_heuristic(pr, col, start, limited, horizon), options,
                                    simple.value, low, horizon);
     r.time_limit_reached = solution.time_limit_reached;
     if (!solution.failure.ok()) return failed(std::move(solution.failure));
@@ -800,6 +842,8 @@ template <adapted_graph G, placement_model M, device_set D>
   if (!r.optimal && devices.comm() != comm_mode::parallel && solution.proven)
     r.outcome.message = "optimal for parallel links; the " + std::string(to_string(devices.comm())) +
                         " links' channels may delay its transfers";
+  else if (!solution.stopped.empty() && !r.optimal)
+    r.outcome.message = solution.stopped + ": the best schedule found before it and a proven bound";
   else if (r.time_limit_reached && !r.optimal)
     r.outcome.message = "the time limit of " + std::to_string(options.time_limit_ms) +
                         " ms was reached: the best schedule found and a proven bound";
