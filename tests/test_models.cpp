@@ -76,6 +76,16 @@ TEST_CASE("link fit recovers latency and bandwidth from noisy samples") {
   CHECK(fit.link.latency == doctest::Approx(truth.latency).epsilon(0.5));
   CHECK(fit.r_squared > 0.99);
   CHECK(fit.rms_residual > 0);
+  CHECK(fit.trusted());
+}
+
+TEST_CASE("a link fit whose copies do not follow a line is not trusted") {
+  // Times that jump around a flat mean, as an MPI link measured on a busy machine gave (r^2 0.077):
+  // the fit exists but calibrate warns that it is rough.
+  const std::vector<transfer_sample> samples{{1e3, 3e-4}, {1e4, 1e-4}, {1e5, 4e-4}, {1e6, 1.2e-4}, {1e7, 3.5e-4}};
+  const link_fit fit = fit_link(samples);
+  CHECK(fit.r_squared < link_fit::least_trusted_r_squared);
+  CHECK_FALSE(fit.trusted());
 }
 
 TEST_CASE("link fit keeps the model physical") {

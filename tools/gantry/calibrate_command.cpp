@@ -34,6 +34,11 @@ inline void print_calibration(std::ostream& out, seconds launch_overhead, const 
   out << "\nlink           " << format_seconds(link.link.latency) << " + bytes / "
       << format_bytes(static_cast<byte_count>(std::min(link.link.bandwidth, 1e18))) << "/s (r^2 "
       << fixed_text(link.r_squared, 3) << ")\n";
+  if (!link.trusted())
+    std::cerr << "gantry calibrate: warning: the link's fit explains " << fixed_text(link.r_squared, 3)
+              << " of the copies' variance (r^2 below " << fixed_text(link_fit::least_trusted_r_squared, 1)
+              << "): the times do not grow in a line with the bytes, so the latency and bandwidth written are "
+                 "rough; measure again with nothing else running on the machines and links\n";
 }
 
 // What the memory-bandwidth probe measured, and the domain written with the cluster.
@@ -108,14 +113,15 @@ inline int run_starpu_mpi_calibrate(const calibrate_flags& flags, std::ostream& 
 int run_calibrate_command(const calibrate_flags& flags, std::ostream& out) {
   [[maybe_unused]] const auto choice =
       check_backend_flags(flags.backend, flags.devices, flags.backend.devices_given ? "--devices" : "");
-#if GANTRY_CLI_HAS_CUDA
-  if (choice.cuda) return run_cuda_calibrate(flags, choice, out);
-#endif
   if (choice.starpu)
     throw invalid_input(
         "calibrate --backend starpu: StarPU's workers in one process copy with memcpy, as the CPU backend's "
         "threads do: calibrate with --backend cpu, and `gantry execute --backend starpu` measures StarPU's own "
         "cost per task itself");
+  require_device_count(flags.backend, choice, false, "");
+#if GANTRY_CLI_HAS_CUDA
+  if (choice.cuda) return run_cuda_calibrate(flags, choice, out);
+#endif
 #if GANTRY_CLI_HAS_STARPU_MPI
   if (choice.starpu_mpi) return run_starpu_mpi_calibrate(flags, out);
 #endif

@@ -17,9 +17,9 @@ namespace {
 struct compare_row {
   const placer_entry* entry;
   placer_result placed;
-  std::optional<judged_run> runs;             // when the placer succeeded: the replay and the run in its order
+  std::optional<judged_run> runs;  // when the placer succeeded: the replay, the run in its order, its own schedule
   std::optional<local_search_step> searched;  // --local-search, after the placer
-  // The run the row is ranked by, place's judge: the faster of the two that run.
+  // The run the row is ranked by, place's judge: the fastest of those that run.
   [[nodiscard]] const simulation_result* judged() const { return runs && runs->ok() ? &runs->kept() : nullptr; }
 };
 
@@ -62,7 +62,8 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     auto& p = row.placed.placement;
     p.placement_time = elapsed_since(t0);
     if (p.ok()) {
-      row.runs = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
+      row.runs =
+          judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf, row.placed.own_schedule);
       beat->set("");  // the search reports itself
       row.searched = improve_locally(g, model, c, row.placed, *row.runs, coarse, after, sf, "compare", show);
     }
@@ -89,10 +90,11 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   if (baseline) require_finite(*baseline, graph_path, "the baseline's simulated makespan");
   for (const auto& row : rows)
     if (row.runs)
-      for (const auto* run : {&row.runs->replay, &row.runs->in_order})
-        if (run->ok()) require_finite(run->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
-  // Ranked by the faster of the replay and the run in the placer's order, failures last in the
-  // registry's order.
+      for (const auto* run : {&row.runs->replay, &row.runs->in_order, row.runs->own ? &*row.runs->own : nullptr})
+        if (run != nullptr && run->ok())
+          require_finite(run->schedule.makespan, graph_path, row.entry->name + "'s simulated makespan");
+  // Ranked by the fastest of the replay, the run in the placer's order and its own schedule replayed,
+  // failures last in the registry's order.
   std::stable_sort(rows.begin(), rows.end(), [](const compare_row& a, const compare_row& b) {
     const auto* x = a.judged();
     const auto* y = b.judged();
@@ -161,8 +163,9 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
                                                           {"makespan", alone->simulated.schedule.makespan}}
                                  : nlohmann::ordered_json(nullptr);
     out["ranked_by"] =
-        "ranked_makespan: the faster of makespan (the --policy replay) and in_order_makespan (each device runs its "
-        "vertices in the placer's order, strict-order) among those that run; ranked_run says which";
+        "ranked_makespan: the fastest of makespan (the --policy replay), in_order_makespan (each device runs its "
+        "vertices in the placer's order, strict-order) and own_makespan (a list scheduler's own schedule, replayed "
+        "strict-order with its transfers in the order it reserved them) among those that run; ranked_run says which";
     std::size_t rank = 0;
     for (const auto& row : rows) {
       nlohmann::ordered_json r;
@@ -171,8 +174,9 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
       r["algorithm"] = row.entry->name;
       r["respects_memory"] = row.entry->respects_memory;
       r["placement_seconds"] = p.placement_time;
-      r["own_makespan"] = row.placed.own_schedule ? nlohmann::ordered_json(row.placed.own_schedule->makespan)
-                                                  : nlohmann::ordered_json(nullptr);
+      r["own_makespan"] = row.runs && row.runs->own && row.runs->own->ok()
+                              ? nlohmann::ordered_json(row.runs->own->schedule.makespan)
+                              : nlohmann::ordered_json(nullptr);
       if (!p.ok()) {
         r["status"] = to_string(p.outcome.code);
         r["message"] = p.outcome.message;
@@ -188,7 +192,9 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
         const auto& in_order = row.runs->in_order;
         const auto& replay = row.runs->replay;
         r["ranked_makespan"] = s.makespan;
-        r["ranked_run"] = row.runs->by_order() ? "in_order" : "replay";
+        r["ranked_run"] = row.runs->which() == judged_kind::own        ? "own"
+                          : row.runs->which() == judged_kind::in_order ? "in_order"
+                                                                       : "replay";
         r["in_order_makespan"] =
             in_order.ok() ? nlohmann::ordered_json(in_order.schedule.makespan) : nlohmann::ordered_json(nullptr);
         if (!in_order.ok()) r["in_order_message"] = in_order.outcome.message;
@@ -216,7 +222,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
   for (const auto& row : rows) name_width = std::max(name_width, row.entry->name.size());
   const int name_column = static_cast<int>(name_width) + 2;
   std::cout << std::right << std::setw(4) << "rank"
-            << "  " << std::left << std::setw(name_column) << "algorithm" << std::right << std::setw(12) << "place (ms)"
+            << "  " << std::left << std::setw(name_column) << "algorithm" << std::right << std::setw(12) << "place time"
             << std::setw(14) << "own schedule" << std::setw(14) << "in its order" << std::setw(14) << "replayed"
             << std::setw(10) << "speed-up" << std::setw(10) << "vs bound" << std::setw(14) << "bytes moved"
             << "  peak memory per device\n";
@@ -226,15 +232,15 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     const auto* judged = row.judged();
     std::cout << std::right << std::setw(4) << (judged != nullptr ? std::to_string(++rank) : std::string("-")) << "  "
               << std::left << std::setw(name_column) << row.entry->name << std::right << std::setw(12)
-              << fixed_text(p.placement_time * 1e3, 2);
+              << format_seconds(p.placement_time);
     std::vector<std::string> notes;
     if (!row.entry->respects_memory) notes.emplace_back("ignores memory");
     if (!p.ok()) {
       std::cout << "  failed: " << to_string(p.outcome.code) << "\n";
       continue;
     }
-    std::cout << std::setw(14) << (row.placed.own_schedule ? format_seconds(row.placed.own_schedule->makespan) : "-");
     if (judged == nullptr) {
+      std::cout << std::setw(14) << "-";
       const auto& failed = row.runs->replay.outcome;
       std::cout << "  does not run: " << to_string(failed.code) << " on device " << failed.device
                 << (notes.empty() ? "" : " (" + notes.front() + ")") << "\n";
@@ -247,13 +253,16 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     const auto& s = judged->schedule;
     const auto& in_order = row.runs->in_order;
     const auto& replay = row.runs->replay;
+    const auto* own = row.runs->own ? &*row.runs->own : nullptr;
+    if (own != nullptr && !own->ok()) notes.emplace_back("own schedule: " + std::string(to_string(own->outcome.code)));
     if (!in_order.ok()) notes.emplace_back("in its order: " + std::string(to_string(in_order.outcome.code)));
     if (!replay.ok()) notes.emplace_back("replayed: " + std::string(to_string(replay.outcome.code)));
     if (slower_than_alone(row)) notes.emplace_back("slower than " + c[alone->device].name + " alone");
     if (is_fallback(p)) notes.emplace_back("a fallback, see below");
     if (note_of(row.placed)) notes.emplace_back("see below");
     if (row.searched && row.searched->improved) notes.emplace_back("local search, see below");
-    std::cout << std::setw(14) << shown(in_order) << std::setw(14) << shown(replay) << std::setw(10)
+    std::cout << std::setw(14) << (own != nullptr ? shown(*own) : std::string("-")) << std::setw(14) << shown(in_order)
+              << std::setw(14) << shown(replay) << std::setw(10)
               << (baseline && speedup(*baseline, s.makespan) ? fixed_text(*speedup(*baseline, s.makespan), 2) + "x"
                                                              : std::string("-"))
               << std::setw(10) << ratio_to_bound(s.makespan, bound) << std::setw(14) << format_bytes(s.bytes_moved)
@@ -271,11 +280,12 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     if (row.searched) std::cout << "\n" << row.entry->name << ": local search " << row.searched->text();
   }
   std::cout
-      << "\n\"own schedule\" is the placer's own schedule; \"in its order\" simulates its placement with each device "
+      << "\n\"own schedule\" replays a list scheduler's own schedule (strict-order, its transfers in the order it "
+         "reserved them); \"in its order\" simulates its placement with each device "
          "running its vertices in the placer's order (strict-order); \"replayed\" simulates it with the "
       << sf.policy << " policy" << (sf.policy == "placement-order" ? " (work-conserving)" : "")
       << (sf.no_cache ? ", no transfer caching" : "")
-      << "; rows are ranked by the faster of the two that run, starred (the run place keeps and writes)";
+      << "; rows are ranked by the fastest of those that run, starred (the run place keeps and writes)";
   if (alone)
     std::cout << "; " << c[alone->device].name << " alone runs it in "
               << format_seconds(alone->simulated.schedule.makespan);

@@ -30,6 +30,7 @@ inline int run_execute_command(const execute_flags& flags, std::ostream& out, st
                                                            given ? "--cluster '" + flags.cluster_path + "'"
                                                            : flags.backend.devices_given ? std::string("--devices")
                                                                                          : std::string());
+  require_device_count(flags.backend, choice, given.has_value(), "--cluster FILE");
   auto file = read_any_graph_file(flags.graph_path, flags.reading);
   // Under mpirun (--backend starpu-mpi) rank 0 alone warns.
   const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -83,9 +84,11 @@ void register_execute_commands(CLI::App& app) {
                                  "measure this machine's CPU backend (busy loop, launch overhead, copies "
                                  "between device buffers), or its GPUs with --backend cuda, and write a "
                                  "cluster file");
-  auto* cal_devices = cal->add_option("--devices,-d", calibrate->devices, "devices in the cluster (CPU: threads)")
-                          ->check(whole_number_between<std::size_t>(2, 256))
-                          ->capture_default_str();
+  auto* cal_devices =
+      cal->add_option("--devices,-d", calibrate->devices,
+                      "devices in the cluster (CPU: threads); required but for --backend cuda with --partitions or "
+                      "--gpus, and starpu-mpi (one per rank)")
+          ->check(whole_number_between<std::size_t>(2, 256));
   add_backend_options(*cal, calibrate->backend);
   cal->add_option("--memory,-m", calibrate->memory, "memory per device, e.g. 1GiB, or 'unlimited'")
       ->capture_default_str();
@@ -109,10 +112,11 @@ void register_execute_commands(CLI::App& app) {
   auto* cluster_option = ex->add_option("--cluster", flags->cluster_path, "cluster file (from `gantry calibrate`)")
                              ->check(CLI::ExistingFile);
   auto* ex_devices =
-      ex->add_option("--devices,-d", flags->devices, "without --cluster: devices, linked as calibrated now")
+      ex->add_option("--devices,-d", flags->devices,
+                     "without --cluster: devices, linked as calibrated now; required but for --backend cuda with "
+                     "--partitions or --gpus, and starpu-mpi (one per rank)")
           ->check(whole_number_between<std::size_t>(1, 256))
-          ->excludes(cluster_option)
-          ->capture_default_str();
+          ->excludes(cluster_option);
   add_backend_options(*ex, flags->backend);
   ex->add_option("--memory,-m", flags->memory, "without --cluster: memory per device")
       ->excludes(cluster_option)

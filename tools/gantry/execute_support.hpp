@@ -218,6 +218,17 @@ struct backend_choice {
 #endif
   return out;
 }
+// One rule on every command that builds a cluster: the device count is given (--devices, a cluster
+// file, --gpus or --partitions, or the MPI ranks), never assumed. `or_else` names the command's
+// other ways to give it ("--cluster FILE"), if any.
+inline void require_device_count(const backend_flags& f, const backend_choice& b, bool counted_elsewhere,
+                                 const std::string& or_else) {
+  if (f.devices_given || counted_elsewhere || b.starpu_mpi || f.partitions != 0 || !f.gpus.empty()) return;
+  throw invalid_input("give --devices N" + (or_else.empty() ? std::string() : " or " + or_else) +
+                      (b.cuda ? ", --partitions N or --gpus LIST" : "") + ": how many devices to " +
+                      (b.cuda ? "run on" : "run (CPU devices are threads)"));
+}
+
 #if GANTRY_CLI_HAS_CUDA
 // A GPU-less machine fails the run (exit 1); a GPU number beyond the machine's is bad input.
 inline void check_cuda_gpus(const backend_choice& b) {

@@ -98,6 +98,24 @@ struct fuse_flags {
   }
 };
 
+// Where a fused graph's placement runs everything on one device of several, the fusion did it (a
+// small graph may fuse into fewer clusters than devices): a note says so, before the placer's own.
+inline void say_when_fusion_left_one_device(placer_result& placed, std::size_t devices, const fuse_flags& flags) {
+  const auto& where = placed.placement.device;
+  if (devices < 2 || where.empty() ||
+      std::any_of(where.begin(), where.end(), [&](device_id d) { return d != where.front(); }))
+    return;
+  std::string shrank;
+  for (const auto& [key, value] : placed.metadata)
+    if (key == "fused_vertices") shrank = " into " + value.substr(0, value.find(' ')) + " vertices";
+  std::string why = "--fuse " + flags.fuse + " fused the graph" + shrank + " and the placement runs on one device" +
+                    (flags.fuse == "kernighan" ? " (a smaller --window or --cluster-memory leaves more clusters)" : "");
+  const auto note = std::find_if(placed.metadata.begin(), placed.metadata.end(),
+                                 [](const auto& entry) { return entry.first == "note"; });
+  if (note == placed.metadata.end()) placed.metadata.emplace_back("note", std::move(why));
+  else note->second = why + "; " + note->second;
+}
+
 // Runs a placer on g, or on the coarse graph when there is one, and returns the placement of g.
 // A coarse run's own schedule is of the coarse graph, so it is dropped; its metadata says how
 // much the graph shrank. Fusion never makes a capacity infeasible that the unfused graph fits: a
@@ -118,6 +136,10 @@ inline placer_result place_reduced(const placer_entry& entry, const placer_reque
                                                     std::to_string(request.g.vertex_count()));
   }
   const status code = out.placement.outcome.code;
+  if (out.placement.ok()) {
+    say_when_fusion_left_one_device(out, request.devices.device_count(), flags);
+    return out;
+  }
   if (!entry.respects_memory || (code != status::out_of_memory && code != status::over_capacity)) return out;
   placer_result unfused = entry.place(request);
   if (!unfused.placement.ok()) return out;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -143,10 +144,16 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
       if (s == "imitation") imitation = true;
       else if (s == "reinforce") reinforce = true;
       else if (s == "measured") measured = true;
-      else throw invalid_input("--stages: unknown stage '" + s + "' (imitation, reinforce, measured)");
+      else
+        throw invalid_input("--stages: unknown stage '" + s + "'" +
+                            did_you_mean(s, std::vector<std::string>{"imitation", "reinforce", "measured"}) +
+                            " (imitation, reinforce, measured)");
     }
     const seconds time_limit = duration_option("--time-limit", flags.time_limit);
     if (!(time_limit > 0)) throw invalid_input("--time-limit: expected a duration > 0, got '" + flags.time_limit + "'");
+    // --time-limit counts from here: reading the graph and building the cluster (a million devices
+    // take seconds) are part of the run it bounds.
+    const auto started = std::chrono::steady_clock::now();
     const graph g = read_graph();
     const cluster c = make_cluster();
     const bool tty = isatty(STDERR_FILENO) != 0;
@@ -155,7 +162,9 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     if (!imitation) request.imitation_episodes = 0;
     if (!reinforce) request.reinforce_episodes = 0;
     if (!measured) request.measured_episodes = 0;
-    request.time_limit = time_limit;
+    request.time_limit =
+        std::max(0.0, time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    const seconds request_limit = request.time_limit;
     const std::size_t total = request.imitation_episodes + request.reinforce_episodes + request.measured_episodes;
     // Every 2 s once training has run 2 s, terminal or not, however long an episode takes.
     std::optional<heartbeat> beat(std::in_place, "learn", "choosing the teacher");
@@ -177,7 +186,12 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
     beat.reset();
     if (tty) err << "\n";
     if (!learned.ok()) {
-      err << "gantry learn: no placement: " << learned.outcome.message << "\n";
+      err << "gantry learn: no placement: " << learned.outcome.message;
+      if (learned.stopped_by_time_limit || learned.outcome.message.find("time limit") != std::string::npos)
+        err << " (of --time-limit " << format_seconds(time_limit)
+            << ", reading the graph and building the cluster took " << format_seconds(time_limit - request_limit)
+            << " and choosing the teacher " << format_seconds(learned.teacher_seconds) << ")";
+      err << "\n";
       return 1;
     }
     // As place and simulate do: a makespan that overflowed is bad input, not a result.
@@ -254,6 +268,7 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
   inputs.add_to(*command);
   command->add_option("--stages", flags->stages, "imitation, reinforce, measured (comma separated, run in that order)")
       ->delimiter(',')
+      ->check(one_of({"imitation", "reinforce", "measured"}))
       ->capture_default_str();
   command->add_option("--imitation-episodes", flags->training.imitation_episodes, "stage I episodes")
       ->check(whole_number_from<std::size_t>(0))

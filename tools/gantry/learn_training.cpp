@@ -42,8 +42,8 @@ struct chosen_teacher {
   std::string name{};
   std::optional<placement> placed{};  // none: DOPPLER's built-in rule
   seconds makespan = std::numeric_limits<seconds>::infinity();
-  std::size_t tried = 0;   // "best": the registry placers that ran
-  bool cut_short = false;  // "best": the time budget stopped it before the last placer
+  std::size_t tried = 0;      // "best": the registry placers that ran
+  bool cut_short = false;     // "best": the time budget stopped it before the last placer
   std::string why_builtin{};  // "best" found no placement that runs: why the built-in rule teaches
   double seconds_taken = 0;
 };
@@ -52,8 +52,9 @@ struct chosen_teacher {
 // runs it without other flags (placer_request's defaults); "best" runs them in the registry's
 // order and keeps the fastest under `judging`'s judge (learn::doppler_judge), the earlier on a tie;
 // where none runs within memory, DOPPLER's built-in rule teaches, saying why. With a finite budget,
-// "best" starts no placer once half of it is spent and it has a placement (a placer that runs
-// cannot be stopped, so this is a soft limit). `progress` hears which placer runs.
+// "best" starts no placer once half of it is spent and it has a placement, or once all of it is
+// spent without one (DOPPLER's built-in rule then teaches); a placer that runs cannot be stopped,
+// so this is a soft limit. `progress` hears which placer runs.
 chosen_teacher choose_teacher(const std::string& name, const graph& g, const graph_model& model, const cluster& c,
                               bool cache_transfers, const learn::doppler_options& judging, seconds budget,
                               const std::function<void(const std::string&)>& progress) {
@@ -83,7 +84,8 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
   };
   if (name == best_teacher_name) {
     for (const auto& e : entries) {
-      if (out.placed && elapsed() >= budget / 2) {
+      // Half the budget with a placement in hand, or all of it without one.
+      if (elapsed() >= (out.placed ? budget / 2 : budget)) {
         out.cut_short = true;
         break;
       }
@@ -99,7 +101,8 @@ chosen_teacher choose_teacher(const std::string& name, const graph& g, const gra
     }
     if (!out.placed) {
       out.name = builtin_teacher_name;
-      out.why_builtin = "no placer of the registry found a placement that runs within memory";
+      out.why_builtin = out.cut_short ? "the time limit ran out before a placer of the registry found a placement"
+                                      : "no placer of the registry found a placement that runs within memory";
     }
   } else {
     const auto entry =

@@ -52,9 +52,26 @@ int main(int argc, char** argv) {
       "  gantry compare --graph examples/graphs/tiny.json --devices 4 --memory 8GiB\n"};
   app.require_subcommand(1);
   // CLI11's own errors (an unknown option, a missing value) name the command as every other error does.
+  // A misspelt command ("gantry plcae", "gantry workload trnasformer") gets the nearest name.
   app.failure_message([](const CLI::App* top, const CLI::Error& e) {
     std::string who = "gantry";
-    for (const CLI::App* sub : top->get_subcommands()) who += " " + sub->get_name();
+    const CLI::App* deepest = top;
+    for (auto parsed = top->get_subcommands(); !parsed.empty(); parsed = deepest->get_subcommands()) {
+      deepest = parsed.front();
+      who += " " + deepest->get_name();
+    }
+    const auto extras = deepest->remaining();
+    const auto commands = deepest->get_subcommands([](const CLI::App*) { return true; });
+    if (!extras.empty() && !extras.front().starts_with('-') && !commands.empty()) {
+      std::vector<std::string> names;
+      std::string listed;
+      for (const CLI::App* command : commands) {
+        names.push_back(command->get_name());
+        listed += (listed.empty() ? "" : ", ") + names.back();
+      }
+      return who + ": unknown command '" + extras.front() + "'" + did_you_mean(extras.front(), names) + " (expected " +
+             listed + ")\n";
+    }
     return who + ": " + CLI::FailureMessage::simple(top, e);
   });
   app.set_version_flag("--version", "gantry 0.1.0");
@@ -148,6 +165,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help, the version or the error
     return code == 0 ? 0 : exit_bad_input;
   }
+  // Errors name the command, as the other commands' do ("gantry place: ...").
+  const std::string who = *place ? "gantry place" : *sim ? "gantry simulate" : *compare ? "gantry compare" : "gantry";
   try {
     if (*list) {
       const auto entries = cli::tool_placers(1, nullptr);
@@ -167,13 +186,13 @@ int main(int argc, char** argv) {
       return run_compare(graph_path, graph_input, cf, sf, after, only, format, ff, ef, compare_svg_path, inputs.make());
     return 0;  // an extra subcommand ran in its callback during parse()
   } catch (const std::invalid_argument& e) {
-    std::cerr << "gantry: " << e.what() << "\n";
+    std::cerr << who << ": " << e.what() << "\n";
     return exit_bad_input;
   } catch (const gantry::parse_error& e) {
-    std::cerr << "gantry: " << e.what() << "\n";
+    std::cerr << who << ": " << e.what() << "\n";
     return exit_bad_input;
   } catch (const std::exception& e) {
-    std::cerr << "gantry: " << e.what() << "\n";
+    std::cerr << who << ": " << e.what() << "\n";
     return exit_failed;
   }
 }

@@ -41,14 +41,15 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   }();
   placement& p = placed.placement;
   p.placement_time = elapsed_since(t0);
-  progress(show, " " + fixed_text(p.placement_time * 1e3, 1) + " ms\n");
+  progress(show, " " + format_seconds(p.placement_time) + "\n");
   if (!p.ok()) {
     std::cerr << "gantry place: " << algorithm << " failed (" << to_string(p.outcome.code) << "): " << p.outcome.message
               << "\n";
     return exit_failed;
   }
-  // Judged as compare and simulate judge it: the faster of the replay and the run in its order.
-  judged_run judged = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
+  // Judged as compare judges it: the fastest of the replay, the run in its order and its own schedule.
+  judged_run judged =
+      judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf, placed.own_schedule);
   std::string chosen = ff.fuse == "none" ? algorithm : algorithm + " (--fuse " + ff.fuse + ")";
   // Never silently worse than one device: say so, and with --fallback take the device instead.
   if (const auto reference = best_single_device(g, model, c, sf);
@@ -80,25 +81,29 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   std::ostream& text = json ? std::cerr : std::cout;
   text << "cluster       " << describe_devices(c) << ", " << to_string(c.comm()) << " transfers, links " << link_text(c)
        << "\n";
-  text << "algorithm     " << chosen << " (placed in " << fixed_text(p.placement_time * 1e3, 2) << " ms, "
+  text << "algorithm     " << chosen << " (placed in " << format_seconds(p.placement_time) << ", "
        << (entry->respects_memory ? "honours device memory" : "ignores device memory") << ")\n";
   const bool fallback = placed.placement.outcome.message.find(" instead") != std::string::npos;
   if (fallback) text << "fallback      " << placed.placement.outcome.message << "\n";
   const auto note = note_of(placed);
   if (note) text << "note          " << *note << "\n";
   if (searched) text << "local search  " << searched->text() << "\n";
-  if (placed.own_schedule)
-    text << "own schedule  " << format_seconds(placed.own_schedule->makespan) << " (the placer's schedule)\n";
-  // The two runs the placement is judged by; the faster that runs is kept and written.
+  // The runs the placement is judged by; the fastest that runs is kept and written.
   const auto shown = [](const simulation_result& r) {
     return r.ok() ? format_seconds(r.schedule.makespan)
                   : "does not run (" + std::string(to_string(r.outcome.code)) + ")";
   };
+  if (judged.own)
+    text << "own schedule  " << shown(*judged.own)
+         << " (the placer's schedule, replayed: strict-order, transfers in the order it reserved them"
+         << kept_mark(judged, judged_kind::own, sf) << ")\n";
   if (sf.policy != "strict-order")
     text << "replayed      " << shown(judged.replay) << " (--policy " << sf.policy
-         << (sf.policy == "placement-order" ? ", work-conserving" : "") << kept_mark(judged, false, sf) << ")\n";
+         << (sf.policy == "placement-order" ? ", work-conserving" : "") << kept_mark(judged, judged_kind::replay, sf)
+         << ")\n";
   text << "in its order  " << shown(judged.in_order)
-       << " (each device runs its vertices in the placer's order: strict-order" << kept_mark(judged, true, sf) << ")\n";
+       << " (each device runs its vertices in the placer's order: strict-order"
+       << kept_mark(judged, judged_kind::in_order, sf) << ")\n";
   if (algorithm == "exact")
     text << "proven bound  " << format_seconds(proof->bound)
          << (proof->optimal              ? " (the schedule is optimal)"
@@ -118,7 +123,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   nlohmann::json metadata = nlohmann::json::object();
   for (const auto& [key, value] : placed.metadata) metadata[key] = value;
   if (ff.fuse != "none") metadata["fuse"] = ff.fuse;
-  metadata["run"] = judged.by_order() ? "strict-order" : sf.policy;  // which run the schedule is
+  metadata["run"] = judged.kept_name(sf);  // which run the schedule is
   stage_output(outputs, out, [&] {
     return placement_text(g, c, p, {.algorithm = chosen, .schedule = &sim.schedule, .metadata = metadata});
   });
@@ -143,8 +148,7 @@ int run_place(const std::string& graph_path, const graph_reading& reading, const
   if (fallback) document["fallback"] = placed.placement.outcome.message;
   if (note) document["note"] = *note;
   if (searched) document["local_search"] = searched->json();
-  document["own_makespan"] =
-      placed.own_schedule ? nlohmann::ordered_json(placed.own_schedule->makespan) : nlohmann::ordered_json(nullptr);
+  document["own_makespan"] = judged.own ? makespan_or_null(*judged.own) : nlohmann::ordered_json(nullptr);
   document["replay_makespan"] = makespan_or_null(judged.replay);
   document["in_order_makespan"] = makespan_or_null(judged.in_order);
   document["run"] = metadata["run"];

@@ -23,6 +23,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -115,37 +116,89 @@ inline nlohmann::ordered_json schedule_summary_json(const schedule& s, const clu
   return out;
 }
 
-// The tool's judge of a placement, one rule for place, compare and simulate: the --policy replay
-// and the run with each device taking its vertices in the placer's order (strict-order), the faster
-// of those that run, the replay on a tie. A memory-aware placer checks memory along its own order;
-// a work-conserving replay may start a vertex before its turn and run out where that order fits
-// (sim/admission.hpp holds such starts back only where the one-at-a-time reference run fits), so
-// judging by the replay alone refused placements their placer had rightly said fit.
+// The tool's judge of a placement, one rule for place, compare and simulate: the --policy replay,
+// the run with each device taking its vertices in the placer's order (strict-order) and, for a
+// list scheduler, its own schedule replayed (strict-order, each channel serving its transfers in
+// the order the placer reserved them, which gives the placer's times): the fastest of those that
+// run, the replay on a tie, then the run in order. A memory-aware placer checks memory along its own
+// order; a work-conserving replay may start a vertex before its turn and run out where that order
+// fits (sim/admission.hpp holds such starts back only where the one-at-a-time reference run fits),
+// so judging by the replay alone refused placements their placer had rightly said fit; and where
+// transfers share channels the placer's own transfer order may beat both other runs, which ranked
+// it below its own schedule. Every run is the simulator's: the placer's schedule is replayed, not
+// trusted. simulate reads a placement file, which holds no transfer order: it has the first two.
+enum class judged_kind : std::uint8_t { replay, in_order, own };
 struct judged_run {
-  simulation_result replay;    // by --policy
-  simulation_result in_order;  // strict-order; under --policy strict-order, the replay itself
-  // Whether the run kept is the one in the placer's order.
-  [[nodiscard]] bool by_order() const {
-    return in_order.ok() && (!replay.ok() || in_order.schedule.makespan < replay.schedule.makespan);
+  simulation_result replay;                // by --policy
+  simulation_result in_order;              // strict-order; under --policy strict-order, the replay itself
+  std::optional<simulation_result> own{};  // the placer's own schedule, replayed; list schedulers only
+
+  // Which run is kept.
+  [[nodiscard]] judged_kind which() const {
+    const auto faster = [](const simulation_result& a, const simulation_result* b) {
+      return a.ok() && (b == nullptr || a.schedule.makespan < b->schedule.makespan);
+    };
+    const simulation_result* best = replay.ok() ? &replay : nullptr;
+    judged_kind kind = judged_kind::replay;
+    if (faster(in_order, best)) {
+      best = &in_order;
+      kind = judged_kind::in_order;
+    }
+    if (own && faster(*own, best)) kind = judged_kind::own;
+    return kind;
   }
-  // The run kept; when neither runs, the replay, whose outcome says why.
-  [[nodiscard]] const simulation_result& kept() const { return by_order() ? in_order : replay; }
+  // Whether the run kept is one in the placer's order (strict-order, with or without its transfer order).
+  [[nodiscard]] bool by_order() const { return which() != judged_kind::replay; }
+  // The run kept; when none runs, the replay, whose outcome says why.
+  [[nodiscard]] const simulation_result& kept() const {
+    switch (which()) {
+      case judged_kind::in_order:
+        return in_order;
+      case judged_kind::own:
+        return *own;
+      case judged_kind::replay:
+        break;
+    }
+    return replay;
+  }
   [[nodiscard]] bool ok() const { return kept().ok(); }
-  // The options of the run kept, for what follows it (drawn durations, a local search).
+  // What the run kept is called in reports and in the placement file's metadata.
+  [[nodiscard]] std::string kept_name(const simulation_flags& sf) const {
+    switch (which()) {
+      case judged_kind::in_order:
+        return "strict-order";
+      case judged_kind::own:
+        return "own schedule";
+      case judged_kind::replay:
+        break;
+    }
+    return sf.policy;
+  }
+  // The options of the run kept, for what follows it (drawn durations, a local search); the own
+  // schedule's transfer order refers to this object, which must outlive them.
   [[nodiscard]] simulate_options options(const simulation_flags& sf, std::span<const vertex_id> order) const {
-    return by_order() ? sf.make_in_order(order) : sf.make(order);
+    if (which() == judged_kind::replay) return sf.make(order);
+    simulate_options o = sf.make_in_order(order);
+    if (which() == judged_kind::own) o.transfer_order = own->schedule.transfers;
+    return o;
   }
 };
+// `own_schedule`: the placer's schedule of this placement, when it made one (placer_result).
 inline judged_run judge_placement(const graph& g, const graph_model& model, const cluster& c,
                                   std::span<const device_id> device, std::span<const vertex_id> order,
-                                  const simulation_flags& sf) {
+                                  const simulation_flags& sf, const std::optional<schedule>& own_schedule = {}) {
   judged_run run{simulate(g, model, c, device, sf.make(order)), {}};
   run.in_order = sf.policy == "strict-order" ? run.replay : simulate(g, model, c, device, sf.make_in_order(order));
+  if (own_schedule) {
+    simulate_options o = sf.make_in_order(order);
+    o.transfer_order = own_schedule->transfers;
+    run.own = simulate(g, model, c, device, o);
+  }
   return run;
 }
-// "kept" beside the run judged_run keeps, when there were two.
-inline std::string kept_mark(const judged_run& run, bool in_order, const simulation_flags& sf) {
-  return sf.policy != "strict-order" && run.ok() && run.by_order() == in_order ? ", kept" : "";
+// "kept" beside the run judged_run keeps, when there were two or more.
+inline std::string kept_mark(const judged_run& run, judged_kind kind, const simulation_flags& sf) {
+  return (sf.policy != "strict-order" || run.own) && run.ok() && run.which() == kind ? ", kept" : "";
 }
 
 // --local-search after a placer (place, compare): moves the colocation groups of the graph the
@@ -160,7 +213,7 @@ struct local_search_step {
   // "3 moves in 120 simulations (0.41 s): 1.20 s -> 1.05 s", and whether the search stopped early.
   [[nodiscard]] std::string text() const {
     return std::to_string(result.moves) + " moves in " + std::to_string(result.simulations) + " simulations (" +
-           fixed_text(result.placement.placement_time, 2) + " s): " + format_seconds(result.start_makespan) + " -> " +
+           format_seconds(result.placement.placement_time) + "): " + format_seconds(result.start_makespan) + " -> " +
            format_seconds(result.makespan) + (improved ? "" : ", the placer's placement kept") +
            (result.timed_out ? " (stopped at --local-search-time)" : "");
   }
@@ -201,7 +254,7 @@ inline std::optional<local_search_step> improve_locally(const graph& g, const gr
                                 .max_simulations = after.local_search,
                                 .time_limit = budget.value_or(std::numeric_limits<double>::infinity()),
                                 .progress = report});
-    progress(show, " " + fixed_text(step.result.placement.placement_time, 1) + " s\n");
+    progress(show, " " + format_seconds(step.result.placement.placement_time) + "\n");
   } catch (const invalid_input& e) {  // a placer that splits colocation groups (enumerative)
     progress(show, "\n");
     std::cerr << "gantry " << command << ": warning: --local-search skipped: " << e.what() << "\n";
@@ -210,6 +263,7 @@ inline std::optional<local_search_step> improve_locally(const graph& g, const gr
   if (step.result.placement.ok() && step.result.makespan < judged.kept().schedule.makespan) {
     p.device = step.result.placement.device;
     p.order = step.result.placement.order;
+    placed.own_schedule.reset();  // the placer's schedule was of the placement replaced
     judged = judge_placement(g, model, c, std::span<const device_id>(p.device), p.order, sf);
     step.improved = true;
   }

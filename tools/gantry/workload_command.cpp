@@ -166,7 +166,7 @@ void register_workload_command(CLI::App& app) {
       "published", "one of the compute graphs DOPPLER published, node for node: " + enum_choices<doppler_graph>());
   published->add_option("graph", flags->published, "which graph")
       ->required()
-      ->check(CLI::IsMember(enum_name_list<doppler_graph>()));
+      ->check(one_of(enum_name_list<doppler_graph>()));
   published->add_option("--cost-per-second", flags->cost_per_second, "compute = the file's cost / this")
       ->check(positive_number())
       ->capture_default_str();

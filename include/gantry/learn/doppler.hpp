@@ -204,12 +204,15 @@ class doppler_trainer {
   // Stage I: one teacher-forced episode and one Adam step on the mean cross-entropy.
   learning_point episode_imitation() {
     episode_trace trace;
+    const double began = elapsed();
     const auto run = run_episode(decoding::teacher, &trace);
     if (interrupted_) return record(learn_stage::imitation, run, std::numeric_limits<seconds>::infinity(), 0);
+    const double placing = elapsed() - began;
     weights_.select.zero_gradient();
     weights_.place.zero_gradient();
     const double scale = trace.steps.empty() ? 0.0 : 1.0 / static_cast<double>(trace.steps.size());
-    for (const auto& step : trace.steps) accumulate(step, scale, 0.0);
+    if (!accumulate_all(trace, scale, 0.0, placing))
+      return record(learn_stage::imitation, run, std::numeric_limits<seconds>::infinity(), 0);
     step_optimizers(options_.imitation_rate);
     // The teacher's own placement counts toward the best seen: training never returns worse.
     const auto judged = consider(run, /*from_policy=*/false);
@@ -222,9 +225,11 @@ class doppler_trainer {
   // Stage II (measured = false) or III (true): one sampled episode and one REINFORCE step.
   learning_point episode_reinforce(bool measured = false) {
     episode_trace trace;
+    const double began = elapsed();
     const auto run = run_episode(decoding::sampled, &trace);
     const auto stage = measured ? learn_stage::measured : learn_stage::reinforce;
     if (interrupted_) return record(stage, run, std::numeric_limits<seconds>::infinity(), 0);
+    const double placing = elapsed() - began;
     std::optional<seconds> makespan;
     if (run.ok()) makespan = measured ? measure(run.placement) : judge(run.placement);
     const seconds best_before = best_makespan_;
@@ -247,7 +252,8 @@ class doppler_trainer {
         (options_.entropy_half_life > 0
              ? std::exp2(-static_cast<double>(reinforced_ - entropy_origin_) / options_.entropy_half_life)
              : 1.0);
-    for (const auto& step : trace.steps) accumulate(step, advantage * scale, entropy * scale);
+    if (!accumulate_all(trace, advantage * scale, entropy * scale, placing))
+      return record(stage, run, std::numeric_limits<seconds>::infinity(), 0);
     step_optimizers(options_.reinforce_rate);
     ++reinforced_;
     if (options_.baseline_decay == 0 || reinforced_ == 1)
@@ -481,6 +487,25 @@ class doppler_trainer {
     return out;
   }
 
+  // The gradient of every step of an episode; false when the next step would end past the time
+  // limit (on a million devices one step's backward pass takes a second or more): the episode then
+  // counts for nothing, as one interrupted while placing does. A step is expected to take what the
+  // slowest so far took, and at first twice a step's share of `placing`, the seconds the episode
+  // took to place (a backward pass costs about two forward ones).
+  bool accumulate_all(const episode_trace& trace, double weight, double entropy, double placing) {
+    if (trace.steps.empty()) return true;
+    double expected = 2 * placing / static_cast<double>(trace.steps.size());
+    for (const auto& step : trace.steps) {
+      const double began = elapsed();
+      if (began + expected >= options_.time_limit) {
+        interrupted_ = true;
+        return false;
+      }
+      accumulate(step, weight, entropy);
+      expected = std::max(expected, elapsed() - began);
+    }
+    return true;
+  }
   void accumulate(const step_record& step, double weight, double entropy) {
     const vector ps = softmax(weights_.select.forward(step.select_inputs), options_.temperature);
     weights_.select.backward(step.select_inputs,

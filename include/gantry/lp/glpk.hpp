@@ -4,6 +4,7 @@
 // environment and returns status::solver_error. Needs gantry::lp (GLPK) at link time.
 #pragma once
 
+#include <gantry/core/units.hpp>
 #include <gantry/lp/glpk_guard.hpp>
 #include <gantry/lp/linear_program.hpp>
 
@@ -149,12 +150,11 @@ struct glpk_backend {
       return out;
     }
     const bool no_solution = status == GLP_NOFEAS || status == GLP_UNBND || code == GLP_ENOPFS || code == GLP_ENODFS;
-    out.outcome = {
-        .code = no_solution ? status::infeasible : status::solver_error,
-        .time = code == GLP_ETMLIM ? std::optional<seconds>(time_limit) : std::nullopt,
-        .message = "GLPK " + out.method + " returned " + detail::glpk_code_text(code) + " with status " +
-                   detail::glpk_status_text(status) +
-                   (code == GLP_ETMLIM ? " after the time limit of " + std::to_string(time_limit) + " s" : "")};
+    out.outcome = {.code = no_solution ? status::infeasible : status::solver_error,
+                   .time = code == GLP_ETMLIM ? std::optional<seconds>(time_limit) : std::nullopt,
+                   .message = "GLPK " + out.method + " returned " + detail::glpk_code_text(code) + " with status " +
+                              detail::glpk_status_text(status) +
+                              (code == GLP_ETMLIM ? " after the time limit of " + format_seconds(time_limit) : "")};
     return out;
   }
 };

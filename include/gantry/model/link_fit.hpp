@@ -23,6 +23,11 @@ struct link_fit {
   link_model link;
   double r_squared = 0;      // fraction of the variance in time that the model explains
   seconds rms_residual = 0;  // root-mean-square error of the fit, in seconds
+
+  // Below this r^2 the samples do not follow a line (a busy machine, a link shared while measuring,
+  // copies too small to rise above the noise): the latency and bandwidth are rough.
+  static constexpr double least_trusted_r_squared = 0.9;
+  [[nodiscard]] bool trusted() const noexcept { return r_squared >= least_trusted_r_squared; }
 };
 
 // Throws invalid_input when there are fewer than two samples, a sample is not finite or negative,

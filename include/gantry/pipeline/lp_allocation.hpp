@@ -116,8 +116,8 @@ struct exact_allocation_options {
       if (glp_mip_col_val(lp, static_cast<int>(l * P + p) + 1) > 0.5) r.processor[l] = static_cast<device_id>(p);
   detail::finish_allocation(r, c, P, capacity);
   if (r.ok() && state != GLP_OPT)
-    r.outcome.message = "the time limit of " + std::to_string(options.time_limit_ms) +
-                        " ms was reached: the best allocation "
+    r.outcome.message = "the time limit of " + format_seconds(options.time_limit_ms / 1000.0) +
+                        " was reached: the best allocation "
                         "found, not proven optimal";
   return r;
 }

@@ -711,7 +711,8 @@ inline exact_solution exact_solve(glpk_problem& owner, const exact_problem& pr, 
     out.failure = {.code = status::solver_error,
                    .time = options.time_limit_ms / 1000.0,
                    .message = "no schedule was found within the time limit of " +
-                              std::to_string(options.time_limit_ms) + " ms; allow more time or use a list scheduler"};
+                              format_seconds(options.time_limit_ms / 1000.0) +
+                              "; allow more time or use a list scheduler"};
   }
   return out;
 }
@@ -845,8 +846,8 @@ template <adapted_graph G, placement_model M, device_set D>
   else if (!solution.stopped.empty() && !r.optimal)
     r.outcome.message = solution.stopped + ": the best schedule found before it and a proven bound";
   else if (r.time_limit_reached && !r.optimal)
-    r.outcome.message = "the time limit of " + std::to_string(options.time_limit_ms) +
-                        " ms was reached: the best schedule found and a proven bound";
+    r.outcome.message = "the time limit of " + format_seconds(options.time_limit_ms / 1000.0) +
+                        " was reached: the best schedule found and a proven bound";
   return r;
 }
 

@@ -95,7 +95,10 @@ GANTRY_DECL placer_result place_kernighan_fused(const placer_entry& entry, const
     placed.placement.order.clear();
     return {std::move(placed.placement), std::nullopt};
   }
-  return {expand(fused.coarsening, placed.placement), std::nullopt};
+  placer_result out{expand(fused.coarsening, placed.placement), std::nullopt, std::move(placed.metadata)};
+  out.metadata.emplace_back("fused_vertices",
+                            std::to_string(coarse.vertex_count()) + " of " + std::to_string(r.g.vertex_count()));
+  return out;
 }
 
 }  // namespace gantry
