@@ -29,6 +29,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S tests/install -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$consumer" -j"$jobs" >/dev/null
 "$consumer/consumer"
+"$consumer/consumer_compiled"
 "$consumer/consumer_core"
 # Without CMake: the pkg-config file's flags are all a core consumer needs.
 if command -v pkg-config >/dev/null; then
@@ -37,4 +38,4 @@ if command -v pkg-config >/dev/null; then
   g++ $flags tests/install/consumer_core.cpp -o "$consumer/consumer_core_pc"
   "$consumer/consumer_core_pc"
 fi
-echo "install test passed: find_package(gantry) and pkg-config from a separate project"
+echo "install test passed: find_package(gantry) (header-only and gantry::compiled) and pkg-config from a separate project"

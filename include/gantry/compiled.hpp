@@ -6,8 +6,9 @@
 //     validate() for gantry::graph, gantry::graph_model and gantry::cluster;
 //   - io/impl/json_graph.hpp: the graph file's readers and writers;
 //   - place/registry/*.hpp: the families of the placer registry (place/placers.hpp).
-// A program may instead compile the parts in units of their own, as the gantry tool does
-// (tools/gantry/instances.cpp, registry_*.cpp), to build them in parallel.
+// A program may instead compile the parts in units of their own, as gantry::compiled and the
+// gantry tool do (src/compiled/), to build them in parallel, or link the CMake target
+// gantry::compiled, which is those units compiled.
 #pragma once
 
 #if !defined(GANTRY_SEPARATE_COMPILATION)

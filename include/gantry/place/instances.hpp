@@ -3,7 +3,7 @@
 // PEFT, m-TOPO, simulate() and validate(). With GANTRY_SEPARATE_COMPILATION defined in every unit
 // of a program, each algorithm's header declares these instances (extern template), so a unit that
 // calls them compiles none of them; the program compiles them once, in a source file of its own
-// that includes this header (as the gantry tool does: tools/gantry/instances.cpp). Without
+// that includes this header (as gantry::compiled does: src/compiled/instances.cpp). Without
 // GANTRY_SEPARATE_COMPILATION this header is empty and every unit instantiates what it calls.
 // Instances for other types (your graph, your model, a capacity_scaled view) are compiled where
 // they are called, in either mode.

@@ -11,7 +11,7 @@
 // list-scheduling engine once per policy, so a program that names placers at run time pays for
 // every family in the translation unit that includes this header; with GANTRY_SEPARATE_COMPILATION
 // (core/config.hpp) this header only declares them, and the program compiles each family header
-// once, in a source file of its own (the gantry tool does: tools/gantry/registry_*.cpp), where no
+// once, in a source file of its own (gantry::compiled does: src/compiled/registry_*.cpp), where no
 // unit instantiates more than a family.
 #pragma once
 

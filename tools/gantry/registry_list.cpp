@@ -1,3 +1,0 @@
-// One family of the library's placer registry (place/placers.hpp), compiled in a unit of its own:
-// the tool is built with GANTRY_SEPARATE_COMPILATION.
-#include <gantry/place/registry/list.hpp>
