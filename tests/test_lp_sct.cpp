@@ -213,6 +213,44 @@ TEST_CASE("SCT and m-SCT give valid schedules on random graphs, the same on ever
   }
 }
 
+TEST_CASE("sct() honours options.list.respect_memory, and m_sct() is the same call with it set") {
+  // As every list placer (test_entry_points.cpp): tight memory on every other seed, where SCT
+  // without memory goes over it and with memory does not.
+  std::size_t over = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    auto rc = test::make_random_case(seed, comm_mode::sequential, false, {.groups = seed % 3 == 0});
+    if (seed % 2 == 0)  // each device about its share of the run's one-device peak
+      rc.devices = cluster::uniform(rc.devices.device_count(),
+                                    test::one_device_kahn_peak(rc.g) * 6 / (5 * rc.devices.device_count()),
+                                    rc.devices.default_link(), rc.devices.comm());
+    const graph_model model(rc.g, rc.devices);
+    sct_options options;
+    options.list.group = colocation_groups(rc.g);
+    options.list.respect_memory = true;
+    const auto held = sct(rc.g, model, rc.devices, options);
+    options.list.respect_memory = false;
+    const auto m = m_sct(rc.g, model, rc.devices, options);
+    CHECK(m.outcome.code == held.outcome.code);
+    CHECK(m.scheduled.placement.device == held.scheduled.placement.device);
+    CHECK(m.excluded == held.excluded);
+    const auto free = sct(rc.g, model, rc.devices, options);
+    REQUIRE(free.ok());
+    const auto loose = validate(free.scheduled.schedule, rc.g, model, rc.devices, {.group = options.list.group});
+    CHECK(loose.violations.size() == loose.count(violation_kind::memory));
+    over += loose.count(violation_kind::memory) > 0 ? 1 : 0;
+    if (!held.ok()) {
+      CHECK(held.outcome.message.starts_with("m-SCT"));
+      continue;
+    }
+    const auto report = validate(held.scheduled.schedule, rc.g, model, rc.devices, {.group = options.list.group});
+    CHECK_MESSAGE(report.ok(), report.to_string());
+    if (rc.devices.capacity(0) == unlimited_memory)
+      CHECK(free.scheduled.placement.device == held.scheduled.placement.device);
+  }
+  CHECK(over > 0);
+}
+
 TEST_CASE("m-SCT excludes a device that ran out of memory, but never the last one") {
   // gpu0 holds 15 bytes: after a (10) nothing else fits there although b would start there first.
   graph g;

@@ -273,23 +273,24 @@ class etf_policy {
   std::vector<seconds> ready_at_;     // scratch: a vertex's data_ready per device
 };
 
-// ETF ignores memory (options.respect_memory is treated as false).
+// ETF. Every list placer takes (graph, model, devices, list_options) and honours every option:
+// memory is respected when options.respect_memory is set (m-ETF), as heft(), cpop(), peft(),
+// critical_path_schedule() and sct() do, and each has an m_ function that sets it.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] list_schedule_result etf(const G& graph, const M& model, const D& devices, etf_options options = {},
                                        etf_tie_break tie_break = etf_tie_break::static_level) {
-  options.respect_memory = false;
-  return list_schedule(graph, model, devices, etf_policy("ETF", tie_break), std::move(options));
+  return list_schedule(graph, model, devices, etf_policy(options.respect_memory ? "m-ETF" : "ETF", tie_break),
+                       std::move(options));
 }
 
-// m-ETF: ETF within device memory (options.respect_memory is treated as true), by default with
-// memory_accounting::dynamic; memory_accounting::reserved is Baechi's static rule. When no ready
-// vertex fits on any device the result says so, naming the vertex, its need and each device's
-// free memory.
+// m-ETF: etf() with options.respect_memory set, by default with memory_accounting::dynamic;
+// memory_accounting::reserved is Baechi's static rule. When no ready vertex fits on any device the
+// result says so, naming the vertex, its need and each device's free memory.
 template <adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] list_schedule_result m_etf(const G& graph, const M& model, const D& devices, etf_options options = {},
                                          etf_tie_break tie_break = etf_tie_break::static_level) {
   options.respect_memory = true;
-  return list_schedule(graph, model, devices, etf_policy("m-ETF", tie_break), std::move(options));
+  return etf(graph, model, devices, std::move(options), tie_break);
 }
 
 #if defined(GANTRY_SEPARATE_COMPILATION)

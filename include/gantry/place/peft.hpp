@@ -81,6 +81,13 @@ template <adapted_graph G, placement_model M, device_set D>
                        std::move(options));
 }
 
+// m-PEFT: peft() with options.respect_memory set, as every m_ function of a list placer is.
+template <adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] list_schedule_result m_peft(const G& graph, const M& model, const D& devices, list_options options = {}) {
+  options.respect_memory = true;
+  return peft(graph, model, devices, std::move(options));
+}
+
 #if defined(GANTRY_SEPARATE_COMPILATION)
 // Compiled once for gantry's own types, in the unit that includes place/instances.hpp.
 extern template list_schedule_result peft(const graph&, const graph_model&, const cluster&, list_options);

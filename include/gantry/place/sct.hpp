@@ -198,23 +198,24 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
 }
 }  // namespace detail
 
-// SCT: ignores memory (options.list.respect_memory is treated as false). The LP is solved by
-// `backend` (GLPK's dual simplex by default).
+// SCT; within device memory (m-SCT, below) when options.list.respect_memory is set, as every list
+// placer honours it (place/etf.hpp). Its options hold the list scheduler's (`list`) beside the
+// LP's. The LP is solved by `backend` (GLPK's dual simplex by default).
 template <adapted_graph G, placement_model M, device_set D, lp_backend B = glpk_backend>
 [[nodiscard]] sct_result sct(const G& graph, const M& model, const D& devices, sct_options options = {},
                              const B& backend = {}) {
-  options.list.respect_memory = false;
-  return detail::run_sct(graph, model, devices, std::move(options), backend, "SCT");
+  const char* name = options.list.respect_memory ? "m-SCT" : "SCT";
+  return detail::run_sct(graph, model, devices, std::move(options), backend, name);
 }
 
-// m-SCT: SCT within device memory (options.list.respect_memory is treated as true), excluding
-// devices that ran out of memory. When no ready vertex fits anywhere the result says so, naming
-// the vertex; with options.list.best_effort it places it where most memory is free and goes on.
+// m-SCT: sct() with options.list.respect_memory set: SCT within device memory, excluding devices
+// that ran out of memory. When no ready vertex fits anywhere the result says so, naming the
+// vertex; with options.list.best_effort it places it where most memory is free and goes on.
 template <adapted_graph G, placement_model M, device_set D, lp_backend B = glpk_backend>
 [[nodiscard]] sct_result m_sct(const G& graph, const M& model, const D& devices, sct_options options = {},
                                const B& backend = {}) {
   options.list.respect_memory = true;
-  return detail::run_sct(graph, model, devices, std::move(options), backend, "m-SCT");
+  return sct(graph, model, devices, std::move(options), backend);
 }
 
 }  // namespace gantry
