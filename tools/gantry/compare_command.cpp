@@ -192,9 +192,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
         const auto& in_order = row.runs->in_order;
         const auto& replay = row.runs->replay;
         r["ranked_makespan"] = s.makespan;
-        r["ranked_run"] = row.runs->which() == judged_kind::own        ? "own"
-                          : row.runs->which() == judged_kind::in_order ? "in_order"
-                                                                       : "replay";
+        r["ranked_run"] = judged_kind_name(row.runs->which());
         r["in_order_makespan"] =
             in_order.ok() ? nlohmann::ordered_json(in_order.schedule.makespan) : nlohmann::ordered_json(nullptr);
         if (!in_order.ok()) r["in_order_message"] = in_order.outcome.message;

@@ -33,6 +33,9 @@
 
 namespace gantry::cli {
 
+// --stages' values, in the order the stages run.
+inline const std::vector<std::string> learn_stage_names{"imitation", "reinforce", "measured"};
+
 struct learn_command_flags {
   std::string graph_path;
   std::vector<std::string> stages{"imitation", "reinforce"};
@@ -145,8 +148,7 @@ int run_learn_command(const learn_command_flags& flags, ReadGraph&& read_graph, 
       else if (s == "reinforce") reinforce = true;
       else if (s == "measured") measured = true;
       else
-        throw invalid_input("--stages: unknown stage '" + s + "'" +
-                            did_you_mean(s, std::vector<std::string>{"imitation", "reinforce", "measured"}) +
+        throw invalid_input("--stages: unknown stage '" + s + "'" + did_you_mean(s, learn_stage_names) +
                             " (imitation, reinforce, measured)");
     }
     const seconds time_limit = duration_option("--time-limit", flags.time_limit);
@@ -268,7 +270,7 @@ void register_learn_command(CLI::App& app, cluster_flags& cluster_options, graph
   inputs.add_to(*command);
   command->add_option("--stages", flags->stages, "imitation, reinforce, measured (comma separated, run in that order)")
       ->delimiter(',')
-      ->check(one_of({"imitation", "reinforce", "measured"}))
+      ->check(one_of(learn_stage_names))
       ->capture_default_str();
   command->add_option("--imitation-episodes", flags->training.imitation_episodes, "stage I episodes")
       ->check(whole_number_from<std::size_t>(0))

@@ -128,6 +128,18 @@ inline nlohmann::ordered_json schedule_summary_json(const schedule& s, const clu
 // it below its own schedule. Every run is the simulator's: the placer's schedule is replayed, not
 // trusted. simulate reads a placement file, which holds no transfer order: it has the first two.
 enum class judged_kind : std::uint8_t { replay, in_order, own };
+// compare's JSON name of each: "replay", "in_order", "own".
+[[nodiscard]] inline const char* judged_kind_name(judged_kind kind) {
+  switch (kind) {
+    case judged_kind::in_order:
+      return "in_order";
+    case judged_kind::own:
+      return "own";
+    case judged_kind::replay:
+      break;
+  }
+  return "replay";
+}
 struct judged_run {
   simulation_result replay;                // by --policy
   simulation_result in_order;              // strict-order; under --policy strict-order, the replay itself
@@ -190,9 +202,10 @@ inline judged_run judge_placement(const graph& g, const graph_model& model, cons
   judged_run run{simulate(g, model, c, device, sf.make(order)), {}};
   run.in_order = sf.policy == "strict-order" ? run.replay : simulate(g, model, c, device, sf.make_in_order(order));
   if (own_schedule) {
+    // Without transfers there is no transfer order to follow: the run in order is that replay.
     simulate_options o = sf.make_in_order(order);
     o.transfer_order = own_schedule->transfers;
-    run.own = simulate(g, model, c, device, o);
+    run.own = own_schedule->transfers.empty() ? run.in_order : simulate(g, model, c, device, o);
   }
   return run;
 }
