@@ -497,3 +497,64 @@ TEST_CASE("Baechi's GNMT (569 groups) fits at the one-device peak with every mem
     require_valid(heft(g, model, c, grouped), g, model, c);
   }
 }
+
+namespace {
+// A policy that uses device 0 alone: its own choices run out of memory as soon as device 0 is full.
+struct device_zero_policy {
+  [[nodiscard]] std::string_view name() const { return "device zero"; }
+  template <class View>
+  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    for (const vertex_id v : view.ready())
+      if (view.fits(v, 0)) return list_choice{v, 0};
+    return std::nullopt;
+  }
+};
+// The same, and not copyable: list_schedule() cannot run it again within less memory.
+struct device_zero_once : device_zero_policy {
+  device_zero_once() = default;
+  device_zero_once(const device_zero_once&) = delete;
+  device_zero_once(device_zero_once&&) = default;
+};
+}  // namespace
+
+TEST_CASE("a run whose own choices find no device for a vertex is handed to m-ETF after the placements that fit") {
+  // Eight independent vertices with 100 persistent bytes each on four devices of 250: device 0
+  // holds two, so the policy fails at its third placement, at every capacity below as well. The
+  // hand-off keeps its two placements (on device 0) and m-ETF places the other six, two a device.
+  graph g;
+  for (int i = 0; i < 8; ++i)
+    g.add_vertex(vertex_properties{.name = "v" + std::to_string(i), .compute = 0.01, .persistent = 100});
+  const cluster c = cluster::uniform(4, 250);
+  const graph_model model(g, c);
+  list_scheduler bare(g, model, c, device_zero_policy{}, {.respect_memory = true});
+  const list_schedule_result own = bare.run();
+  REQUIRE(own.placement.outcome.code == status::out_of_memory);
+  REQUIRE(own.steps.size() == 2);
+  const auto check = [&](const list_schedule_result& r) {
+    REQUIRE_MESSAGE(r.ok(), r.placement.outcome.message);
+    REQUIRE(r.etf_from_step);
+    CHECK(*r.etf_from_step == 2);
+    for (const vertex_id v : own.steps) CHECK(r.placement.device[v] == 0);
+    std::vector<std::size_t> per_device(4, 0);
+    for (const device_id d : r.placement.device) ++per_device[d];
+    CHECK(per_device == std::vector<std::size_t>{2, 2, 2, 2});
+    CHECK(r.placement.outcome.message.find("placed the other 6 vertices as m-ETF would instead, keeping its first 2 "
+                                           "placements") != std::string::npos);
+    CHECK(validate(r.schedule, g, model, c).ok());
+  };
+  check(list_schedule(g, model, c, device_zero_policy{}, {.respect_memory = true}));
+  check(list_schedule(g, model, c, device_zero_once{}, {.respect_memory = true}));
+  // Where m-ETF cannot fit either (nine such vertices), nothing is handed off; one device cannot
+  // hold them, so the run fails, naming the vertex.
+  g.add_vertex(vertex_properties{.name = "v8", .compute = 0.01, .persistent = 100});
+  const graph_model more(g, c);
+  const list_schedule_result none = list_schedule(g, more, c, device_zero_policy{}, {.respect_memory = true});
+  CHECK(none.placement.outcome.code == status::out_of_memory);
+  CHECK(!none.etf_from_step);
+  CHECK(!m_etf(g, more, c).ok());
+  // Without memory nothing is handed off: device 0 takes everything.
+  const list_schedule_result roomy = list_schedule(g, more, c, device_zero_policy{});
+  REQUIRE(roomy.ok());
+  CHECK(!roomy.etf_from_step);
+  CHECK(roomy.steps.empty());
+}

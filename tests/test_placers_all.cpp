@@ -10,12 +10,14 @@
 #include <doctest/doctest.h>
 
 #include "support.hpp"
+#include "training_shapes.hpp"
 
 #include <algorithm>
 #include <array>
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 
 using namespace gantry;
 
@@ -154,7 +156,8 @@ TEST_CASE("every placer on graphs whose work takes no time: one vertex, a chain,
 TEST_CASE("every memory-aware placer fits a group whose members never hold all their outputs at once") {
   // a -> b -> c -> d in one colocation group, 100 output bytes each, on devices of 250 bytes: run in
   // order a device holds two outputs at once (200), while the sum is 400. m-TOPO's rule counts the
-  // sum and fits nowhere; its answer is then one device in Kahn order, which holds the run.
+  // sum and fits nowhere; its fallbacks then hand the run to m-ETF, which places the group within
+  // the timeline's memory.
   graph g;
   for (const char* name : {"a", "b", "c", "d"})
     g.add_vertex(vertex_properties{.name = name, .compute = 0.01, .output = 100, .group = "chain"});
@@ -179,7 +182,7 @@ TEST_CASE("every memory-aware placer fits a group whose members never hold all t
         CHECK(validate(sim.schedule, g, model, c, {.group = colocation_groups(g)}).ok());
         if (r.own_schedule) CHECK(validate(*r.own_schedule, g, model, c, {.group = colocation_groups(g)}).ok());
         if (entry.name == "m-topo")
-          CHECK(r.placement.outcome.message.find("placed every vertex on d0 in Kahn order instead") !=
+          CHECK(r.placement.outcome.message.find("placed the other 4 vertices as m-ETF would instead") !=
                 std::string::npos);
       }
     }
@@ -225,32 +228,88 @@ TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn 
   for (const auto& [name, count] : placed) CHECK(count == 10000);
 }
 
-TEST_CASE("a memory-aware list placer fails only where m-ETF fails too: 2,000 seeded DAGs") {
-  // Greedy policies fill devices differently: where one runs out of memory and m-ETF fits, the
-  // registry entry returns m-ETF's placement and says so. Its own schedule must be valid.
-  const std::array<const char*, 6> rescued{"m-critical-path", "m-heft",      "m-cpop",
-                                           "m-peft",          "order-place", "adjusting-placement"};
-  std::size_t rescues = 0;
-  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
-    for (const comm_mode comm : {comm_mode::parallel, comm_mode::sequential}) {
-      const auto rc = test::make_random_case(seed, comm, true, {.max_vertices = 24, .groups = seed % 2 == 0});
-      const graph_model model(rc.g, rc.devices);
-      CAPTURE(seed);
-      const bool etf_fits = find_placer("m-etf")->place({rc.g, model, rc.devices}).placement.ok();
-      for (const char* name : rescued) {
-        CAPTURE(name);
-        const placer_result r = find_placer(name)->place({rc.g, model, rc.devices});
-        if (etf_fits) REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
-        if (!r.placement.ok() || r.placement.outcome.message.find("placed by m-ETF instead") == std::string::npos)
-          continue;
-        ++rescues;
+TEST_CASE("no memory-aware placer fails where m-ETF fits: seeded DAGs x capacity sweeps, groups on every other") {
+  // Greedy policies fill devices differently: where one's own choices lead to a vertex no device
+  // can hold, its fallbacks (memory_fallback()) end with a hand-off to m-ETF's choices after as
+  // many of its own placements as fit. Every memory-aware entry must fit wherever m-ETF does, the
+  // hand-off saying so ("etf_from_step": "K of n"), and its schedule must be valid.
+  std::map<std::string, std::size_t> handed, kept_some;
+  std::size_t capacities = 0;
+  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+    const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
+    const auto rc =
+        test::make_random_case(seed, comm, false, {.seed_factor = 104729, .max_vertices = 40, .groups = seed % 2 == 0});
+    const byte_count peak = test::one_device_kahn_peak(rc.g);
+    CAPTURE(seed);
+    for (unsigned percent = 10; percent <= 100; percent += 5) {
+      const cluster c =
+          cluster::uniform(rc.devices.device_count(), peak * percent / 100, rc.devices.default_link(), comm);
+      const graph_model model(rc.g, c);
+      if (!find_placer("m-etf")->place({rc.g, model, c}).placement.ok()) continue;
+      ++capacities;
+      CAPTURE(percent);
+      for (const auto& entry : placers()) {
+        if (!entry.respects_memory) continue;
+        CAPTURE(entry.name);
+        const placer_result r = entry.place({rc.g, model, c});
+        REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
+        const auto from = std::find_if(r.metadata.begin(), r.metadata.end(),
+                                       [](const auto& m) { return m.first == "etf_from_step"; });
+        if (from == r.metadata.end()) continue;
+        ++handed[entry.name];
+        const std::size_t kept = std::stoul(from->second);
+        CHECK(from->second == std::to_string(kept) + " of " + std::to_string(rc.g.vertex_count()));
+        CHECK(kept < rc.g.vertex_count());
+        if (kept > 0) ++kept_some[entry.name];
+        CHECK(r.placement.outcome.message.find("as m-ETF would instead, keeping its first " + std::to_string(kept)) !=
+              std::string::npos);
         REQUIRE(r.own_schedule);
-        const auto report = validate(*r.own_schedule, rc.g, model, rc.devices, {.group = colocation_groups(rc.g)});
+        const auto report = validate(*r.own_schedule, rc.g, model, c, {.group = colocation_groups(rc.g)});
         CHECK_MESSAGE(report.ok(), report.to_string());
       }
     }
   }
-  CHECK(rescues >= 5);  // 7 with these seeds when this was written
+  MESSAGE(capacities << " capacities where m-ETF fits");
+  CHECK(capacities >= 800);
+  // Where the hand-off happened (each placer's count when this was written), it mostly kept some
+  // of the placer's own choices.
+  for (const std::string name : {"m-sct", "m-topo", "order-place", "m-peft", "m-heft"}) {
+    CAPTURE(name);
+    if (find_placer(name) == nullptr) continue;  // m-SCT needs gantry::lp
+    MESSAGE(name << ": handed to m-ETF " << handed[name] << " times, " << kept_some[name] << " keeping some");
+    CHECK(handed[name] >= 3);
+    CHECK(kept_some[name] * 4 >= handed[name] * 3);
+  }
+}
+
+TEST_CASE("no memory-aware placer fails where m-ETF fits: ViT-like and EfficientNet-like training graphs") {
+  // Training graphs whose activations live until the backward pass reads them, on 4 devices at
+  // 30-40% of the one-device peak (tests/training_shapes.hpp). m-SCT used to fail on shapes like
+  // these (torchvision's ViT-B/16 and EfficientNet-B0, profiled) where m-ETF fitted; on the
+  // EfficientNet-like graph at 35% its own choices still run out of memory, and it keeps 256 of
+  // its 315 placements before m-ETF takes over.
+  for (const auto& [name, g, percents] :
+       {std::tuple{"vit_like", test::vit_like(), std::array<unsigned, 2>{30, 35}},
+        std::tuple{"efficientnet_like", test::efficientnet_like(), std::array<unsigned, 2>{35, 40}}}) {
+    const byte_count peak = test::one_device_kahn_peak(g);
+    CAPTURE(name);
+    for (const unsigned percent : percents) {
+      CAPTURE(percent);
+      const cluster c = cluster::uniform(4, peak * percent / 100, {.latency = 1e-5, .bandwidth = 1e10});
+      const graph_model model(g, c);
+      REQUIRE(find_placer("m-etf")->place({g, model, c}).placement.ok());
+      for (const auto& entry : placers()) {
+        if (!entry.respects_memory) continue;
+        CAPTURE(entry.name);
+        const placer_result r = entry.place({g, model, c});
+        REQUIRE_MESSAGE(r.placement.ok(), r.placement.outcome.message);
+        if (r.own_schedule) CHECK(validate(*r.own_schedule, g, model, c, {.group = colocation_groups(g)}).ok());
+        const auto run = simulate(g, model, c, std::span<const device_id>(r.placement.device),
+                                  {.priority = r.placement.order, .wait_for_memory = true});
+        CHECK_MESSAGE(run.ok(), run.outcome.message);
+      }
+    }
+  }
 }
 
 TEST_CASE("no list placer of the registry returns a schedule slower than one device: Baechi's GNMT, sequential links") {

@@ -123,7 +123,7 @@ int run_compare(const std::string& graph_path, const graph_reading& reading, con
     });
     outputs.commit();
   }
-  // Placed by a fallback (memory_fallback(), the one-device answer, m-ETF's rescue): the message says which.
+  // Placed by a fallback (memory_fallback(), the one-device answer, the hand-off to m-ETF): the message says which.
   const auto is_fallback = [](const placement& p) {
     return p.ok() && p.outcome.message.find(" instead") != std::string::npos;
   };

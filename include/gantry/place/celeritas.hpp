@@ -58,8 +58,9 @@ struct celeritas_result {
   gantry::placement placement;  // of the original graph; status and message as outcome's
   kernighan_fusion fusion;      // the order, the breakpoints and the coarse graph
   list_schedule_result coarse;  // Adjusting Placement's run on the coarse graph
-  // Whether `placement` is the unfused placement (celeritas_options::also_unfused), which replayed
-  // faster than the coarse one; `fusion` and `coarse` still say what the paper's pipeline found.
+  // Whether `placement` is the unfused placement: with celeritas_options::also_unfused, the one that
+  // replayed faster than the coarse one; without, Adjusting Placement of the unfused graph where the
+  // coarse one does not fit. `fusion` and `coarse` still say what the paper's pipeline found.
   bool unfused = false;
   // The window R of the kept fusion (after min_clusters_per_device); 0 when the placement is the
   // one-device answer, not the pipeline's.
@@ -198,7 +199,11 @@ namespace detail {
                                                 celeritas_options options = {}) {
   const graph_model model(g, devices);
   std::optional<seconds> fused_makespan;
-  celeritas_result out = detail::celeritas_fused(g, model, devices, options, fused_makespan);
+  // The paper's pipeline alone answers on one device only after Adjusting Placement of the unfused
+  // graph (below) found nothing either.
+  celeritas_options fused = options;
+  if (!options.also_unfused) fused.one_device_answer = false;
+  celeritas_result out = detail::celeritas_fused(g, model, devices, fused, fused_makespan);
   if (!options.windows.empty()) {
     // Each window's placement judged by the work-conserving run in its order, within the devices'
     // memory; one that does not run there loses to one that does.
@@ -214,7 +219,7 @@ namespace detail {
       const std::size_t effective = detail::effective_window(g, devices, options, window);
       if (std::find(tried.begin(), tried.end(), effective) != tried.end()) continue;
       tried.push_back(effective);
-      celeritas_options narrower = options;
+      celeritas_options narrower = fused;
       narrower.window = window;
       std::optional<seconds> narrower_replayed;
       celeritas_result candidate = detail::celeritas_fused(g, model, devices, narrower, narrower_replayed);
@@ -225,16 +230,36 @@ namespace detail {
       fused_makespan = narrower_replayed;
     }
   }
-  if (!options.also_unfused) return out;
+  // The unfused graph, placed with the same memory options as the clusters were.
+  const list_options unfused_options{.respect_memory = true,
+                                     .cache_transfers = options.cache_transfers,
+                                     .group = colocation_groups(g),
+                                     .memory_retries = options.memory_retries,
+                                     .one_device_answer = options.one_device_answer};
+  if (!options.also_unfused) {
+    // Beyond the paper: a cluster's memory, or its members' interleaving with other clusters, can
+    // make a capacity too small for the coarse graph where the original fits. Then Adjusting
+    // Placement (the pipeline's placing step, CPD-TOPO order) places the unfused graph, with its
+    // own fallbacks (memory_fallback()), and says so.
+    const status code = out.outcome.code;
+    if (out.ok() || (code != status::out_of_memory && code != status::over_capacity)) return out;
+    list_schedule_result unfused = adjusting_placement(g, model, devices, unfused_options);
+    if (!unfused.ok()) return out;
+    const std::string why = out.outcome.message;
+    out.placement = std::move(unfused.placement);
+    out.placement.outcome.message =
+        why + "; placed the unfused graph by Adjusting Placement instead" +
+        (out.placement.outcome.message.empty() ? "" : " (" + out.placement.outcome.message + ")");
+    out.outcome = out.placement.outcome;
+    out.unfused = true;
+    out.window = 0;
+    return out;
+  }
   // The engine's schedule of the unfused placement is within memory; the strict replay reproduces
   // it in every communication mode (place/engine/scheduler.hpp) and is run as the coarse placement's
   // is, so that both are judged alike, and a placement that does not replay is never kept.
-  list_schedule_result unfused = list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"),
-                                               list_options{.respect_memory = true,
-                                                            .cache_transfers = options.cache_transfers,
-                                                            .group = colocation_groups(g),
-                                                            .memory_retries = options.memory_retries,
-                                                            .one_device_answer = options.one_device_answer});
+  list_schedule_result unfused =
+      list_schedule(g, model, devices, adjusting_placement_earliest_policy("Celeritas"), unfused_options);
   if (!unfused.ok()) return out;
   const auto run = simulate(g, model, devices, std::span<const device_id>(unfused.placement.device),
                             {.policy = ready_policy::strict_order,

@@ -9,12 +9,16 @@
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
 #include <gantry/place/engine/scheduler.hpp>
+#include <gantry/place/etf_policy.hpp>
 #include <gantry/place/kahn_one_device.hpp>
 #include <gantry/schedule/memory_profile.hpp>
 
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace gantry {
@@ -132,22 +136,156 @@ template <adapted_graph G, placement_model M, device_set D>
   return any ? std::move(found) : std::nullopt;
 }
 
+// Whether memory_fallback() hands a run that found no device for a vertex to m-ETF's choices
+// (Enabled: not for m-ETF itself, whose own choices these are), and whether the placer's policy
+// inserts into idle gaps (Insertion, as policy_inserts says), which the replay of its placements
+// must do as it did. A tag: both are known where the placer is instantiated.
+template <bool Enabled = true, bool Insertion = false>
+struct etf_hand_off {
+  static constexpr bool enabled = Enabled;
+  static constexpr bool insertion = Insertion;
+};
+
+namespace detail {
+// The placer's first `keep` placements (`steps`, each to device[v]) as it made them, then m-ETF's
+// choices. The replay ends early where a placement is no longer possible or does not fit (a best
+// effort run went over capacity there); kept() says where it ended.
+template <bool Insertion>
+class etf_hand_off_policy {
+ public:
+  static constexpr bool insertion = Insertion;
+  etf_hand_off_policy(std::string name, std::span<const vertex_id> steps, std::span<const device_id> device,
+                      std::size_t keep)
+      : name_(std::move(name)), steps_(steps), device_(device), keep_(std::min(keep, steps.size())), etf_(name_) {}
+
+  [[nodiscard]] std::string_view name() const { return name_; }
+  [[nodiscard]] std::size_t kept() const noexcept { return keep_; }
+
+  template <class View>
+  void start(const View& view) {
+    next_ = 0;
+    etf_.start(view);
+  }
+  template <class View>
+  void on_ready(const View& view, vertex_id v) {
+    etf_.on_ready(view, v);
+  }
+  template <class View>
+  void on_placed(const View& view, vertex_id v, device_id d) {
+    etf_.on_placed(view, v, d);
+  }
+  template <class View>
+  [[nodiscard]] std::optional<list_choice> choose(const View& view) {
+    if (next_ < keep_) {
+      const vertex_id v = steps_[next_];
+      const device_id d = device_[v];
+      if (view.is_ready(v) && view.allowed(v, d) && view.fits(v, d)) {
+        ++next_;
+        return list_choice{v, d};
+      }
+      keep_ = next_;
+    }
+    return etf_.choose(view);
+  }
+
+ private:
+  std::string name_;
+  std::span<const vertex_id> steps_;
+  std::span<const device_id> device_;
+  std::size_t keep_ = 0, next_ = 0;
+  etf_policy etf_;
+};
+
+// One run of etf_hand_off_policy: its result, and how many of the placer's placements it kept.
+template <bool Insertion, adapted_graph G, placement_model M, device_set D>
+[[nodiscard]] std::pair<list_schedule_result, std::size_t> run_etf_hand_off(
+    const G& graph, const M& model, const D& devices, const list_options& options, std::string_view name,
+    std::span<const vertex_id> steps, std::span<const device_id> device, std::size_t keep) {
+  list_scheduler<G, M, D, etf_hand_off_policy<Insertion>> scheduler(
+      graph, model, devices, etf_hand_off_policy<Insertion>(std::string(name), steps, device, keep), options);
+  while (scheduler.step()) {
+  }
+  const std::size_t kept = scheduler.policy().kept();
+  return {std::move(scheduler).result(), kept};
+}
+}  // namespace detail
+
+// A run that found no device for a vertex, handed to m-ETF: where m-ETF alone fits `devices`
+// (checked first, one run), `failed()` (the placer's run on `devices`, called only then) is
+// replayed for its first K placements (list_schedule_result::steps) and m-ETF chooses the rest,
+// for K = all S it placed, then S - 1, S - 3, S - 7, ... (never more than the try before could
+// replay) down to the first run that fits (m-ETF's own run, K = 0, at last), and then for K
+// halfway to the last that did not fit, and so on: the run with the largest K found that fits is
+// returned. So the placer fails nowhere m-ETF fits and keeps as many of its own choices as the
+// search finds room for; etf_from_step and the message say how many. nullopt where m-ETF alone
+// does not fit. O(log n) runs, each ending where it fails; `options` must not place best effort.
+template <bool Insertion, adapted_graph G, placement_model M, device_set D, class Failed>
+[[nodiscard]] std::optional<list_schedule_result> hand_off_to_etf(const G& graph, const M& model, const D& devices,
+                                                                  const list_options& options, std::string_view name,
+                                                                  Failed&& failed) {
+  list_schedule_result alone = detail::run_etf_hand_off<false>(graph, model, devices, options, name, {}, {}, 0).first;
+  if (!alone.ok()) return std::nullopt;
+  const std::size_t n = alone.placement.device.size();
+  const auto handed = [&](list_schedule_result out, std::size_t kept) {
+    out.etf_from_step = kept;
+    out.placement.outcome.message = "placed the other " + std::to_string(n - kept) +
+                                    " vertices as m-ETF would instead, keeping its first " + std::to_string(kept) +
+                                    " placements";
+    return out;
+  };
+  const list_schedule_result& own = failed();
+  const std::span<const vertex_id> steps(own.steps);
+  const std::span<const device_id> device(own.placement.device);
+  if (device.size() != n) return handed(std::move(alone), 0);
+  const auto attempt = [&](std::size_t keep) {
+    return detail::run_etf_hand_off<Insertion>(graph, model, devices, options, name, steps, device, keep);
+  };
+  // K = S, S - 1, S - 3, S - 7, ... down to the first that fits; then halving the gap to the last K
+  // that did not, a K closer to it that fits. A try whose replay ended early, at k, is the try for
+  // K = k, and so is every try for more: it counts as that. (Every try replays at least the K of
+  // a try that fitted, the same placements from the same state.)
+  std::pair<list_schedule_result, std::size_t> best{std::move(alone), 0};
+  std::size_t fits = 0, fails = steps.size() + 1;
+  const auto narrow = [&](std::size_t keep) {
+    auto tried = attempt(keep);
+    const std::size_t kept = tried.second;
+    if (!tried.first.ok()) {
+      fails = std::min(fails, kept);
+      return false;
+    }
+    if (kept < keep) fails = std::min(fails, kept + 1);
+    fits = kept;
+    best = std::move(tried);
+    return true;
+  };
+  for (std::size_t keep = steps.size(), back = 1; keep > 0 && !narrow(keep); back *= 2) {
+    keep = std::min(keep, fails);
+    keep = keep > back ? keep - back : 0;
+  }
+  while (fails > fits + 1) narrow(fits + (fails - fits) / 2);
+  return handed(std::move(best.first), best.second);
+}
+
 // What a memory-aware run does when it ends out of memory (or, placing best effort, over
 // capacity): `run(devices)` runs the same placer on any device set. A greedy list scheduler can
 // fill every device with tensors whose consumers then fit nowhere, at one capacity and not at a
 // smaller one, so the run is tried again with each device's memory capped at the points of
 // capacity_grid (model/capacity_scaled.hpp) below the largest capacity, 2.2% apart, down to what
 // some device must hold (detail::least_capacity) and at most options.memory_retries of them; and
-// at last (options.one_device_answer) with every vertex on one device (place_on_one_device). The
-// first of these that fits is returned, its message saying which it was; else `failed` unchanged.
-// So a memory-aware placer fails only where one device cannot run the graph either; and since a
-// run with more memory tries every grid point a run with less memory tries, feasibility is
-// monotone over the capacities of the grid (the registry's placers, place/placers.hpp, plan
-// within a grid point for that reason). Retries run only after a failure.
-template <adapted_graph G, placement_model M, device_set D, class Run>
+// where none of those fits, the run is handed to m-ETF (hand_off_to_etf(), as the etf_hand_off
+// tag says), within the devices' memory and then within each of the same grid points: the placer's
+// first placements kept, m-ETF's choices for the rest; at last (options.one_device_answer) every
+// vertex goes on one device (place_on_one_device). The first of these that fits is returned, its
+// message saying which it was; else `failed` unchanged. So a memory-aware placer fails only where
+// m-ETF and one device fail too; and since a run with more memory tries every grid point a run
+// with less memory tries, and the same there, feasibility is monotone over the capacities of the
+// grid (the registry's placers, place/placers.hpp, plan within a grid point for that reason).
+// Retries run only after a failure.
+template <adapted_graph G, placement_model M, device_set D, class Run, bool HandOff = true, bool Insertion = false>
 [[nodiscard]] list_schedule_result memory_fallback(const G& graph, const M& model, const D& devices,
                                                    list_options options, list_schedule_result failed,
-                                                   std::string_view name, Run&& run) {
+                                                   std::string_view name, Run&& run,
+                                                   etf_hand_off<HandOff, Insertion> = {}) {
   const status code = failed.placement.outcome.code;
   if (!options.respect_memory || (code != status::out_of_memory && code != status::over_capacity)) return failed;
   const std::size_t m = devices.device_count();
@@ -165,6 +303,30 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
         return found.has_value();
       });
   if (found) return std::move(*found);
+  if constexpr (HandOff) {
+    list_options strict = options;
+    strict.best_effort = false;
+    const auto handed = [&](list_schedule_result ok, const std::string& within) {
+      std::string how = ok.placement.outcome.message + within;
+      return explained(std::move(ok), how);
+    };
+    // Within the devices' memory, from the run in hand; then within each grid point, from the
+    // placer's run there, made again only where m-ETF alone fits.
+    if (auto out = hand_off_to_etf<Insertion>(graph, model, devices, strict, name,
+                                              [&]() -> const list_schedule_result& { return failed; }))
+      return handed(std::move(*out), "");
+    detail::down_the_grid(
+        devices, detail::least_capacity(graph, model, m), options.memory_retries, [&](const auto& on, byte_count cap) {
+          std::optional<list_schedule_result> own;
+          auto out = hand_off_to_etf<Insertion>(graph, model, on, strict, name, [&]() -> const list_schedule_result& {
+            own = run(on);
+            return *own;
+          });
+          if (out) found = handed(std::move(*out), ", within " + std::to_string(cap) + " bytes per device");
+          return found.has_value();
+        });
+    if (found) return std::move(*found);
+  }
   if (!options.one_device_answer) return failed;
   auto alone = place_on_one_device(graph, model, devices, std::move(options), name);
   if (!alone) return failed;
@@ -174,7 +336,8 @@ template <adapted_graph G, placement_model M, device_set D, class Run>
 
 // Runs a list-scheduling policy to the end. Throws as list_scheduler does; running out of memory
 // is a status in the result, given only when memory_fallback() found nothing either (a policy that
-// cannot be copied gets only the one-device answer).
+// cannot be copied is not run again: its fallbacks are the hand-off to m-ETF from its one run and
+// the one-device answer).
 template <adapted_graph G, placement_model M, device_set D, class Policy>
 [[nodiscard]] list_schedule_result list_schedule(const G& graph, const M& model, const D& devices, Policy policy,
                                                  list_options options = {}) {
@@ -195,14 +358,22 @@ template <adapted_graph G, placement_model M, device_set D, class Policy>
   while (scheduler.step()) {
   }
   const std::string name(scheduler.name());
-  return memory_fallback(graph, model, devices, std::move(options), std::move(scheduler).result(), name,
-                         [&]<class S>(const S& smaller) {
-                           if (!spare) return list_schedule_result{};
-                           list_scheduler<G, M, S, Policy> retry(graph, model, smaller, *spare, *strict);
-                           while (retry.step()) {
-                           }
-                           return std::move(retry).result();
-                         });
+  return memory_fallback(
+      graph, model, devices, std::move(options), std::move(scheduler).result(), name,
+      [&]<class S>(const S& smaller) {
+        list_schedule_result none;  // not run again: as out of memory as the first
+        none.placement.outcome.code = status::out_of_memory;
+        if constexpr (std::copy_constructible<Policy>) {
+          if (!spare) return none;
+          list_scheduler<G, M, S, Policy> retry(graph, model, smaller, *spare, *strict);
+          while (retry.step()) {
+          }
+          return std::move(retry).result();
+        } else {
+          return none;
+        }
+      },
+      etf_hand_off<!std::is_same_v<Policy, etf_policy>, detail::policy_inserts<Policy>()>{});
 }
 
 }  // namespace gantry

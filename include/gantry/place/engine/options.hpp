@@ -6,7 +6,9 @@
 #include <gantry/core/types.hpp>
 #include <gantry/schedule/schedule.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,12 @@ struct list_schedule_result {
   gantry::placement placement;  // order: vertices by (start, finish, placement step), a topological order
   gantry::schedule schedule;    // complete and summarized when ok; empty after a failure
   bool forward_only = false;    // placed by forward vertices first (Baechi §3.3)
+  // When the run did not fit (not ok): the vertices it placed, in the order it placed them, which
+  // memory_fallback() replays before handing the rest to m-ETF. Empty otherwise.
+  std::vector<vertex_id> steps;
+  // Set where memory_fallback() handed the run to m-ETF: how many of the placer's own placements
+  // (the first ones) it kept; m-ETF chose the others.
+  std::optional<std::size_t> etf_from_step;
 
   [[nodiscard]] bool ok() const noexcept { return placement.ok(); }
   explicit operator bool() const noexcept { return ok(); }

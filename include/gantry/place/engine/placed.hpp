@@ -33,6 +33,14 @@ struct placed_vertices {
     step[v] = static_cast<std::uint32_t>(count++);
   }
 
+  // The placed vertices in the order they were placed. O(n).
+  [[nodiscard]] std::vector<vertex_id> by_step() const {
+    std::vector<vertex_id> out(count);
+    for (vertex_id v = 0; v < device.size(); ++v)
+      if (device[v] != no_device) out[step[v]] = v;
+    return out;
+  }
+
   // The placed vertices by (start, finish, placement step) over `devices` devices. A device's
   // vertices in placement order are already in that order unless a policy inserts into idle gaps,
   // so the devices' lists are merged in O(n log m); a list out of order falls back to sorting

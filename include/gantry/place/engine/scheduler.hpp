@@ -313,6 +313,7 @@ class list_scheduler {
     p.outcome = me.outcome_;
     p.device = me.placed_.device;
     p.order = me.placed_.order_by_start(me.m_);
+    if (!p.outcome.ok()) out.steps = me.placed_.by_step();
     if (me.failed() || me.placed_.count != me.n_) return out;
     auto& s = out.schedule;
     s.device = me.placed_.device;

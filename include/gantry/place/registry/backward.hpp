@@ -7,6 +7,7 @@
 #include <gantry/place/backward.hpp>
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
+#include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/justification.hpp>
 #include <gantry/place/peft.hpp>

@@ -4,46 +4,39 @@
 
 #include <gantry/model/capacity_scaled.hpp>
 #include <gantry/place/colocation.hpp>
-#include <gantry/place/etf.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/placers.hpp>
 
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace gantry::detail {
 
+// A list run as an entry's result: its schedule beside a placement that fits (a run that has one:
+// m-TOPO's own placements come without), and where memory_fallback() handed the run to m-ETF, the
+// metadata "etf_from_step": "K of n", K the placer's own placements kept.
+[[nodiscard]] inline placer_result list_entry_result(list_schedule_result out, std::size_t n) {
+  placer_result result{std::move(out.placement), std::nullopt, {}};
+  if (!result.placement.ok()) return result;
+  if (out.schedule.device.size() == n) result.own_schedule = std::move(out.schedule);
+  if (out.etf_from_step)
+    result.metadata.emplace_back("etf_from_step", std::to_string(*out.etf_from_step) + " of " + std::to_string(n));
+  return result;
+}
+
 // A list scheduler as an entry: colocation groups named in the graph are honoured. A memory-aware
-// entry other than m-ETF that runs out of memory, after its own fallbacks (memory_fallback() in
-// place/list_scheduler.hpp), returns m-ETF's placement where that fits, saying so: greedy policies
-// fill devices differently, and on seeded random DAGs m-ETF fits in 69 of 10,000 cases where one
-// of the others does not (Order-Place 38, m-CPOP 8, Adjusting Placement 8, m-HEFT 6, m-Critical
-// Path 6, m-PEFT 3), as on Baechi's GNMT at 720 to 750 MB per device for m-PEFT.
+// run that finds no device for a vertex takes its own fallbacks (memory_fallback() in
+// place/list_scheduler.hpp), the hand-off to m-ETF among them.
 template <class Run>
 placer_entry list_entry(std::string name, std::string description, bool memory, Run run) {
-  const bool rescue = memory && std::string_view(name) != std::string_view("m-etf");
-  return {std::move(name), std::move(description), memory, [memory, rescue, run](const placer_request& r) {
-            list_options options{.respect_memory = memory,
-                                 .cache_transfers = r.cache_transfers,
-                                 .group = colocation_groups(r.g),
-                                 .memory_retries = r.memory_retries,
-                                 .one_device_answer = r.one_device_answer};
-            list_schedule_result out = run(r, rescue ? options : std::move(options));
-            const status code = out.placement.outcome.code;
-            if (rescue && (code == status::out_of_memory || code == status::over_capacity)) {
-              options.best_effort = false;
-              list_schedule_result etf_result = m_etf(r.g, r.model, r.devices, std::move(options));
-              if (etf_result.ok()) {
-                etf_result.placement.outcome.message =
-                    out.placement.outcome.message + "; placed by m-ETF instead, which fits";
-                out = std::move(etf_result);
-              }
-            }
-            placer_result result{std::move(out.placement), std::nullopt};
-            if (result.placement.ok()) result.own_schedule = std::move(out.schedule);
-            return result;
+  return {std::move(name), std::move(description), memory, [memory, run](const placer_request& r) {
+            return list_entry_result(run(r, list_options{.respect_memory = memory,
+                                                         .cache_transfers = r.cache_transfers,
+                                                         .group = colocation_groups(r.g),
+                                                         .memory_retries = r.memory_retries,
+                                                         .one_device_answer = r.one_device_answer}),
+                                     r.g.vertex_count());
           }};
 }
 

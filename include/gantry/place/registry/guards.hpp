@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gantry {
 namespace detail {
@@ -53,6 +54,8 @@ inline void no_slower_than_one_device(const placer_request& r, placer_result& re
                                      std::string(name) + "'s own schedule, " + text(own);
   result.placement = std::move(alone->placement);
   result.own_schedule = std::move(alone->schedule);
+  // What the metadata said of the placer's own placement (a hand-off to m-ETF) no longer holds.
+  std::erase_if(result.metadata, [](const auto& entry) { return entry.first == "etf_from_step"; });
 }
 
 // A memory-aware entry plans within capacity_grid: its first run within the grid point at or below

@@ -6,6 +6,7 @@
 
 #include <gantry/place/cpop.hpp>
 #include <gantry/place/critical_path.hpp>
+#include <gantry/place/etf.hpp>
 #include <gantry/place/heft.hpp>
 #include <gantry/place/kahn_one_device.hpp>
 #include <gantry/place/m_topo.hpp>
@@ -16,25 +17,40 @@
 namespace gantry {
 namespace detail {
 
+// m-TOPO as an entry. m-TOPO counts every byte a device ever holds; where that is too much, its
+// fallbacks are a list scheduler's (memory_fallback()): within less memory, then its placements in
+// Kahn order as far as they fit and m-ETF's choices for the rest, at last one device, which frees
+// what it no longer needs.
+inline placer_result place_m_topo(const placer_request& r) {
+  const m_topo_options topo{.group = colocation_groups(r.g), .cache_transfers = r.cache_transfers};
+  placement p = m_topo(r.g, r.model, r.devices, topo);
+  if (p.outcome.code != status::out_of_memory) return placer_result{std::move(p), std::nullopt, {}};
+  const auto as_run = [](placement q) {
+    list_schedule_result out;
+    for (const vertex_id v : q.order) {
+      if (q.device[v] == no_device) break;
+      out.steps.push_back(v);
+    }
+    out.placement = std::move(q);
+    return out;
+  };
+  return list_entry_result(memory_fallback(r.g, r.model, r.devices,
+                                           {.respect_memory = true,
+                                            .cache_transfers = r.cache_transfers,
+                                            .group = topo.group,
+                                            .memory_retries = r.memory_retries,
+                                            .one_device_answer = r.one_device_answer},
+                                           as_run(std::move(p)), "m-TOPO",
+                                           [&](const auto& on) { return as_run(m_topo(r.g, r.model, on, topo)); }),
+                           r.g.vertex_count());
+}
+
 GANTRY_DECL void add_list_placers(std::vector<placer_entry>& out) {
   out.push_back({"single-device", "every vertex on device 0: the baseline", false, [](const placer_request& r) {
                    return placer_result{single_device(r.g, r.devices), std::nullopt};
                  }});
-  out.push_back({"m-topo", "Baechi's m-TOPO: Kahn order, devices filled one by one up to a balanced cap", true,
-                 [](const placer_request& r) {
-                   placement p = m_topo(r.g, r.model, r.devices,
-                                        {.group = colocation_groups(r.g), .cache_transfers = r.cache_transfers});
-                   if (p.outcome.code != status::out_of_memory || !r.one_device_answer)
-                     return placer_result{std::move(p), std::nullopt};
-                   // m-TOPO counts every byte a device ever holds; where that is too much, one
-                   // device that frees what it no longer needs may still hold the run.
-                   auto alone = place_on_one_device(
-                       r.g, r.model, r.devices,
-                       {.cache_transfers = r.cache_transfers, .memory_retries = r.memory_retries}, "m-TOPO");
-                   if (!alone) return placer_result{std::move(p), std::nullopt};
-                   alone->placement.outcome.message = p.outcome.message + "; " + alone->placement.outcome.message;
-                   return placer_result{std::move(alone->placement), std::move(alone->schedule)};
-                 }});
+  out.push_back(
+      {"m-topo", "Baechi's m-TOPO: Kahn order, devices filled one by one up to a balanced cap", true, place_m_topo});
   const auto etf_run = [](const placer_request& r, list_options o) {
     return etf(r.g, r.model, r.devices, std::move(o));
   };

@@ -23,13 +23,12 @@ GANTRY_DECL void add_lp_placers(std::vector<placer_entry>& out) {
                                      .one_device_answer = r.one_device_answer};
                      sct_result run = memory ? m_sct(r.g, r.model, r.devices, std::move(options))
                                              : sct(r.g, r.model, r.devices, std::move(options));
-                     placer_result result{std::move(run.scheduled.placement), std::nullopt, {}};
-                     if (result.placement.ok()) result.own_schedule = std::move(run.scheduled.schedule);
+                     placer_result result = list_entry_result(std::move(run.scheduled), r.g.vertex_count());
                      const auto& f = run.favorites;
-                     result.metadata = {{"lp_solver", f.solver},
-                                        {"lp_method", f.method},
-                                        {"lp_threshold", std::to_string(f.threshold)},
-                                        {"lp_seconds", std::to_string(f.solve_seconds)}};
+                     result.metadata.insert(result.metadata.begin(), {{"lp_solver", f.solver},
+                                                                      {"lp_method", f.method},
+                                                                      {"lp_threshold", std::to_string(f.threshold)},
+                                                                      {"lp_seconds", std::to_string(f.solve_seconds)}});
                      return result;
                    }});
   };
