@@ -251,6 +251,28 @@ TEST_CASE("sct() honours options.list.respect_memory, and m_sct() is the same ca
   CHECK(over > 0);
 }
 
+TEST_CASE("SCT breaks ETF's ties by static level unless told Kahn order, as Baechi's code does") {
+  // a and b can both start at 0 on the one device; b heads a 10 s chain, a is alone; no edge
+  // leaves a, and b's only child is on the chain, so the favorites change nothing here.
+  graph g;
+  const auto a = g.add_vertex("a", 1), b = g.add_vertex("b", 1), tail = g.add_vertex("tail", 10);
+  g.add_edge(b, tail);
+  const auto one = cluster::uniform(1);
+  const graph_model model(g, one);
+  const auto by_level = sct(g, model, one);
+  REQUIRE(by_level.ok());
+  CHECK(by_level.scheduled.schedule.start[b] == 0);
+  CHECK(by_level.scheduled.schedule.start[tail] == 1);
+  CHECK(by_level.scheduled.schedule.start[a] == 11);
+  const auto by_kahn = m_sct(g, model, one, {.tie_break = etf_tie_break::kahn_order});
+  REQUIRE(by_kahn.ok());
+  CHECK(by_kahn.scheduled.schedule.start[a] == 0);
+  CHECK(by_kahn.scheduled.schedule.start[b] == 1);
+  // Each is the schedule m-ETF gives with the same tie-break.
+  CHECK(by_kahn.scheduled.schedule.start == m_etf(g, model, one, {}, etf_tie_break::kahn_order).schedule.start);
+  CHECK(by_level.scheduled.schedule.start == etf(g, model, one).schedule.start);
+}
+
 TEST_CASE("m-SCT excludes a device that ran out of memory, but never the last one") {
   // gpu0 holds 15 bytes: after a (10) nothing else fits there although b would start there first.
   graph g;

@@ -24,9 +24,11 @@ namespace gantry {
 // m_sct() excludes those from the engine (list_scheduler::exclude) as they are reported.
 class sct_policy {
  public:
-  // favorite_child: per vertex, its favorite child or no_vertex (favorite_children::child).
-  explicit sct_policy(std::vector<vertex_id> favorite_child, std::string name = "SCT")
-      : favorite_(std::move(favorite_child)), name_(std::move(name)), etf_(name_, etf_tie_break::static_level) {}
+  // favorite_child: per vertex, its favorite child or no_vertex (favorite_children::child);
+  // tie_break: how the ETF choice underneath breaks ties (sct_options::tie_break).
+  explicit sct_policy(std::vector<vertex_id> favorite_child, std::string name = "SCT",
+                      etf_tie_break tie_break = etf_tie_break::static_level)
+      : favorite_(std::move(favorite_child)), name_(std::move(name)), etf_(name_, tie_break) {}
 
   [[nodiscard]] std::string_view name() const { return name_; }
   // Devices found out of memory so far, in the order found (a device may repeat).
@@ -137,6 +139,12 @@ struct sct_options {
   // when nothing fits on the open ones, every excluded device is open again (sct_result::reopened),
   // so exclusion alone never fails a run.
   bool exclude_full_devices = true;
+  // Which vertex the ETF choice underneath takes among those that start equally early: by default
+  // as m_etf() does (static level), so that m-SCT and m-ETF differ only by the favorites;
+  // kahn_order is Baechi's code (its ready list in Kahn order). Kahn ties suit a judge that runs
+  // each device's vertices first come, first served (ready_policy::fifo, as Baechi's simulator
+  // does) and static-level ties one that keeps the placement's order: see docs/algorithms.md.
+  etf_tie_break tie_break = etf_tie_break::static_level;
 };
 
 struct sct_result {
@@ -169,8 +177,8 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   std::size_t favorite_placements = 0, reopened = 0;
   // One run on any device set (memory_fallback() runs it again within less memory).
   const auto run = [&]<class S>(const S& on, list_options list, std::vector<device_id>* excluded) {
-    list_scheduler<G, M, S, sct_policy> scheduler(graph, model, on, sct_policy(out.favorites.child, name),
-                                                  std::move(list));
+    list_scheduler<G, M, S, sct_policy> scheduler(
+        graph, model, on, sct_policy(out.favorites.child, name, options.tie_break), std::move(list));
     std::size_t reported = 0;
     while (scheduler.step()) {
       const auto& full = scheduler.policy().full_devices();
