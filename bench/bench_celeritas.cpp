@@ -90,15 +90,19 @@ outcome_row simulated(const graph& g, const cluster& c, const placement& p, doub
   return row;
 }
 
-// A registry placer on the graph, or on its Kernighan-fused graph expanded back.
+// A registry placer on the graph, or on its Kernighan-fused graph expanded back (or on the graph
+// itself where the fused one leaves the placer no room).
 outcome_row run_placer(const placer_entry& entry, const graph& g, const cluster& c, bool fused, int repeats) {
   const graph_model model(g, c);
-  placement p;
+  placer_result placed;
   const double taken = bench::median_seconds(repeats, [&] {
     const placer_request request{g, model, c, true, 200, quarter_device_memory(c)};
-    p = (fused ? place_kernighan_fused(entry, request) : entry.place(request)).placement;
+    placed = fused ? place_kernighan_fused(entry, request) : entry.place(request);
   });
-  return simulated(g, c, p, taken);
+  outcome_row row = simulated(g, c, placed.placement, taken);
+  // place_kernighan_fused() places the unfused graph where the fused one leaves no room: say so.
+  if (placed_unfused(placed)) row.note += (row.note.empty() ? "" : "; ") + std::string("fusion left no room: unfused");
+  return row;
 }
 
 std::string show(const outcome_row& row) {

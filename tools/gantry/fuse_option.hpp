@@ -116,45 +116,17 @@ inline void say_when_fusion_left_one_device(placer_result& placed, std::size_t d
   else note->second = why + "; " + note->second;
 }
 
-// Runs a placer on g, or on the coarse graph when there is one, and returns the placement of g.
-// A coarse run's own schedule is of the coarse graph, so it is dropped; its metadata says how
-// much the graph shrank. Fusion never makes a capacity infeasible that the unfused graph fits: a
-// memory-aware placer whose coarse run finds no room runs on g itself, and the placement's message
-// and metadata ("fusion") say so with the coarse run's reason.
+// Runs a placer on g, or on the coarse graph when there is one, and returns the placement of g:
+// place_fused() or place_kernighan_fused() (place/placers.hpp), which place the unfused graph where
+// the fused one leaves a memory-aware placer no room, and say so.
 inline placer_result place_reduced(const placer_entry& entry, const placer_request& request,
                                    const std::optional<coarsening>& coarse, const fuse_flags& flags) {
-  placer_result out;
-  if (flags.fuse == "kernighan") {
-    out = place_kernighan_fused(entry, request);
-  } else {
-    if (!coarse) return entry.place(request);
-    const graph_model model(coarse->coarse, request.devices);
-    placer_result placed = entry.place(
-        {coarse->coarse, model, request.devices, request.cache_transfers, request.window, request.cluster_memory});
-    out = {expand(*coarse, placed.placement), std::nullopt, std::move(placed.metadata)};
-    out.metadata.emplace_back("fused_vertices", std::to_string(coarse->coarse.vertex_count()) + " of " +
-                                                    std::to_string(request.g.vertex_count()));
-  }
-  const status code = out.placement.outcome.code;
-  if (out.placement.ok()) {
+  if (flags.fuse != "kernighan" && !coarse) return entry.place(request);
+  placer_result out = flags.fuse == "kernighan" ? place_kernighan_fused(entry, request)
+                                                : place_fused(entry, request, *coarse, "--fuse " + flags.fuse);
+  if (out.placement.ok() && !placed_unfused(out))
     say_when_fusion_left_one_device(out, request.devices.device_count(), flags);
-    return out;
-  }
-  if (!entry.respects_memory || (code != status::out_of_memory && code != status::over_capacity)) return out;
-  placer_result unfused = entry.place(request);
-  if (!unfused.placement.ok()) return out;
-  const std::string why = "--fuse " + flags.fuse + " left no room (" + out.placement.outcome.message +
-                          "); placed the unfused graph instead";
-  unfused.placement.outcome.message =
-      unfused.placement.outcome.message.empty() ? why : why + "; " + unfused.placement.outcome.message;
-  unfused.metadata.emplace_back("fusion", why);
-  return unfused;
-}
-
-// Whether place_reduced() placed the unfused graph although a fusion was asked for.
-[[nodiscard]] inline bool placed_unfused(const placer_result& placed) {
-  return std::any_of(placed.metadata.begin(), placed.metadata.end(),
-                     [](const auto& entry) { return entry.first == "fusion"; });
+  return out;
 }
 
 }  // namespace gantry::cli

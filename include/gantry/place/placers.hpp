@@ -6,7 +6,7 @@
 // The entries come in families, each defined in its own header under place/registry/: list.hpp
 // (single device, m-TOPO and the list schedulers), backward.hpp (the list schedulers from the
 // exits back, and ETF justified), lp.hpp (SCT, m-SCT), celeritas.hpp (Order-Place, Adjusting Placement, Celeritas,
-// EnumerativeOptimizer, place_kernighan_fused) and guards.hpp (what every entry goes through).
+// EnumerativeOptimizer, place_fused) and guards.hpp (what every entry goes through).
 // Header-only (the default) this header includes them all. A family instantiates the
 // list-scheduling engine once per policy, so a program that names placers at run time pays for
 // every family in the translation unit that includes this header; with GANTRY_SEPARATE_COMPILATION
@@ -21,6 +21,7 @@
 #include <gantry/model/model.hpp>
 #include <gantry/schedule/schedule.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -29,6 +30,8 @@
 #include <vector>
 
 namespace gantry {
+
+struct coarsening;  // fusion/coarsen.hpp
 
 struct placer_request {
   const graph& g;
@@ -84,11 +87,26 @@ GANTRY_DECL void guard_placers(std::vector<placer_entry>& out);
   return all;
 }
 
-// Runs `entry` on the Kernighan-fused graph of r.g (CPD-TOPO cut with r.window and r.cluster_memory,
-// fusion/kernighan.hpp) and expands its placement to r.g. The placer's own schedule is of the
-// coarse graph and is dropped; a failure that placed nothing expands to no device for every vertex.
-// Defined in registry/celeritas.hpp.
+// Runs `entry` on `fused`, a coarse graph of r.g (fusion/fusion.hpp, fusion/coarsen.hpp), and
+// expands its placement to r.g. The placer's own schedule is of the coarse graph and is dropped;
+// the metadata adds "fused_vertices" ("k of n"), and a failure that placed nothing expands to no
+// device for every vertex. Fusion never makes a capacity infeasible that the unfused graph fits:
+// where a memory-aware entry finds no room for the coarse graph (out_of_memory or over_capacity),
+// it runs on r.g itself, and the message and the metadata key "fusion" say so: `fusion` (e.g.
+// "exact fusion") "left no room (" the coarse run's reason ")". placed_unfused() below tells. Defined in registry/celeritas.hpp.
+[[nodiscard]] GANTRY_DECL placer_result place_fused(const placer_entry& entry, const placer_request& r,
+                                                    const coarsening& fused, std::string_view fusion);
+
+// place_fused() on the Kernighan-fused graph of r.g: the CPD-TOPO order cut with r.window and
+// r.cluster_memory (fusion/kernighan.hpp), colocation groups kept whole. Defined in
+// registry/celeritas.hpp.
 [[nodiscard]] GANTRY_DECL placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r);
+
+// Whether place_fused() placed the unfused graph although it was given a fused one.
+[[nodiscard]] inline bool placed_unfused(const placer_result& placed) {
+  return std::any_of(placed.metadata.begin(), placed.metadata.end(),
+                     [](const auto& entry) { return entry.first == "fusion"; });
+}
 
 [[nodiscard]] inline const placer_entry* find_placer(std::string_view name) {
   for (const auto& entry : placers())

@@ -1,5 +1,6 @@
 // Celeritas's placers (Order-Place, Adjusting Placement, the whole Celeritas pipeline, the paper's
-// pipeline alone over a ladder of windows), DOPPLER's EnumerativeOptimizer, and place_kernighan_fused.
+// pipeline alone over a ladder of windows), DOPPLER's EnumerativeOptimizer, and place_fused() with
+// place_kernighan_fused().
 // A family of the registry (place/placers.hpp): defined inline here, or compiled once in a source
 // file of its own with GANTRY_SEPARATE_COMPILATION.
 #pragma once
@@ -13,6 +14,7 @@
 #include <gantry/place/registry/common.hpp>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -83,22 +85,43 @@ GANTRY_DECL void add_celeritas_placers(std::vector<placer_entry>& out) {
 }  // namespace detail
 
 // Declared, and said what it does, in place/placers.hpp.
+GANTRY_DECL placer_result place_fused(const placer_entry& entry, const placer_request& r, const coarsening& fused,
+                                      std::string_view fusion) {
+  const graph& coarse = fused.coarse;
+  const graph_model coarse_model(coarse, r.devices);
+  placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory,
+                                      r.memory_retries, r.one_device_answer});
+  placer_result out;
+  if (placed.placement.device.size() == coarse.vertex_count()) {
+    out = {expand(fused, placed.placement), std::nullopt, std::move(placed.metadata)};
+    out.metadata.emplace_back("fused_vertices",
+                              std::to_string(coarse.vertex_count()) + " of " + std::to_string(r.g.vertex_count()));
+  } else {  // a failure that placed nothing
+    out.placement = std::move(placed.placement);
+    out.placement.device.assign(r.g.vertex_count(), no_device);
+    out.placement.order.clear();
+    if (out.placement.outcome.vertex != no_vertex && out.placement.outcome.vertex < coarse.vertex_count())
+      out.placement.outcome.vertex = fused.members[out.placement.outcome.vertex].front();
+  }
+  const status code = out.placement.outcome.code;
+  if (out.placement.ok() || !entry.respects_memory || (code != status::out_of_memory && code != status::over_capacity))
+    return out;
+  placer_result unfused = entry.place(r);
+  if (!unfused.placement.ok()) return out;
+  std::string why = std::string(fusion) + " left no room (" + out.placement.outcome.message +
+                    "); placed the unfused graph instead";
+  unfused.placement.outcome.message =
+      unfused.placement.outcome.message.empty() ? why : why + "; " + unfused.placement.outcome.message;
+  unfused.metadata.emplace_back("fusion", std::move(why));
+  return unfused;
+}
+
+// Declared, and said what it does, in place/placers.hpp.
 GANTRY_DECL placer_result place_kernighan_fused(const placer_entry& entry, const placer_request& r) {
   const byte_count cap = r.cluster_memory.value_or(quarter_device_memory(r.devices));
   const kernighan_fusion fused = fuse_kernighan(
       r.g, r.model, r.devices, {.window = r.window, .cluster_memory = cap, .group = colocation_groups(r.g)});
-  const graph& coarse = fused.coarsening.coarse;
-  const graph_model coarse_model(coarse, r.devices);
-  placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory});
-  if (placed.placement.device.size() != coarse.vertex_count()) {
-    placed.placement.device.assign(r.g.vertex_count(), no_device);
-    placed.placement.order.clear();
-    return {std::move(placed.placement), std::nullopt};
-  }
-  placer_result out{expand(fused.coarsening, placed.placement), std::nullopt, std::move(placed.metadata)};
-  out.metadata.emplace_back("fused_vertices",
-                            std::to_string(coarse.vertex_count()) + " of " + std::to_string(r.g.vertex_count()));
-  return out;
+  return place_fused(entry, r, fused.coarsening, "Kernighan fusion");
 }
 
 }  // namespace gantry
