@@ -1,6 +1,7 @@
 // list_view (place/list_policy.hpp): the engine models it, and every shipped list-scheduling policy
 // runs on a test double that offers the concept's queries and nothing else, so a policy that reads
-// beyond the concept does not compile here.
+// beyond the concept does not compile here. A user's policy that reads only the basic layer
+// (basic_list_view) runs on a double of its ten queries and on the engine.
 #include <gantry/order/levels.hpp>
 #include <gantry/place/adjusting_placement.hpp>
 #include <gantry/place/cpop.hpp>
@@ -12,10 +13,12 @@
 #include <gantry/place/order_place.hpp>
 #include <gantry/place/peft.hpp>
 #include <gantry/place/sct.hpp>
+#include <gantry/schedule/validate.hpp>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -101,9 +104,53 @@ static_assert(list_view<list_scheduler<graph, graph_model, cluster, kahn_one_dev
 static_assert(list_policy_for<etf_policy, view_double>);
 static_assert(!list_policy_for<etf_policy, without_fits>);
 
+// The basic layer alone: ten queries, answered as view_double answers them.
+class basic_double {
+ public:
+  basic_double(const graph& g, const cluster& c) : full_(g, c) {}
+  [[nodiscard]] std::size_t vertex_count() const { return full_.vertex_count(); }
+  [[nodiscard]] std::size_t device_count() const { return full_.device_count(); }
+  [[nodiscard]] const graph_model& model() const { return full_.model(); }
+  [[nodiscard]] std::span<const vertex_id> ready() const { return full_.ready(); }
+  [[nodiscard]] seconds bottom_level(vertex_id v) const { return full_.bottom_level(v); }
+  [[nodiscard]] seconds top_level(vertex_id v) const { return full_.top_level(v); }
+  [[nodiscard]] bool allowed(vertex_id v, device_id d) const { return full_.allowed(v, d); }
+  [[nodiscard]] bool fits(vertex_id v, device_id d) const { return full_.fits(v, d); }
+  [[nodiscard]] seconds earliest_start(vertex_id v, device_id d) const { return full_.earliest_start(v, d); }
+  [[nodiscard]] seconds earliest_finish(vertex_id v, device_id d) const { return full_.earliest_finish(v, d); }
+
+ private:
+  view_double full_;
+};
+
+// A user's policy that reads only the basic layer: the ready vertex with the largest bottom level,
+// on the allowed device with room where it finishes first.
+struct largest_level_earliest_finish {
+  template <class View>
+  std::optional<list_choice> choose(const View& view) {
+    vertex_id next = no_vertex;
+    for (const vertex_id v : view.ready())
+      if (next == no_vertex || view.bottom_level(v) > view.bottom_level(next)) next = v;
+    if (next == no_vertex) return std::nullopt;
+    std::optional<list_choice> best;
+    for (device_id d = 0; d < view.device_count(); ++d)
+      if (view.allowed(next, d) && view.fits(next, d) &&
+          (!best || view.earliest_finish(next, d) < view.earliest_finish(next, best->device)))
+        best = list_choice{next, d};
+    return best;
+  }
+};
+
+static_assert(basic_list_view<basic_double>);
+static_assert(!list_view<basic_double>);
+static_assert(basic_list_view<view_double>);
+static_assert(list_policy_for<largest_level_earliest_finish, basic_double>);
+static_assert(list_policy_for<largest_level_earliest_finish,
+                              list_scheduler<graph, graph_model, cluster, largest_level_earliest_finish>>);
+
 // Runs a policy's first step on the double: start, every source made ready, choose.
-template <class P>
-list_choice first_choice(P policy, const view_double& view) {
+template <class P, class View>
+list_choice first_choice(P policy, const View& view) {
   detail::policy_start(policy, view);
   for (const vertex_id v : view.ready()) detail::policy_on_ready(policy, view, v);
   const auto choice = policy.choose(view);
@@ -111,17 +158,23 @@ list_choice first_choice(P policy, const view_double& view) {
   return *choice;
 }
 
-}  // namespace
-
-TEST_CASE("list_view: every shipped policy runs on a view that offers the concept's queries and nothing else") {
-  //   a (3 s) -> c (1 s)      b (1 s) -> c
-  // Before anything is placed, a and b are ready; a has the longest path below it.
+//   a (3 s) -> c (1 s)      b (1 s) -> c
+// Before anything is placed, a and b are ready; a has the longest path below it.
+graph fork_join() {
   graph g;
   const auto a = g.add_vertex(vertex_properties{.name = "a", .compute = 3.0, .output = 100});
   const auto b = g.add_vertex(vertex_properties{.name = "b", .compute = 1.0, .output = 100});
   const auto c = g.add_vertex(vertex_properties{.name = "c", .compute = 1.0, .output = 100});
   g.add_edge(a, c, 100);
   g.add_edge(b, c, 100);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("list_view: every shipped policy runs on a view that offers the concept's queries and nothing else") {
+  const graph g = fork_join();
+  const vertex_id a = 0, b = 1, c = 2;
   const auto two = cluster::uniform(2, unlimited_memory, {.latency = 1e-3, .bandwidth = 1e9});
   const view_double view(g, two);
   REQUIRE(view.ready().size() == 2);
@@ -141,4 +194,24 @@ TEST_CASE("list_view: every shipped policy runs on a view that offers the concep
   const auto one = first_choice(kahn_one_device_policy("one device", 1), view);
   CHECK(one.vertex == a);
   CHECK(one.device == 1);
+}
+
+TEST_CASE("basic_list_view: a policy that reads levels, fits and earliest starts runs on ten queries") {
+  // fork_join() on two devices, d1 twice as fast as d0.
+  const graph g = fork_join();
+  const vertex_id a = 0;
+  std::vector<device> d(2);
+  d[1].speed = 2;
+  const cluster two(std::move(d), link_model{.latency = 1e-3, .bandwidth = 1e9});
+  const basic_double view(g, two);
+  // a has the longest path below it and finishes first on the faster device.
+  const auto mine = first_choice(largest_level_earliest_finish{}, view);
+  CHECK(mine.vertex == a);
+  CHECK(mine.device == 1);
+  // The engine runs the same policy to a valid schedule: a on d1 first.
+  const graph_model model(g, two);
+  const auto run = list_schedule(g, model, two, largest_level_earliest_finish{});
+  REQUIRE(run.ok());
+  CHECK(run.placement.device[a] == 1);
+  CHECK(validate(run.schedule, g, model, two).ok());
 }

@@ -334,7 +334,8 @@ TEST_CASE("fusion never makes a capacity infeasible where the unfused graph fits
           const auto report = validate(run.schedule, rc.g, model, c, {.group = colocation_groups(rc.g)});
           CHECK_MESSAGE(report.ok(), report.to_string());
         };
-        for (const auto& [name, coarse] : fusions) check(name, name, place_fused(entry, {rc.g, model, c}, coarse, name));
+        for (const auto& [name, coarse] : fusions)
+          check(name, name, place_fused(entry, {rc.g, model, c}, coarse, name));
         // The cluster memory is the request's, which Celeritas's own fusion uses too: judged beside
         // the unfused graph placed with the same request.
         for (const byte_count cap : {quarter, unlimited_memory})
@@ -346,7 +347,8 @@ TEST_CASE("fusion never makes a capacity infeasible where the unfused graph fits
   }
   MESSAGE(cases << " placer x capacity cases where the unfused graph fits");
   CHECK(cases >= 400);
-  for (const auto& [name, count] : fused_fit) MESSAGE(name << ": fits fused " << count << ", unfused " << fell_back[name]);
+  for (const auto& [name, count] : fused_fit)
+    MESSAGE(name << ": fits fused " << count << ", unfused " << fell_back[name]);
   // Uncapped, some clusters outgrow what the devices can hold beside the rest and the unfused
   // graph is placed; capped at a quarter of a device, the fused graph mostly fits as it is. When
   // this was written, of 425 cases: Baechi's and the exact rule fell back 49 times uncapped and

@@ -69,17 +69,34 @@ struct list_choice {
 // bottom levels and a device's memory timeline are caches built by the first query that needs
 // them, so one view serves one thread.
 // A policy written against this concept runs on any engine that models it (a test double included).
+//
+// The concept comes in two layers. basic_list_view is what most policies read: the sizes, the
+// model, the ready vertices, their levels, where each may go and when it could start or finish
+// there (ten queries). list_view adds the rest. A policy is checked against the view it is given
+// (list_policy_for needs only the basic layer), so a policy that reads only the basic queries runs
+// on a view, or a test double, that offers only those.
 template <class V>
-concept list_view = requires(const V& view, vertex_id v, device_id d, std::span<seconds> per_device) {
-  { view.name() } -> std::convertible_to<std::string_view>;
+concept basic_list_view = requires(const V& view, vertex_id v, device_id d) {
   { view.vertex_count() } -> std::convertible_to<std::size_t>;
   { view.device_count() } -> std::convertible_to<std::size_t>;
-  { view.graph() } -> std::convertible_to<const csr_graph&>;
   view.model();
+  { view.ready() } -> std::convertible_to<std::span<const vertex_id>>;
+  { view.bottom_level(v) } -> std::convertible_to<seconds>;
+  { view.top_level(v) } -> std::convertible_to<seconds>;
+  { view.allowed(v, d) } -> std::convertible_to<bool>;
+  { view.fits(v, d) } -> std::convertible_to<bool>;
+  { view.earliest_start(v, d) } -> std::convertible_to<seconds>;
+  { view.earliest_finish(v, d) } -> std::convertible_to<seconds>;
+};
+
+template <class V>
+concept list_view = basic_list_view<V> &&
+    requires(const V& view, vertex_id v, device_id d, std::span<seconds> per_device) {
+  { view.name() } -> std::convertible_to<std::string_view>;
+  { view.graph() } -> std::convertible_to<const csr_graph&>;
   view.devices();
   view.options();
   view.transfers();
-  { view.ready() } -> std::convertible_to<std::span<const vertex_id>>;
   { view.is_ready(v) } -> std::convertible_to<bool>;
   { view.placed_count() } -> std::convertible_to<std::size_t>;
   { view.last_placed() } -> std::convertible_to<vertex_id>;
@@ -92,9 +109,6 @@ concept list_view = requires(const V& view, vertex_id v, device_id d, std::span<
   { view.last_on(d) } -> std::convertible_to<vertex_id>;
   { view.now() } -> std::convertible_to<seconds>;
   { view.kahn_rank(v) } -> std::convertible_to<std::uint32_t>;
-  { view.bottom_level(v) } -> std::convertible_to<seconds>;
-  { view.top_level(v) } -> std::convertible_to<seconds>;
-  { view.allowed(v, d) } -> std::convertible_to<bool>;
   { view.excluded(d) } -> std::convertible_to<bool>;
   { view.bound_device(v) } -> std::convertible_to<device_id>;
   { view.group_members(v) } -> std::convertible_to<std::span<const vertex_id>>;
@@ -102,17 +116,15 @@ concept list_view = requires(const V& view, vertex_id v, device_id d, std::span<
   { view.ready_may_change(v) } -> std::convertible_to<bool>;
   { view.data_ready(v, d) } -> std::convertible_to<seconds>;
   view.data_ready_all(v, per_device);
-  { view.earliest_start(v, d) } -> std::convertible_to<seconds>;
-  { view.earliest_finish(v, d) } -> std::convertible_to<seconds>;
   { view.earliest_start_appended(v, d) } -> std::convertible_to<seconds>;
-  { view.fits(v, d) } -> std::convertible_to<bool>;
   { view.free_memory(d) } -> std::convertible_to<byte_count>;
   { view.memory_changed(d) } -> std::convertible_to<bool>;
 };
 
-// A policy for the engine whose read-only view is View.
+// A policy for the engine whose read-only view is View: its choose() can be called on that view,
+// which must offer at least the basic layer.
 template <class P, class View>
-concept list_policy_for = list_view<View> && requires(P& policy, const View& view) {
+concept list_policy_for = basic_list_view<View> && requires(P& policy, const View& view) {
   { policy.choose(view) } -> std::convertible_to<std::optional<list_choice>>;
 };
 

@@ -108,8 +108,8 @@ GANTRY_DECL placer_result place_fused(const placer_entry& entry, const placer_re
     return out;
   placer_result unfused = entry.place(r);
   if (!unfused.placement.ok()) return out;
-  std::string why = std::string(fusion) + " left no room (" + out.placement.outcome.message +
-                    "); placed the unfused graph instead";
+  std::string why =
+      std::string(fusion) + " left no room (" + out.placement.outcome.message + "); placed the unfused graph instead";
   unfused.placement.outcome.message =
       unfused.placement.outcome.message.empty() ? why : why + "; " + unfused.placement.outcome.message;
   unfused.metadata.emplace_back("fusion", std::move(why));
