@@ -9,8 +9,8 @@
 #include <gantry/schedule/schedule.hpp>
 
 #include <optional>
-#include <sstream>
 #include <string>
+#include <utility>
 
 namespace gantry::detail {
 
@@ -29,18 +29,17 @@ template <class View, class Room>
                                      Room&& room) {
   const device_id first = bound == no_device ? 0 : bound;
   const device_id last = bound == no_device ? static_cast<device_id>(view.device_count()) : bound + 1;
-  std::ostringstream text;
-  text << heading;
-  if (bound != no_device) text << " and must go to " << list_device_label(view.devices(), bound);
-  text << (timed ? "; with its incoming tensors, free memory from when it would start taking it:"
-                 : "; with its incoming tensors, free memory:");
+  std::string text = std::move(heading);
+  if (bound != no_device) text += " and must go to " + list_device_label(view.devices(), bound);
+  text += timed ? "; with its incoming tensors, free memory from when it would start taking it:"
+                : "; with its incoming tensors, free memory:";
   const auto short_by = [](const device_room& r) { return r.needed > r.available ? r.needed - r.available : 0; };
   device_id closest = no_device;
   device_room best;
   for (device_id d = first; d < last; ++d) {
     const device_room here = room(d);
-    text << (d == first ? " " : ", ") << list_device_label(view.devices(), d) << " needs " << format_bytes(here.needed)
-         << ", has " << format_bytes(here.available);
+    text += (d == first ? " " : ", ") + list_device_label(view.devices(), d) + " needs " + format_bytes(here.needed) +
+            ", has " + format_bytes(here.available);
     if (closest == no_device || short_by(here) < short_by(best)) {
       closest = d;
       best = here;
@@ -52,7 +51,7 @@ template <class View, class Room>
           .time = best.from,
           .needed = best.needed,
           .available = best.available,
-          .message = text.str()};
+          .message = std::move(text)};
 }
 
 }  // namespace gantry::detail

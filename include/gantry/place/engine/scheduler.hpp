@@ -42,7 +42,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -449,15 +448,15 @@ class list_scheduler {
     const std::uint32_t grp = groups_.of(v);
     const device_id bound = groups_.device(grp);
     const device_id first = bound == no_device ? 0 : bound;
-    std::ostringstream text;
-    text << name() << ": no device can hold vertex " << quoted(v) << ", which needs "
-         << format_bytes(total_bytes(model_, v));
+    std::string text = std::string(name()) + ": no device can hold vertex " + quoted(v) + ", which needs " +
+                       format_bytes(total_bytes(model_, v));
+    const std::string members = std::to_string(groups_.size(grp));
     if (groups_.size(grp) > 1 && dynamic_)
-      text << " (and " << format_bytes(memory_.group_reserve(v, first)) << " kept for the rest of its group of "
-           << groups_.size(grp) << " vertices on " << detail::list_device_label(devices_, first) << ")";
+      text += " (and " + format_bytes(memory_.group_reserve(v, first)) + " kept for the rest of its group of " +
+              members + " vertices on " + detail::list_device_label(devices_, first) + ")";
     else if (groups_.size(grp) > 1 && !groups_.bound(grp))
-      text << " (" << format_bytes(groups_.bytes(grp)) << " for its group of " << groups_.size(grp) << " vertices)";
-    outcome_ = detail::no_fit_outcome(*this, v, text.str(), bound, dynamic_, [&](device_id d) -> detail::device_room {
+      text += " (" + format_bytes(groups_.bytes(grp)) + " for its group of " + members + " vertices)";
+    outcome_ = detail::no_fit_outcome(*this, v, std::move(text), bound, dynamic_, [&](device_id d) -> detail::device_room {
       if (!dynamic_) return {need(v, d), reserved_.free(d), std::nullopt};
       // The bytes v would add and the device's free memory from v's first new hold on.
       hold_list holds;
