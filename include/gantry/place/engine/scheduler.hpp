@@ -456,14 +456,15 @@ class list_scheduler {
               members + " vertices on " + detail::list_device_label(devices_, first) + ")";
     else if (groups_.size(grp) > 1 && !groups_.bound(grp))
       text += " (" + format_bytes(groups_.bytes(grp)) + " for its group of " + members + " vertices)";
-    outcome_ = detail::no_fit_outcome(*this, v, std::move(text), bound, dynamic_, [&](device_id d) -> detail::device_room {
-      if (!dynamic_) return {need(v, d), reserved_.free(d), std::nullopt};
-      // The bytes v would add and the device's free memory from v's first new hold on.
-      hold_list holds;
-      seconds from = 0;
-      const byte_count added = probe_holds(v, d, memory_.group_reserve(v, d), holds, &from);
-      return {added, memory_.free_from(d, from), from};
-    });
+    outcome_ =
+        detail::no_fit_outcome(*this, v, std::move(text), bound, dynamic_, [&](device_id d) -> detail::device_room {
+          if (!dynamic_) return {need(v, d), reserved_.free(d), std::nullopt};
+          // The bytes v would add and the device's free memory from v's first new hold on.
+          hold_list holds;
+          seconds from = 0;
+          const byte_count added = probe_holds(v, d, memory_.group_reserve(v, d), holds, &from);
+          return {added, memory_.free_from(d, from), from};
+        });
   }
 
   const G& graph_;
