@@ -94,6 +94,8 @@ GANTRY_DECL void guard_placers(std::vector<placer_entry>& out);
 // where a memory-aware entry finds no room for the coarse graph (out_of_memory or over_capacity),
 // it runs on r.g itself, and the message and the metadata key "fusion" say so: `fusion` (e.g.
 // "exact fusion") "left no room (" the coarse run's reason ")"; placed_unfused() below tells.
+// "No room" includes a coarse graph that fits only on one device: the one-device answer
+// (r.one_device_answer) of the coarse graph comes only where the unfused graph fits nowhere.
 // Defined in registry/celeritas.hpp.
 [[nodiscard]] GANTRY_DECL placer_result place_fused(const placer_entry& entry, const placer_request& r,
                                                     const coarsening& fused, std::string_view fusion);

@@ -89,25 +89,37 @@ GANTRY_DECL placer_result place_fused(const placer_entry& entry, const placer_re
                                       std::string_view fusion) {
   const graph& coarse = fused.coarse;
   const graph_model coarse_model(coarse, r.devices);
-  placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory,
-                                      r.memory_retries, r.one_device_answer});
-  placer_result out;
-  if (placed.placement.device.size() == coarse.vertex_count()) {
-    out = {expand(fused, placed.placement), std::nullopt, std::move(placed.metadata)};
-    out.metadata.emplace_back("fused_vertices",
-                              std::to_string(coarse.vertex_count()) + " of " + std::to_string(r.g.vertex_count()));
-  } else {  // a failure that placed nothing
-    out.placement = std::move(placed.placement);
-    out.placement.device.assign(r.g.vertex_count(), no_device);
-    out.placement.order.clear();
-    if (out.placement.outcome.vertex != no_vertex && out.placement.outcome.vertex < coarse.vertex_count())
-      out.placement.outcome.vertex = fused.members[out.placement.outcome.vertex].front();
-  }
+  // The entry on the coarse graph, its placement expanded to r.g.
+  const auto on_coarse = [&](bool one_device_answer) {
+    placer_result placed = entry.place({coarse, coarse_model, r.devices, r.cache_transfers, r.window, r.cluster_memory,
+                                        r.memory_retries, one_device_answer});
+    placer_result out;
+    if (placed.placement.device.size() == coarse.vertex_count()) {
+      out = {expand(fused, placed.placement), std::nullopt, std::move(placed.metadata)};
+      out.metadata.emplace_back("fused_vertices",
+                                std::to_string(coarse.vertex_count()) + " of " + std::to_string(r.g.vertex_count()));
+    } else {  // a failure that placed nothing
+      out.placement = std::move(placed.placement);
+      out.placement.device.assign(r.g.vertex_count(), no_device);
+      out.placement.order.clear();
+      if (out.placement.outcome.vertex != no_vertex && out.placement.outcome.vertex < coarse.vertex_count())
+        out.placement.outcome.vertex = fused.members[out.placement.outcome.vertex].front();
+    }
+    return out;
+  };
+  // A memory-aware entry's one-device answer for the coarse graph comes last, after the unfused
+  // graph's own fallbacks: a fused graph that fits only on one device does not leave the unfused
+  // graph there.
+  placer_result out = on_coarse(!entry.respects_memory && r.one_device_answer);
   const status code = out.placement.outcome.code;
   if (out.placement.ok() || !entry.respects_memory || (code != status::out_of_memory && code != status::over_capacity))
     return out;
   placer_result unfused = entry.place(r);
-  if (!unfused.placement.ok()) return out;
+  if (!unfused.placement.ok()) {
+    if (!r.one_device_answer) return out;
+    placer_result alone = on_coarse(true);
+    return alone.placement.ok() ? alone : out;
+  }
   std::string why =
       std::string(fusion) + " left no room (" + out.placement.outcome.message + "); placed the unfused graph instead";
   unfused.placement.outcome.message =
