@@ -118,6 +118,7 @@ class memory_admission {
     version_.clear();
     lowest_refused_.clear();
     refused_.clear();
+    copy_turn_.clear();
     const std::size_t n = g.vertex_count(), m = devices.device_count();
     bool bounded = false;
     for (device_id d = 0; d < m && !bounded; ++d) bounded = devices.capacity(d) != unlimited_memory;
@@ -241,6 +242,26 @@ class memory_admission {
     trees_[t].add_before(step, static_cast<std::int64_t>(bytes));
     return true;
   }
+  // The start of vertex v at step `rank` on d, whose output (`held` bytes) is then held until v's
+  // turn: hold_until() under v's name, and started() when yes.
+  bool admit_start(device_id d, std::uint32_t rank, byte_count held, vertex_id v) {
+    if (!engaged()) return true;
+    if (!hold_until(d, rank, held, v)) return false;
+    started(rank);
+    return true;
+  }
+  // The receipt of copy number t (of `transfers` made so far; `vertices` in the graph) on `to`,
+  // held from now until its first reader's turn: first_reader() gives that reader's step, asked
+  // once per copy.
+  template <class FirstReader>
+  bool admit_copy(std::uint32_t t, std::size_t transfers, std::size_t vertices, device_id to, byte_count bytes,
+                  FirstReader first_reader) {
+    if (!engaged()) return true;
+    if (t >= copy_turn_.size()) copy_turn_.resize(transfers, no_turn);
+    if (copy_turn_[t] == no_turn) copy_turn_[t] = first_reader();
+    return hold_until(to, copy_turn_[t], bytes, vertices + t);
+  }
+
   // The vertex at `step` has started: R no longer has that step.
   void started(std::size_t step) {
     for (std::size_t t = 0; t < trees_.size(); ++t) {
@@ -262,6 +283,8 @@ class memory_admission {
   std::vector<std::uint32_t> version_;
   std::vector<std::int64_t> lowest_refused_;
   std::vector<std::uint32_t> refused_;
+  static constexpr std::uint32_t no_turn = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> copy_turn_;  // per copy: its first reader's step (admit_copy)
 };
 
 }  // namespace gantry::detail

@@ -5,9 +5,11 @@
 
 #include <gantry/core/types.hpp>
 
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <vector>
 
 namespace gantry {
@@ -62,5 +64,19 @@ concept virtual_time_backend = execution_backend<B> && requires(B& b, completion
   b.advance();
   { b.pop_due(c) } -> std::same_as<bool>;
 };
+
+namespace detail {
+// This thread's CPU clock where POSIX offers it, else the steady clock: what a measured run reports
+// as host_cpu_seconds (read twice a run: it is a system call).
+inline seconds thread_cpu_seconds() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+#else
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#endif
+}
+}  // namespace detail
 
 }  // namespace gantry
