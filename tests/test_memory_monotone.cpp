@@ -3,7 +3,10 @@
 // nature (with more memory m-ETF packs a device fuller and a later group fits nowhere), so the
 // retries of memory_fallback() (place/list_scheduler.hpp) step down gantry's capacity grid: every
 // capacity the retries of a smaller run try, a larger run tries as well.
+#include <gantry/model/capacity_scaled.hpp>
+#include <gantry/place/etf.hpp>
 #include <gantry/place/placers.hpp>
+#include <gantry/place/registry/common.hpp>
 
 #include <doctest/doctest.h>
 

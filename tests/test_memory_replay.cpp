@@ -6,6 +6,7 @@
 // (tools/gantry/placement_support.hpp, judge_placement), so every placement here runs under the
 // tool's judge; tests/data/replay_oom holds placements of another generator whose work-conserving
 // replay runs out where the order fits, which the CLI checks place, simulate and compare.
+#include <gantry/place/etf.hpp>
 #include <gantry/place/m_topo.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/schedule/validate.hpp>
