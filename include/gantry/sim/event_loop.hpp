@@ -4,7 +4,7 @@
 // Devices run one vertex at a time; a tensor (a producer's edges of equal bytes) moves over the
 // resources of its route in the cluster's topology (model/topology.hpp) once its producer is done,
 // and is cached on the receiving device; memory is held and freed by the rules of
-// schedule/schedule.hpp (detail::memory_ledger counts who still reads what); a start that does not
+// schedule/schedule.hpp (sim/holdings.hpp counts who still reads what); a start that does not
 // fit waits for memory while others go ahead; no device or channel is left idle while work it could
 // start is ready. The backend is a template argument: no virtual call per event.
 // O((n + e) log n + t log t) for t transfers in parallel mode.
@@ -40,7 +40,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <ctime>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -57,7 +56,8 @@ namespace gantry {
 // R is the result: a type with `gantry::outcome outcome;` and `gantry::schedule schedule;` (and,
 // for a measured backend, `host_seconds` and `host_cpu_seconds`). Holds references to its
 // arguments: they must outlive it. `who` starts every error message ("simulate", "execute").
-// Its parts: the devices' memory (sim/device_memory.hpp), the ready vertices per device
+// Its parts: the checks of its arguments (sim/run_options.hpp), the devices' memory
+// (sim/device_memory.hpp), who still reads what (sim/holdings.hpp), the ready vertices per device
 // (sim/ready_queues.hpp), when transfers go (sim/transfer_dispatch.hpp) and the admission rule
 // (sim/admission.hpp).
 template <placement_model M, device_set D, execution_backend B, class R>
