@@ -1,6 +1,7 @@
 // The parts of the simulator's event loop (sim/), each on its own: the checks of a run's arguments,
-// the devices' memory, who holds what, the ready queues, when transfers go and the admission
-// rule's copies. The loop as a whole is tested in test_simulator.cpp and test_memory_replay.cpp.
+// ranks and durations, the devices' memory, who holds what, the ready queues, when transfers go,
+// the admission rule's copies, and what a start and a finish do to the run's state. The loop as a
+// whole is tested in test_simulator.cpp and test_memory_replay.cpp.
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/model/cluster.hpp>
@@ -10,7 +11,11 @@
 #include <gantry/sim/holdings.hpp>
 #include <gantry/sim/ready_queues.hpp>
 #include <gantry/sim/run_options.hpp>
+#include <gantry/sim/run_plan.hpp>
+#include <gantry/sim/run_state.hpp>
+#include <gantry/sim/simulator.hpp>
 #include <gantry/sim/transfer_dispatch.hpp>
+#include <gantry/sim/virtual_clock.hpp>
 
 #include <doctest/doctest.h>
 
@@ -68,6 +73,64 @@ TEST_CASE("check_run_arguments names the placement, priority or cv that is wrong
                        doctest::Contains("vertex v1 has compute time -1"), invalid_input);
 }
 
+TEST_CASE("run_plan: ranks follow the priority (else Kahn order), and drawn durations follow the seed") {
+  // 0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3; vertex 2 is the long one.
+  graph g;
+  for (const seconds compute : {1.0, 1.0, 4.0, 1.0}) g.add_vertex({.compute = compute});
+  g.add_edge(0, 1, 10);
+  g.add_edge(0, 2, 10);
+  g.add_edge(1, 3, 10);
+  g.add_edge(2, 3, 10);
+  const cluster c = two_devices(comm_mode::parallel);
+  const graph_model model(g, c);
+  const csr_graph csr = snapshot(g);
+  const std::vector<device_id> placement{0, 0, 1, 1};
+  detail::run_plan<graph_model> plan;
+  plan.reset(csr, model, 2, placement, {}, "simulate");
+  CHECK(plan.ranks() == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(plan.bottom_levels().empty());
+  for (vertex_id v = 0; v < 4; ++v) CHECK(plan.duration(v) == model.compute_time(v, placement[v]));
+  CHECK(plan.traffic(0) == 0);
+  plan.add_transfer(2.5);
+  CHECK(plan.transfer_duration(0) == 2.5);
+
+  const std::vector<vertex_id> priority{0, 2, 1, 3};
+  plan.reset(csr, model, 2, placement, {.policy = ready_policy::bottom_level, .priority = priority}, "simulate");
+  CHECK(plan.ranks() == std::vector<std::uint32_t>{0, 2, 1, 3});
+  REQUIRE(plan.bottom_levels().size() == 4);
+  CHECK(plan.bottom_levels()[2] > plan.bottom_levels()[1]);
+  CHECK(plan.bottom_levels()[0] > plan.bottom_levels()[2]);
+  plan.count_traffic(csr, model);
+  CHECK(plan.traffic(3) == detail::traffic_bytes(model, csr, 3));
+
+  // Drawn durations: the same seed draws the same, in vertex order, then the copies' as made.
+  const auto drawn = [&](std::uint64_t seed, bool vary_transfers) {
+    detail::run_plan<graph_model> p;
+    p.reset(csr, model, 2, placement, {.cv = 0.3, .seed = seed, .vary_transfers = vary_transfers}, "simulate");
+    p.add_transfer(1.0);
+    std::vector<seconds> out;
+    for (vertex_id v = 0; v < 4; ++v) out.push_back(p.duration(v));
+    out.push_back(p.transfer_duration(0));
+    return out;
+  };
+  const auto a = drawn(7, true);
+  CHECK(a == drawn(7, true));
+  CHECK(a != drawn(8, true));
+  CHECK(a[0] != model.compute_time(0, 0));
+  CHECK(a[4] != 1.0);
+  const auto fixed_copies = drawn(7, false);
+  CHECK(std::vector<seconds>(fixed_copies.begin(), fixed_copies.begin() + 4) ==
+        std::vector<seconds>(a.begin(), a.begin() + 4));
+  CHECK(fixed_copies[4] == 1.0);
+
+  graph cyclic = g;
+  cyclic.add_edge(3, 0, 1);
+  const csr_graph loop = snapshot(cyclic);
+  const graph_model cyclic_model(cyclic, c);
+  CHECK_THROWS_WITH_AS(plan.reset(loop, cyclic_model, 2, placement, {}, "simulate"), "simulate: the graph has a cycle",
+                       not_a_dag);
+}
+
 TEST_CASE("device_memory: an allocation that does not fit fails at once, and a wait is remembered") {
   const cluster c = two_devices(comm_mode::parallel, 100);
   detail::device_memory<cluster> memory;
@@ -84,7 +147,14 @@ TEST_CASE("device_memory: an allocation that does not fit fails at once, and a w
   CHECK(f->bytes == 50);
   CHECK(f->in_use == 60);
   CHECK(memory.in_use(0) == 60);  // nothing taken
-  CHECK(memory.describe(*f, "'b'") ==
+  const outcome failed = memory.failure(*f, "'b'");
+  CHECK(failed.code == status::out_of_memory);
+  CHECK(failed.vertex == 4);
+  CHECK(failed.device == 0);
+  CHECK(failed.time == 2.0);
+  CHECK(failed.needed == 50);
+  CHECK(failed.available == 40);
+  CHECK(failed.message ==
         "device 0 runs out of memory at time 2 s: 'b' needs 50 B (temporary) with 60 B "
         "of 100 B in use");
   memory.release(0, 20);
@@ -99,7 +169,13 @@ TEST_CASE("device_memory: an allocation that does not fit fails at once, and a w
   CHECK(memory.waiting().vertex == 5);
   CHECK(memory.waiting().available == 60);
   CHECK(memory.room_for(0, 70, 10, 5, "output"));
-  CHECK(memory.describe_wait(3.0, "'c'") ==
+  const outcome stuck = memory.wait_failure(3.0, "'c'");
+  CHECK(stuck.code == status::out_of_memory);
+  CHECK(stuck.vertex == 5);
+  CHECK(stuck.time == 3.0);
+  CHECK(stuck.needed == 70);
+  CHECK(stuck.available == 60);
+  CHECK(stuck.message ==
         "device 0 runs out of memory at time 3 s: 'c' needs 70 output bytes with 60 of 100 bytes free, and nothing "
         "running can free more");
   memory.forget_wait();
@@ -320,4 +396,118 @@ TEST_CASE("memory_admission: a copy's first reader is looked up once, and a no c
   detail::memory_admission off;
   CHECK(off.admit_copy(7, 8, 3, 0, 1000, first_reader));  // not engaged: every copy is admitted
   CHECK(asked == 2);
+}
+
+namespace {
+
+// a (output 10) feeds b on device 0 and c, d on device 1, all three edges of a's 10 bytes; b and c
+// feed e on device 1 (4 bytes from b). Every vertex takes 1 s; a link takes 1 s + bytes / 100.
+struct fan_out {
+  graph g;
+  cluster c;
+  std::vector<device_id> placement{0, 0, 1, 1, 1};
+  fan_out(comm_mode comm, byte_count capacity) : c(two_devices(comm, capacity)) {
+    for (const char* name : {"a", "b", "c", "d", "e"}) g.add_vertex({.name = name, .compute = 1, .output = 10});
+    g[1].output = 4;
+    g[0].temporary = 5;
+    g.add_edge(0, 1, 10);
+    g.add_edge(0, 2, 10);
+    g.add_edge(0, 3, 10);
+    g.add_edge(1, 4, 4);
+    g.add_edge(2, 4, 10);
+  }
+};
+
+using fan_state = detail::run_state<graph_model, cluster, virtual_clock, simulation_result>;
+
+// Pops the next completion and hands it to the state, as the loop does.
+completion next(fan_state& run, virtual_clock& clock) {
+  clock.advance();
+  completion done{};
+  REQUIRE(clock.pop_due(done));
+  --run.in_flight;
+  run.finish(done);
+  return done;
+}
+
+}  // namespace
+
+TEST_CASE("run_state: a start takes its bytes, a finish hands the output on, one cached copy per tensor and device") {
+  for (const bool cache : {true, false}) {
+    CAPTURE(cache);
+    const fan_out f(comm_mode::parallel, unlimited_memory);
+    const graph_model model(f.g, f.c);
+    const csr_graph csr = snapshot(f.g);
+    virtual_clock clock;
+    fan_state run(csr, model, f.c, f.placement, clock, {.cache_transfers = cache}, "simulate",
+                  [&](vertex_id v) { return "'" + f.g[v].name + "'"; });
+    run.reset();
+    clock.begin(2);
+    CHECK(run.vertex_fits(0));
+    run.start_vertex(0);
+    CHECK(run.in_flight == 1);
+    CHECK(run.busy[0] == 1);
+    CHECK(run.memory.in_use(0) == 15);  // temporary and output
+    CHECK(run.result.schedule.finish[0] == 1.0);
+
+    CHECK_FALSE(next(run, clock).is_copy);
+    CHECK(run.finished == 1);
+    CHECK(run.busy[0] == 0);
+    CHECK(run.memory.in_use(0) == 10);  // the temporary bytes are back
+    CHECK(run.pending[1] == 0);         // b's input is on its device
+    // c and d read one copy when cached, one each otherwise; on parallel links they start at once.
+    const auto& transfers = run.result.schedule.transfers;
+    REQUIRE(transfers.size() == (cache ? 1u : 2u));
+    CHECK(run.in_flight == transfers.size());
+    CHECK(run.memory.in_use(1) == 10 * transfers.size());
+    CHECK(run.result.schedule.bytes_moved == 10 * transfers.size());
+    CHECK(transfers[0].start == 1.0);
+    CHECK(transfers[0].finish == doctest::Approx(2.1));
+
+    while (run.in_flight > 0) CHECK(next(run, clock).is_copy);
+    CHECK(run.pending[2] == 0);
+    CHECK(run.pending[3] == 0);
+    CHECK(run.memory.in_use(0) == 10);  // b still reads a's output
+
+    run.start_vertex(1);  // b: its output to e is a copy of 4 bytes
+    CHECK(run.memory.in_use(0) == 10 + 4);
+    next(run, clock);
+    CHECK(run.memory.in_use(0) == 4);  // b was a's last reader; the copy still reads b's output
+    REQUIRE(transfers.size() == (cache ? 2u : 3u));
+    CHECK(transfers.back().bytes == 4);
+    next(run, clock);
+    CHECK(run.memory.in_use(0) == 0);
+    CHECK(run.pending[4] == 1);  // still waiting for c
+  }
+}
+
+TEST_CASE("run_state: a start that does not fit waits when it may, else fails the run naming the vertex") {
+  const fan_out f(comm_mode::sequential, 12);
+  const graph_model model(f.g, f.c);
+  const csr_graph csr = snapshot(f.g);
+  const auto name = [&](vertex_id v) { return "'" + f.g[v].name + "'"; };
+  {
+    virtual_clock clock;
+    fan_state run(csr, model, f.c, f.placement, clock, {.wait_for_memory = true}, "simulate", name);
+    run.reset();
+    clock.begin(2);
+    CHECK_FALSE(run.vertex_fits(0));  // 5 temporary + 10 output > 12
+    CHECK(run.memory.waiting().vertex == 0);
+    CHECK(run.memory.waiting().needed == 15);
+    CHECK(run.result.ok());
+  }
+  virtual_clock clock;
+  fan_state run(csr, model, f.c, f.placement, clock, {.wait_for_memory = false}, "simulate", name);
+  run.reset();
+  clock.begin(2);
+  // Without waiting, on a virtual clock, memory is judged when the instant is over (settle()).
+  run.start_vertex(0);
+  CHECK(run.result.ok());
+  CHECK(run.in_flight == 1);
+  run.settle();
+  CHECK(run.result.outcome.code == status::out_of_memory);
+  CHECK(run.result.outcome.vertex == 0);
+  CHECK(run.result.outcome.device == 0);
+  CHECK(run.result.outcome.message ==
+        "device 0 runs out of memory at time 0 s: 'a' needs 10 B (output) with 5 B of 12 B in use");
 }

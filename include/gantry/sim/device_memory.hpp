@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gantry::detail {
@@ -122,24 +123,39 @@ class device_memory {
   // Whether any start or transfer has waited for room since reset().
   [[nodiscard]] bool waited() const noexcept { return waited_; }
 
-  // "device 1 runs out of memory at time 2 s: #4 needs 1 KiB (output) with 3 KiB of 4 KiB in use".
-  [[nodiscard]] std::string describe(const memory_shortfall& f, const std::string& name) const {
+  // The run's outcome when f ends it: out_of_memory, naming f's vertex (`name`), device, time and
+  // bytes, with the words "device 1 runs out of memory at time 2 s: #4 needs 1 KiB (output) with
+  // 3 KiB of 4 KiB in use".
+  [[nodiscard]] outcome failure(const memory_shortfall& f, const std::string& name) const {
+    const byte_count cap = capacity(f.device);
     std::ostringstream text;
     text << "device " << f.device << " runs out of memory at time " << f.time << " s: " << name << " needs "
          << format_bytes(f.bytes) << " (" << f.what << ") with " << format_bytes(f.in_use) << " of "
-         << format_bytes(capacity(f.device)) << " in use";
-    return text.str();
+         << format_bytes(cap) << " in use";
+    return out_of_memory(f.device, f.vertex, f.bytes, cap > f.in_use ? cap - f.in_use : 0, text.str(), f.time);
   }
-  // The same for the last wait, when nothing running can free more.
-  [[nodiscard]] std::string describe_wait(seconds time, const std::string& name) const {
+  // The same for the last wait (waiting()), at `time`, when nothing running can free more.
+  [[nodiscard]] outcome wait_failure(seconds time, const std::string& name) const {
+    const memory_wait& w = waiting_;
     std::ostringstream text;
-    text << "device " << waiting_.device << " runs out of memory at time " << time << " s: " << name << " needs "
-         << waiting_.needed << " " << waiting_.what << " bytes with " << waiting_.available << " of "
-         << capacity(waiting_.device) << " bytes free, and nothing running can free more";
-    return text.str();
+    text << "device " << w.device << " runs out of memory at time " << time << " s: " << name << " needs " << w.needed
+         << " " << w.what << " bytes with " << w.available << " of " << capacity(w.device)
+         << " bytes free, and nothing running can free more";
+    return out_of_memory(w.device, w.vertex, w.needed, w.available, text.str(), time);
   }
 
  private:
+  static outcome out_of_memory(device_id d, vertex_id v, byte_count needed, byte_count available, std::string text,
+                               seconds time) {
+    return {.code = status::out_of_memory,
+            .vertex = v,
+            .device = d,
+            .time = time,
+            .needed = needed,
+            .available = available,
+            .message = std::move(text)};
+  }
+
   const D* devices_ = nullptr;
   bool per_instant_ = false;
   bool wait_ = true;

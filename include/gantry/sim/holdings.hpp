@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -40,6 +41,16 @@ class run_holdings {
   }
   // The transfer serving edge e, or no_transfer.
   [[nodiscard]] std::uint32_t transfer_of(edge_id e) const { return edge_transfer_[e]; }
+  // The smallest rank among the readers of transfer t, which carries u's output (the copy is held
+  // until then: sim/admission.hpp); the largest std::uint32_t when it serves none yet.
+  [[nodiscard]] std::uint32_t first_reader(std::uint32_t t, vertex_id u, std::span<const std::uint32_t> rank) const {
+    std::uint32_t first = std::numeric_limits<std::uint32_t>::max();
+    const auto succ = g_->successors(u);
+    const auto out = g_->out_edges(u);
+    for (std::size_t i = 0; i < succ.size(); ++i)
+      if (edge_transfer_[out[i]] == t) first = std::min(first, rank[succ[i]]);
+    return first;
+  }
 
   // v's output is taken at `now`, with `readers` readers (its consumers on its device and its copies).
   void take_output(vertex_id v, seconds now, std::uint32_t readers) { ledger_.take(ledger_.output(v), now, readers); }

@@ -1,0 +1,91 @@
+// What a run of the event loop (sim/event_loop.hpp) settles before it starts: each vertex's rank
+// in the priority order, the bottom levels that ready_policy::bottom_level runs by, and how long
+// each vertex and copy takes. Durations are the model's, drawn around it when options.cv > 0 (a
+// lognormal of mean 1, from detail::portable_random, so a seed gives the same run everywhere): the
+// vertices' in vertex order at the start, then each copy's as the run makes it
+// (options.vary_transfers), so the draws follow the run's own order of events.
+#pragma once
+
+#include <gantry/core/random.hpp>
+#include <gantry/core/types.hpp>
+#include <gantry/graph/snapshot.hpp>
+#include <gantry/model/model.hpp>
+#include <gantry/order/levels.hpp>
+#include <gantry/sim/run_options.hpp>
+#include <gantry/sim/shared_bandwidth.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gantry::detail {
+
+template <placement_model M>
+class run_plan {
+ public:
+  // Ranks, levels and the vertices' durations for a run of `placement` on m devices (the arguments
+  // are checked: detail::check_run_arguments). Throws not_a_dag, naming `who`, on a cycle.
+  void reset(const csr_graph& g, const M& model, std::size_t m, std::span<const device_id> placement,
+             const simulate_options& options, const char* who) {
+    const std::size_t n = g.vertex_count();
+    rank_.assign(n, 0);
+    if (options.priority.empty()) {
+      const auto order = kahn_or_throw(g, who);
+      for (std::size_t i = 0; i < n; ++i) rank_[order[i]] = static_cast<std::uint32_t>(i);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) rank_[options.priority[i]] = static_cast<std::uint32_t>(i);
+    }
+    bottom_.clear();
+    if (options.policy == ready_policy::bottom_level)
+      bottom_ = compute_levels(g, kahn_or_throw(g, who), model, m).bottom;
+    rng_ = portable_random(options.seed);
+    cv_ = options.cv;
+    vary_transfers_ = options.vary_transfers;
+    sigma_ = std::sqrt(std::log1p(cv_ * cv_));
+    duration_.resize(n);
+    for (vertex_id v = 0; v < n; ++v) duration_[v] = model.compute_time(v, placement[v]) * draw();
+    transfer_duration_.clear();
+    traffic_.clear();
+  }
+  // Where devices share memory bandwidth (sim/shared_bandwidth.hpp): the bytes each vertex moves.
+  void count_traffic(const csr_graph& g, const M& model) {
+    traffic_.resize(g.vertex_count());
+    for (vertex_id v = 0; v < g.vertex_count(); ++v) traffic_[v] = traffic_bytes(model, g, v);
+  }
+
+  // The run made its next copy, whose model time is `time`.
+  void add_transfer(seconds time) { transfer_duration_.push_back(time * (vary_transfers_ ? draw() : 1.0)); }
+
+  [[nodiscard]] const std::vector<std::uint32_t>& ranks() const noexcept { return rank_; }
+  [[nodiscard]] std::uint32_t rank(vertex_id v) const { return rank_[v]; }
+  // Empty unless the policy is bottom_level.
+  [[nodiscard]] const std::vector<seconds>& bottom_levels() const noexcept { return bottom_; }
+  [[nodiscard]] seconds duration(vertex_id v) const { return duration_[v]; }
+  [[nodiscard]] seconds transfer_duration(std::uint32_t t) const { return transfer_duration_[t]; }
+  // 0 unless count_traffic() was called.
+  [[nodiscard]] byte_count traffic(vertex_id v) const { return traffic_.empty() ? 0 : traffic_[v]; }
+
+ private:
+  static std::vector<vertex_id> kahn_or_throw(const csr_graph& g, const char* who) {
+    auto order = kahn_on(g);
+    if (order.size() != g.vertex_count()) throw not_a_dag(std::string(who) + ": the graph has a cycle");
+    return order;
+  }
+  double draw() {
+    if (cv_ == 0) return 1.0;
+    return std::exp(sigma_ * rng_.normal() - 0.5 * sigma_ * sigma_);
+  }
+
+  std::vector<std::uint32_t> rank_;
+  std::vector<seconds> bottom_;
+  portable_random rng_{0};
+  double cv_ = 0, sigma_ = 0;
+  bool vary_transfers_ = false;
+  std::vector<seconds> duration_;
+  std::vector<seconds> transfer_duration_;
+  std::vector<byte_count> traffic_;
+};
+
+}  // namespace gantry::detail
