@@ -231,8 +231,10 @@ TEST_CASE("run_holdings: a holding is freed by its last reader, and freed_by_inp
   const graph_model model(g, c);
   const csr_graph csr = snapshot(g);
   const std::vector<device_id> placement{0, 0, 0, 1};
-  detail::run_holdings<graph_model> holdings;
-  holdings.reset(csr, model, placement);
+  std::vector<byte_count> outputs;
+  for (vertex_id v = 0; v < 4; ++v) outputs.push_back(model.output_bytes(v));
+  detail::run_holdings holdings;
+  holdings.reset(csr, placement, outputs);
   std::vector<transfer> transfers;
   CHECK(holdings.transfer_of(e02) == detail::no_transfer);
 

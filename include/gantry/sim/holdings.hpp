@@ -6,7 +6,6 @@
 
 #include <gantry/core/types.hpp>
 #include <gantry/graph/snapshot.hpp>
-#include <gantry/model/model.hpp>
 #include <gantry/schedule/memory_ledger.hpp>
 #include <gantry/schedule/memory_profile.hpp>
 #include <gantry/schedule/schedule.hpp>
@@ -20,13 +19,13 @@
 
 namespace gantry::detail {
 
-template <placement_model M>
 class run_holdings {
  public:
-  // Nothing held, no transfer made. g, model and placement must outlive the holdings.
-  void reset(const csr_graph& g, const M& model, std::span<const device_id> placement) {
+  // Nothing held, no transfer made; output_bytes: each vertex's (the model's). g, placement and
+  // output_bytes must outlive the holdings.
+  void reset(const csr_graph& g, std::span<const device_id> placement, std::span<const byte_count> output_bytes) {
     g_ = &g;
-    model_ = &model;
+    output_bytes_ = output_bytes;
     placement_ = placement;
     ledger_.reset(g.vertex_count());
     edge_transfer_.assign(g.edge_count(), no_transfer);
@@ -69,7 +68,7 @@ class run_holdings {
     for (std::size_t i = 0; i < pred.size(); ++i) {
       const vertex_id u = pred[i];
       if (placement_[u] == d) {
-        if (ledger_.read(ledger_.output(u), now)) release(d, model_->output_bytes(u));
+        if (ledger_.read(ledger_.output(u), now)) release(d, output_bytes_[u]);
       } else {
         const std::uint32_t t = edge_transfer_[in[i]];
         if (skip_unmade && t == no_transfer) continue;
@@ -95,7 +94,7 @@ class run_holdings {
       while (j < drops_.size() && drops_[j] == drops_[i]) ++j;
       const auto [kind, id] = drops_[i];
       const auto count = static_cast<std::uint32_t>(j - i);
-      if (kind == 0 && ledger_.readers(ledger_.output(id)) == count) freed += model_->output_bytes(id);
+      if (kind == 0 && ledger_.readers(ledger_.output(id)) == count) freed += output_bytes_[id];
       if (kind == 1 && ledger_.readers(ledger_.copy(id)) == count) freed += transfers[id].bytes;
       i = j;
     }
@@ -104,8 +103,8 @@ class run_holdings {
 
  private:
   const csr_graph* g_ = nullptr;
-  const M* model_ = nullptr;
   std::span<const device_id> placement_;
+  std::span<const byte_count> output_bytes_;
   // Readers only: a holding is freed as its last reader finishes, so no ends are kept.
   memory_ledger<false> ledger_;
   std::vector<std::uint32_t> edge_transfer_;  // the transfer serving each cross-device edge

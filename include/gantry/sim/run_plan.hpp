@@ -1,9 +1,12 @@
 // What a run of the event loop (sim/event_loop.hpp) settles before it starts: each vertex's rank
-// in the priority order, the bottom levels that ready_policy::bottom_level runs by, and how long
-// each vertex and copy takes. Durations are the model's, drawn around it when options.cv > 0 (a
-// lognormal of mean 1, from detail::portable_random, so a seed gives the same run everywhere): the
-// vertices' in vertex order at the start, then each copy's as the run makes it
-// (options.vary_transfers), so the draws follow the run's own order of events.
+// in the priority order, the bottom levels that ready_policy::bottom_level runs by, how long each
+// vertex and copy takes, and each vertex's output and temporary bytes (read from the model once,
+// in vertex order, so that the run finds them in one compact array: looked up in the order vertices
+// become ready, a graph's own vertex records cost a cache miss each, about 40% of a run's time on
+// bench_simulate's graphs). Durations are the model's, drawn around it when options.cv > 0 (a lognormal
+// of mean 1, from detail::portable_random, so a seed gives the same run everywhere): the vertices'
+// in vertex order at the start, then each copy's as the run makes it (options.vary_transfers), so
+// the draws follow the run's own order of events.
 #pragma once
 
 #include <gantry/core/random.hpp>
@@ -45,7 +48,13 @@ class run_plan {
     vary_transfers_ = options.vary_transfers;
     sigma_ = std::sqrt(std::log1p(cv_ * cv_));
     duration_.resize(n);
-    for (vertex_id v = 0; v < n; ++v) duration_[v] = model.compute_time(v, placement[v]) * draw();
+    output_.resize(n);
+    temporary_.resize(n);
+    for (vertex_id v = 0; v < n; ++v) {
+      duration_[v] = model.compute_time(v, placement[v]) * draw();
+      output_[v] = model.output_bytes(v);
+      temporary_[v] = model.temporary_bytes(v);
+    }
     transfer_duration_.clear();
     traffic_.clear();
   }
@@ -64,6 +73,10 @@ class run_plan {
   [[nodiscard]] const std::vector<seconds>& bottom_levels() const noexcept { return bottom_; }
   [[nodiscard]] seconds duration(vertex_id v) const { return duration_[v]; }
   [[nodiscard]] seconds transfer_duration(std::uint32_t t) const { return transfer_duration_[t]; }
+  // The model's output and temporary bytes of v (above).
+  [[nodiscard]] byte_count output_bytes(vertex_id v) const { return output_[v]; }
+  [[nodiscard]] std::span<const byte_count> output_bytes() const noexcept { return output_; }
+  [[nodiscard]] byte_count temporary_bytes(vertex_id v) const { return temporary_[v]; }
   // 0 unless count_traffic() was called.
   [[nodiscard]] byte_count traffic(vertex_id v) const { return traffic_.empty() ? 0 : traffic_[v]; }
 
@@ -84,6 +97,7 @@ class run_plan {
   double cv_ = 0, sigma_ = 0;
   bool vary_transfers_ = false;
   std::vector<seconds> duration_;
+  std::vector<byte_count> output_, temporary_;
   std::vector<seconds> transfer_duration_;
   std::vector<byte_count> traffic_;
 };

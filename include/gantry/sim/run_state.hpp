@@ -63,7 +63,7 @@ struct run_state {
     plan.reset(g, model, m, placement, options, who);
     pending.resize(n);
     for (vertex_id v = 0; v < n; ++v) pending[v] = static_cast<std::uint32_t>(g.in_degree(v));
-    holdings.reset(g, model, placement);
+    holdings.reset(g, placement, plan.output_bytes());
     busy.assign(m, 0);
     dispatcher.reset(devices, options.transfer_order, options.cache_transfers,
                      options.policy == ready_policy::strict_order, n, who, label);
@@ -115,13 +115,13 @@ struct run_state {
         has_zero_duration = true;
         release_inputs(v);
         if (g.out_degree(v) == 0) return;
-        allocate(d, model.output_bytes(v), v, "output");
+        allocate(d, plan.output_bytes(v), v, "output");
         if (result.ok()) hand_output(v);
         return;
       }
     }
-    allocate(d, model.temporary_bytes(v), v, "temporary");
-    if (result.ok()) allocate(d, model.output_bytes(v), v, "output");
+    allocate(d, plan.temporary_bytes(v), v, "temporary");
+    if (result.ok()) allocate(d, plan.output_bytes(v), v, "output");
     if (!result.ok()) return;
     busy[d] = 1;
     if constexpr (modelled) {
@@ -151,7 +151,7 @@ struct run_state {
     }
     busy[d] = 0;
     ++finished;
-    release(d, model.temporary_bytes(v));
+    release(d, plan.temporary_bytes(v));
     if (result.ok()) hand_output(v);
     release_inputs(v);
   }
@@ -194,7 +194,7 @@ struct run_state {
       holdings.serve(e, t);
     }
     holdings.take_output(v, now(), readers);
-    if (readers == 0) release(d, model.output_bytes(v));
+    if (readers == 0) release(d, plan.output_bytes(v));
     for (std::size_t k = first_new; k < s.transfers.size(); ++k) {
       const auto t = static_cast<std::uint32_t>(k);
       if (dispatcher.parallel() && room_for_copy(t) && admits_copy(t)) start_transfer(t);
@@ -235,7 +235,7 @@ struct run_state {
     }
     dispatcher.vacate(tr);
     const vertex_id u = tr.tensor;
-    if (holdings.read_output(u, now())) release(tr.from, model.output_bytes(u));
+    if (holdings.read_output(u, now())) release(tr.from, plan.output_bytes(u));
     if (!result.ok()) return;  // a measured run draining after a failure
     const auto succ = g.successors(u);
     const auto out = g.out_edges(u);
@@ -253,17 +253,17 @@ struct run_state {
   bool vertex_fits(vertex_id v) {
     const device_id d = placement[v];
     if (!modelled || plan.duration(v) != 0)
-      return memory.room_for(d, saturating_add(model.temporary_bytes(v), model.output_bytes(v)), 0, v,
+      return memory.room_for(d, saturating_add(plan.temporary_bytes(v), plan.output_bytes(v)), 0, v,
                              "temporary and output");
     if (g.out_degree(v) == 0) return true;
-    return memory.room_for(d, model.output_bytes(v), holdings.freed_by_inputs(v, result.schedule.transfers), v,
+    return memory.room_for(d, plan.output_bytes(v), holdings.freed_by_inputs(v, result.schedule.transfers), v,
                            "output");
   }
   // The admission rule (sim/admission.hpp): whether starting v now leaves the priority order, run
   // one vertex at a time, room to finish (its output is held until v's turn).
   bool admits(vertex_id v) {
     const device_id d = placement[v];
-    const byte_count held = g.out_degree(v) == 0 ? 0 : model.output_bytes(v);
+    const byte_count held = g.out_degree(v) == 0 ? 0 : plan.output_bytes(v);
     return admission.admit_start(d, plan.rank(v), held, v) ||
            memory.held_back(d, v, held, "output (held back for the priority order)");
   }
@@ -291,7 +291,7 @@ struct run_state {
   bool has_zero_duration = false;
   run_plan<M> plan;                    // ranks, bottom levels, durations
   std::vector<std::uint32_t> pending;  // inputs not yet on the vertex's device, per vertex
-  run_holdings<M> holdings;
+  run_holdings holdings;
   // A virtual clock whose devices share bandwidth stretches durations: finishes come from completions.
   bool stretched = false;
   std::vector<std::uint8_t> busy;  // per device
