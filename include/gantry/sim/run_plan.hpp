@@ -33,16 +33,18 @@ class run_plan {
   void reset(const csr_graph& g, const M& model, std::size_t m, std::span<const device_id> placement,
              const simulate_options& options, const char* who) {
     const std::size_t n = g.vertex_count();
-    rank_.assign(n, 0);
-    if (options.priority.empty()) {
-      const auto order = kahn_or_throw(g, who);
-      for (std::size_t i = 0; i < n; ++i) rank_[order[i]] = static_cast<std::uint32_t>(i);
-    } else {
-      for (std::size_t i = 0; i < n; ++i) rank_[options.priority[i]] = static_cast<std::uint32_t>(i);
+    // Kahn order, once, where the ranks or the levels need it.
+    std::vector<vertex_id> kahn;
+    if (options.priority.empty() || options.policy == ready_policy::bottom_level) {
+      kahn = kahn_on(g);
+      if (kahn.size() != n) throw not_a_dag(std::string(who) + ": the graph has a cycle");
     }
+    const std::span<const vertex_id> order =
+        options.priority.empty() ? std::span<const vertex_id>(kahn) : std::span<const vertex_id>(options.priority);
+    rank_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) rank_[order[i]] = static_cast<std::uint32_t>(i);
     bottom_.clear();
-    if (options.policy == ready_policy::bottom_level)
-      bottom_ = compute_levels(g, kahn_or_throw(g, who), model, m).bottom;
+    if (options.policy == ready_policy::bottom_level) bottom_ = compute_levels(g, kahn, model, m).bottom;
     rng_ = portable_random(options.seed);
     cv_ = options.cv;
     vary_transfers_ = options.vary_transfers;
@@ -81,11 +83,6 @@ class run_plan {
   [[nodiscard]] byte_count traffic(vertex_id v) const { return traffic_.empty() ? 0 : traffic_[v]; }
 
  private:
-  static std::vector<vertex_id> kahn_or_throw(const csr_graph& g, const char* who) {
-    auto order = kahn_on(g);
-    if (order.size() != g.vertex_count()) throw not_a_dag(std::string(who) + ": the graph has a cycle");
-    return order;
-  }
   double draw() {
     if (cv_ == 0) return 1.0;
     return std::exp(sigma_ * rng_.normal() - 0.5 * sigma_ * sigma_);

@@ -289,7 +289,7 @@ struct run_state {
   std::size_t finished = 0;
   std::size_t in_flight = 0;  // launched and not yet handed back as a completion
   bool has_zero_duration = false;
-  run_plan<M> plan;                    // ranks, bottom levels, durations
+  run_plan<M> plan;                    // ranks, bottom levels, durations, bytes
   std::vector<std::uint32_t> pending;  // inputs not yet on the vertex's device, per vertex
   run_holdings holdings;
   // A virtual clock whose devices share bandwidth stretches durations: finishes come from completions.
