@@ -185,6 +185,73 @@ TEST_CASE("SCT keeps a fork's favorite child on its parent's device") {
   const auto plain = etf(g, model, c);
   CHECK(plain.placement.device[1] == 0);
   CHECK(plain.schedule.makespan == 5);
+  // Baechi's time-driven dispatch: at 1 gpu0 is free and awake (c, a's favorite, is ready and
+  // starts there first); b is not urgent (it could start on gpu1 only at 2), so gpu0 takes c; gpu1
+  // takes b at 2, then its favorite d at 3. The same schedule.
+  const auto timed = sct(g, model, c, {.dispatch = sct_dispatch::time_driven});
+  REQUIRE_MESSAGE(timed.ok(), timed.outcome.message);
+  CHECK(timed.scheduled.placement.device == r.scheduled.placement.device);
+  CHECK(timed.scheduled.schedule.start == r.scheduled.schedule.start);
+}
+
+namespace {
+// a (2 s) and b (1 s) start at 0 on gpu0 and gpu1; b's children x (10 s, or 1 s when `short_x`)
+// and y (1 s) are ready at 1, and c (1 s), a's favorite child, at 2 (when a finishes); c's input
+// from b (2 bytes) reaches gpu0 at 3, a's reaches gpu1 at 12. y's (1 byte) reaches gpu0 at 2.
+// Bytes are seconds; the favorites are given (a -> c), not solved.
+struct waiting_case {
+  graph g;
+  cluster c{{{.name = "gpu0"}, {.name = "gpu1"}}, link_model{.latency = 0, .bandwidth = 1}};
+  explicit waiting_case(bool short_x) {
+    const auto a = g.add_vertex("a", 2), b = g.add_vertex("b", 1), cc = g.add_vertex("c", 1);
+    const auto x = g.add_vertex("x", short_x ? 1 : 10), y = g.add_vertex("y", 1);
+    g.add_edge(a, cc, 10);
+    g.add_edge(b, cc, 2);
+    g.add_edge(b, x, 0);
+    g.add_edge(b, y, 1);
+  }
+  // The result, and the policy as the run left it.
+  template <class Policy>
+  std::pair<list_schedule_result, Policy> run(Policy policy) const {
+    const graph_model model(g, c);
+    list_scheduler<graph, graph_model, cluster, Policy> scheduler(g, model, c, std::move(policy));
+    auto r = scheduler.run();
+    const auto report = validate(r.schedule, g, model, c);
+    CHECK_MESSAGE(report.ok(), report.to_string());
+    return {std::move(r), scheduler.policy()};
+  }
+};
+const std::vector<vertex_id> a_favors_c{2, no_vertex, no_vertex, no_vertex, no_vertex};
+}  // namespace
+
+TEST_CASE("time-driven SCT: a free device waits for its favorite child unless a vertex is urgent") {
+  // x takes gpu1 at 1 until 11. At 2 gpu0 is free and awake: c starts there at 3 and on gpu1 only
+  // at 12. y could start on gpu0 at 2 but on gpu1 only at 11, so it is not urgent: gpu0 waits
+  // until 3 for c, and y follows at 4. The list dispatch never waits: y, which ETF starts first and
+  // whose inputs could be on both devices by 2 (its urgency rule), goes at 2 and c after it.
+  const waiting_case w(false);
+  const auto [r, timed] = w.run(sct_time_driven_policy(a_favors_c));
+  REQUIRE(r.ok());
+  CHECK(r.placement.device == std::vector<device_id>{0, 1, 0, 1, 0});
+  CHECK(r.schedule.start == std::vector<seconds>{0, 0, 3, 1, 4});
+  CHECK(timed.favorite_placements() == 1);
+  CHECK(timed.urgent_placements() == 0);
+  const auto listed = w.run(sct_policy(a_favors_c)).first;
+  REQUIRE(listed.ok());
+  CHECK(listed.schedule.start[4] == 2);
+  CHECK(listed.schedule.start[2] == 3);
+}
+
+TEST_CASE("time-driven SCT: an urgent vertex goes before the favorite child a device waits for") {
+  // With x 1 s long, gpu1 is free at 2 as well: y could start at 2 on both devices, so it is
+  // urgent, and awake gpu0 (the lower id of the two offering it at 2) takes it; c follows at 3.
+  const waiting_case w(true);
+  const auto [r, timed] = w.run(sct_time_driven_policy(a_favors_c));
+  REQUIRE(r.ok());
+  CHECK(r.placement.device == std::vector<device_id>{0, 1, 0, 1, 0});
+  CHECK(r.schedule.start == std::vector<seconds>{0, 0, 3, 1, 2});
+  CHECK(timed.urgent_placements() == 1);
+  CHECK(timed.favorite_placements() == 0);
 }
 
 TEST_CASE("SCT and m-SCT give valid schedules on random graphs, the same on every run") {
@@ -194,22 +261,26 @@ TEST_CASE("SCT and m-SCT give valid schedules on random graphs, the same on ever
     auto rc = test::make_random_case(seed, seed % 3 == 0 ? comm_mode::sequential : comm_mode::parallel, limited,
                                      {.groups = seed % 4 == 0});
     const graph_model model(rc.g, rc.devices);
-    sct_options options;
-    options.list.group = colocation_groups(rc.g);
-    const auto run = [&] {
-      return limited ? m_sct(rc.g, model, rc.devices, options) : sct(rc.g, model, rc.devices, options);
-    };
-    const auto r = run();
-    if (!r.ok()) {
-      CHECK(r.outcome.code == status::out_of_memory);
-      CHECK(r.outcome.vertex != no_vertex);
-      continue;
+    for (const sct_dispatch dispatch : {sct_dispatch::list, sct_dispatch::time_driven}) {
+      CAPTURE(static_cast<int>(dispatch));
+      sct_options options;
+      options.list.group = colocation_groups(rc.g);
+      options.dispatch = dispatch;
+      const auto run = [&] {
+        return limited ? m_sct(rc.g, model, rc.devices, options) : sct(rc.g, model, rc.devices, options);
+      };
+      const auto r = run();
+      if (!r.ok()) {
+        CHECK(r.outcome.code == status::out_of_memory);
+        CHECK(r.outcome.vertex != no_vertex);
+        continue;
+      }
+      const auto report = validate(r.scheduled.schedule, rc.g, model, rc.devices);
+      CHECK_MESSAGE(report.ok(), report.to_string());
+      const auto again = run();
+      CHECK(again.favorites.child == r.favorites.child);
+      CHECK(again.scheduled.placement.device == r.scheduled.placement.device);
     }
-    const auto report = validate(r.scheduled.schedule, rc.g, model, rc.devices);
-    CHECK_MESSAGE(report.ok(), report.to_string());
-    const auto again = run();
-    CHECK(again.favorites.child == r.favorites.child);
-    CHECK(again.scheduled.placement.device == r.scheduled.placement.device);
   }
 }
 
@@ -321,7 +392,7 @@ TEST_CASE("m-SCT never fails because it closed a device: capacity sweeps of seed
   // naming a closed device with room (36 of 941 over 100 seeds of up to 220 vertices); now in 4
   // (12 of 941), each a vertex that fits on no device at all (greedy packing, as m-HEFT's and
   // m-CPOP's failures are).
-  std::size_t etf_fits = 0, sct_fails = 0, reopened = 0;
+  std::size_t etf_fits = 0, sct_fails = 0, timed_fails = 0, reopened = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     std::mt19937_64 rng(seed * 7919);
     const std::size_t n = 20 + rng() % 100;
@@ -359,11 +430,21 @@ TEST_CASE("m-SCT never fails because it closed a device: capacity sweeps of seed
         }
         const auto report = validate(r.scheduled.schedule, g, model, c, {.group = colocation_groups(g)});
         CHECK_MESSAGE(report.ok(), report.to_string());
+        options.dispatch = sct_dispatch::time_driven;
+        const auto timed = m_sct(g, model, c, options);
+        timed_fails += timed.ok() ? 0 : 1;
+        if (!timed.ok()) {
+          CHECK(timed.outcome.code == status::out_of_memory);
+          continue;
+        }
+        const auto timed_report = validate(timed.scheduled.schedule, g, model, c, {.group = colocation_groups(g)});
+        CHECK_MESSAGE(timed_report.ok(), timed_report.to_string());
       }
     }
   }
-  INFO(etf_fits, " cases where m-ETF fits, m-SCT fails in ", sct_fails);
+  INFO(etf_fits, " cases where m-ETF fits, m-SCT fails in ", sct_fails, ", time-driven in ", timed_fails);
   CHECK(etf_fits >= 250);
   CHECK(reopened >= 5);  // the rule is exercised
   CHECK(sct_fails <= 4);
+  CHECK(timed_fails <= 4);
 }

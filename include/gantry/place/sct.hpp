@@ -11,6 +11,7 @@
 #include <gantry/place/etf.hpp>
 #include <gantry/place/list_scheduler.hpp>
 #include <gantry/place/sct_lp.hpp>
+#include <gantry/place/sct_time_driven.hpp>
 
 #include <optional>
 #include <string>
@@ -38,13 +39,7 @@ class sct_policy {
 
   template <class View>
   void start(const View& view) {
-    if (favorite_.size() != view.vertex_count())
-      throw invalid_input(name_ + ": " + std::to_string(favorite_.size()) + " favorite children for " +
-                          std::to_string(view.vertex_count()) + " vertices");
-    for (vertex_id v = 0; v < favorite_.size(); ++v)
-      if (favorite_[v] != no_vertex && favorite_[v] >= view.vertex_count())
-        throw invalid_input(name_ + ": the favorite child of vertex " + std::to_string(v) + " is " +
-                            std::to_string(favorite_[v]) + ", out of range");
+    detail::check_favorites(view, favorite_, name_);
     etf_.start(view);
     excluded_seen_.assign(view.device_count(), 0);
     full_.clear();
@@ -73,7 +68,7 @@ class sct_policy {
       choice->vertex = favorite;
       ++preferred_;
     }
-    if (view.options().respect_memory) note_full_devices(view, *choice);
+    if (view.options().respect_memory) detail::note_full_devices(view, *choice, full_);
     return choice;
   }
 
@@ -100,14 +95,6 @@ class sct_policy {
       if (view.allowed(v, d) && view.fits(v, d) && view.data_ready(v, d) > when) return false;
     return true;
   }
-  template <class View>
-  void note_full_devices(const View& view, const list_choice& choice) {
-    const seconds there = view.earliest_start_appended(choice.vertex, choice.device);
-    for (device_id d = 0; d < view.device_count(); ++d)
-      if (d != choice.device && view.allowed(choice.vertex, d) && !view.fits(choice.vertex, d) &&
-          view.earliest_start_appended(choice.vertex, d) < there)
-        full_.push_back(d);
-  }
   // A device excluded since the last call: ETF's cached candidates may name it, so ETF starts
   // again from the current ready set (at most once per device).
   template <class View>
@@ -131,6 +118,17 @@ class sct_policy {
   std::size_t preferred_ = 0;
 };
 
+// How SCT's rule is run: on an ETF list scheduler (sct_policy) or as Baechi's time-driven placer
+// (sct_time_driven_policy, place/sct_time_driven.hpp).
+enum class sct_dispatch {
+  // ETF picks (vertex, device) by earliest start and a favorite child may take ETF's place; no
+  // device ever waits. The default: the shorter schedules under gantry's judges (docs/algorithms.md).
+  list,
+  // Baechi's m_sct: a clock, vertices ready once their inputs finish, devices that wait for their
+  // favorite child unless an urgent vertex comes; ties in Kahn order (tie_break is not read).
+  time_driven,
+};
+
 struct sct_options {
   list_options list{};  // the engine's options; sct() and m_sct() set respect_memory
   favorite_child_options favorites{};
@@ -145,6 +143,7 @@ struct sct_options {
   // each device's vertices first come, first served (ready_policy::fifo, as Baechi's simulator
   // does) and static-level ties one that keeps the placement's order: see docs/algorithms.md.
   etf_tie_break tie_break = etf_tie_break::static_level;
+  sct_dispatch dispatch = sct_dispatch::list;
 };
 
 struct sct_result {
@@ -175,10 +174,10 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   }
   const bool exclude = options.list.respect_memory && options.exclude_full_devices;
   std::size_t favorite_placements = 0, reopened = 0;
-  // One run on any device set (memory_fallback() runs it again within less memory).
-  const auto run = [&]<class S>(const S& on, list_options list, std::vector<device_id>* excluded) {
-    list_scheduler<G, M, S, sct_policy> scheduler(
-        graph, model, on, sct_policy(out.favorites.child, name, options.tie_break), std::move(list));
+  // One run of `policy` on any device set (memory_fallback() runs it again within less memory).
+  const auto run_policy = [&]<class P, class S>(P policy, const S& on, list_options list,
+                                                std::vector<device_id>* excluded) {
+    list_scheduler<G, M, S, P> scheduler(graph, model, on, std::move(policy), std::move(list));
     std::size_t reported = 0;
     while (scheduler.step()) {
       const auto& full = scheduler.policy().full_devices();
@@ -194,6 +193,11 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
     favorite_placements = scheduler.policy().favorite_placements();
     reopened = scheduler.reopened();
     return std::move(scheduler).result();
+  };
+  const auto run = [&]<class S>(const S& on, list_options list, std::vector<device_id>* excluded) {
+    if (options.dispatch == sct_dispatch::time_driven)
+      return run_policy(sct_time_driven_policy(out.favorites.child, name), on, std::move(list), excluded);
+    return run_policy(sct_policy(out.favorites.child, name, options.tie_break), on, std::move(list), excluded);
   };
   list_options strict = options.list;
   strict.best_effort = false;

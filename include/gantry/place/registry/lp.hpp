@@ -1,4 +1,5 @@
-// SCT and m-SCT (place/sct.hpp): ETF that keeps favorite children from an LP relaxation. Only with
+// SCT, m-SCT and m-SCT with Baechi's time-driven dispatch (place/sct.hpp): ETF that keeps favorite
+// children from an LP relaxation. Only with
 // gantry::lp (GANTRY_HAS_LP); without it the family is empty.
 // A family of the registry (place/placers.hpp): defined inline here, or compiled once in a source
 // file of its own with GANTRY_SEPARATE_COMPILATION.
@@ -14,9 +15,11 @@ namespace detail {
 
 GANTRY_DECL void add_lp_placers(std::vector<placer_entry>& out) {
 #ifdef GANTRY_HAS_LP
-  const auto sct_entry = [&](std::string name, std::string description, bool memory) {
-    out.push_back({std::move(name), std::move(description), memory, [memory](const placer_request& r) {
+  const auto sct_entry = [&](std::string name, std::string description, bool memory,
+                             sct_dispatch dispatch = sct_dispatch::list) {
+    out.push_back({std::move(name), std::move(description), memory, [memory, dispatch](const placer_request& r) {
                      sct_options options;
+                     options.dispatch = dispatch;
                      options.list = {.cache_transfers = r.cache_transfers,
                                      .group = colocation_groups(r.g),
                                      .memory_retries = r.memory_retries,
@@ -34,6 +37,10 @@ GANTRY_DECL void add_lp_placers(std::vector<placer_entry>& out) {
   };
   sct_entry("sct", "SCT: ETF that keeps favorite children (from an LP relaxation) on their parent's device", false);
   sct_entry("m-sct", "Baechi's m-SCT: SCT within device memory, excluding devices that ran out of it", true);
+  sct_entry("m-sct-baechi",
+            "m-SCT dispatched as Baechi's code does: a clock, and a free device waits for its favorite child "
+            "unless a vertex could start now on every device",
+            true, sct_dispatch::time_driven);
 #else
   (void)out;
 #endif
