@@ -5,6 +5,8 @@
 // the favorite child instead, unless ETF's vertex is urgent (its inputs could be on every device it
 // may use by the time it would start). m-SCT also takes a device out of further placements once it
 // ran out of memory for a vertex that would have started there first (Baechi's code).
+// sct_options::dispatch = sct_dispatch::time_driven runs the same favorites as Baechi's code
+// dispatches them instead, with a clock and devices that wait (place/sct_time_driven.hpp).
 #pragma once
 
 #include <gantry/lp/glpk.hpp>

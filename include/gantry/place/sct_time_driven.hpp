@@ -91,7 +91,6 @@ class sct_time_driven_policy {
 
   template <class View>
   [[nodiscard]] std::optional<list_choice> choose(const View& view) {
-    const std::size_t m = view.device_count();
     for (;;) {
       collect(view);
       struct offer {
@@ -100,11 +99,13 @@ class sct_time_driven_policy {
         list_choice choice;
         bool favorite = false, urgent = false;
       } best;
-      const auto better = [](seconds at, std::uint32_t rank, const offer& than) {
-        return at < than.at || (at == than.at && rank < than.rank);
+      // Offers i on d if it goes before the best so far (each device offers one vertex).
+      const auto offer_on = [&](std::size_t i, device_id d, bool favorite, bool urgent) {
+        if (before(at(i, d), rank_[i], best.at, best.rank))
+          best = {at(i, d), rank_[i], {ready_[i], d}, favorite, urgent};
       };
       seconds next = never;
-      for (device_id d = 0; d < m; ++d) {
+      for (device_id d = 0; d < m_; ++d) {
         if (view.available_at(d) > now_) {  // busy: its vertex finishes then
           next = std::min(next, view.available_at(d));
           continue;
@@ -114,13 +115,11 @@ class sct_time_driven_policy {
           // The earliest urgent vertex that may go to d, by when it could start everywhere.
           std::size_t u = none;
           for (std::size_t i = 0; i < ready_.size(); ++i)
-            if (at(i, d) != never &&
-                (u == none || urgent_at_[i] < urgent_at_[u] || (urgent_at_[i] == urgent_at_[u] && rank_[i] < rank_[u])))
-              u = i;
+            if (at(i, d) != never && (u == none || before(urgent_at_[i], rank_[i], urgent_at_[u], rank_[u]))) u = i;
           if (u != none && urgent_at_[u] <= now_) {
-            if (better(at(u, d), rank_[u], best)) best = {at(u, d), rank_[u], {ready_[u], d}, false, true};
+            offer_on(u, d, false, true);
           } else if (at(f, d) <= now_) {
-            if (better(at(f, d), rank_[f], best)) best = {at(f, d), rank_[f], {ready_[f], d}, true, false};
+            offer_on(f, d, true, false);
           } else {
             next = std::min(next, at(f, d));
             if (u != none) next = std::min(next, urgent_at_[u]);
@@ -129,11 +128,10 @@ class sct_time_driven_policy {
         }
         std::size_t e = none;  // the vertex that could start on d first
         for (std::size_t i = 0; i < ready_.size(); ++i)
-          if (at(i, d) != never && (e == none || at(i, d) < at(e, d) || (at(i, d) == at(e, d) && rank_[i] < rank_[e])))
-            e = i;
+          if (at(i, d) != never && (e == none || before(at(i, d), rank_[i], at(e, d), rank_[e]))) e = i;
         if (e == none) continue;
         if (at(e, d) <= now_) {
-          if (better(at(e, d), rank_[e], best)) best = {at(e, d), rank_[e], {ready_[e], d}, false, false};
+          offer_on(e, d, false, false);
         } else {
           next = std::min(next, at(e, d));
         }
@@ -154,11 +152,15 @@ class sct_time_driven_policy {
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
   static constexpr seconds never = std::numeric_limits<seconds>::infinity();
 
+  // Whether (at, rank) goes before (than_at, than_rank): earlier, then first in Kahn order.
+  [[nodiscard]] static bool before(seconds at, std::uint32_t rank, seconds than_at, std::uint32_t than_rank) {
+    return at < than_at || (at == than_at && rank < than_rank);
+  }
+
   // The vertices ready at the clock (inputs finished), and when each could start on each device:
   // max(clock, its earliest start there), `never` where it may not go or does not fit.
   template <class View>
   void collect(const View& view) {
-    const std::size_t m = m_;
     for (const vertex_id v : ready_) slot_[v] = none;
     ready_.clear();
     rank_.clear();
@@ -168,14 +170,14 @@ class sct_time_driven_policy {
         ready_.push_back(v);
         rank_.push_back(view.kahn_rank(v));
       }
-    at_.assign(ready_.size() * m, never);
+    at_.assign(ready_.size() * m_, never);
     urgent_at_.assign(ready_.size(), never);
     for (std::size_t i = 0; i < ready_.size(); ++i) {
       seconds latest = never;
-      for (device_id d = 0; d < m; ++d) {
+      for (device_id d = 0; d < m_; ++d) {
         if (!view.allowed(ready_[i], d) || !view.fits(ready_[i], d)) continue;
         const seconds t = std::max(now_, view.earliest_start_appended(ready_[i], d));
-        at_[i * m + d] = t;
+        at_[i * m_ + d] = t;
         latest = latest == never ? t : std::max(latest, t);
       }
       urgent_at_[i] = latest;
