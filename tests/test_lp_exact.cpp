@@ -1,6 +1,10 @@
 // exact_schedule() (GLPK MIP) against brute force over every placement and every topological order
 // on tiny DAGs, on hand-worked graphs, and as a bound that no placer beats.
 #include <gantry/io/json_graph.hpp>
+#include <gantry/lp/glpk.hpp>
+#ifdef GANTRY_HAS_CLP
+#include <gantry/lp/clp.hpp>
+#endif
 #include <gantry/order/lower_bound.hpp>
 #include <gantry/place/exact.hpp>
 #include <gantry/place/placers.hpp>
@@ -366,4 +370,69 @@ TEST_CASE("an early end of GLPK's branch and bound gives the best found, a bound
   const auto one = cluster::uniform(1);
   const graph_model one_model(g, one);
   CHECK(exact_schedule(g, one_model, one, {.time_limit_ms = 30000}).optimal);
+}
+
+TEST_CASE("GLPK's branch and bound through the LP layer: optimum, start, presolve, infeasibility, refusals") {
+  // A knapsack: maximise 5a + 4b + 3c with 2a + 3b + c <= 5, a, b, c in {0, 1}. The relaxation
+  // takes c, a and 2/3 of b (10.67); the optimum is a and b (9), below it.
+  linear_program knapsack;
+  for (const double value : {5.0, 4.0, 3.0}) knapsack.add_integer_column(-value, 0, 1);
+  const int weight = knapsack.add_row(-lp_infinity, 5);
+  for (const auto& [column, w] : {std::pair{0, 2.0}, {1, 3.0}, {2, 1.0}}) knapsack.add_entry(weight, column, w);
+  CHECK(knapsack.has_integer_columns());
+  const auto check_optimum = [](const mip_solution& s) {
+    REQUIRE_MESSAGE(s.ok(), s.outcome.message);
+    CHECK(s.proven);
+    CHECK_FALSE(s.time_limit_reached);
+    CHECK(s.stopped.empty());
+    CHECK(s.objective == doctest::Approx(-9));
+    CHECK(s.bound == doctest::Approx(-9));
+    REQUIRE(s.values.size() == 3);
+    CHECK(s.values[0] == doctest::Approx(1));
+    CHECK(s.values[1] == doctest::Approx(1));
+    CHECK(s.values[2] == doctest::Approx(0));
+  };
+  check_optimum(glpk_backend{}.solve_mip(knapsack));
+  check_optimum(glpk_backend{.method = glpk_method::primal_simplex, .cuts = true}.solve_mip(knapsack));
+  check_optimum(glpk_backend{.presolve = true}.solve_mip(knapsack));
+  // A start (a and c: 8) and a known bound the relaxation beats do not change the optimum.
+  const std::vector<double> start{1, 0, 1};
+  check_optimum(glpk_backend{}.solve_mip(knapsack, start, -20));
+  // The relaxation of a continuous copy is above the optimum: the integer columns were honoured.
+  linear_program relaxed = knapsack;
+  relaxed.column_integer.clear();
+  const lp_solution relaxation = glpk_backend{}.solve(relaxed);
+  REQUIRE(relaxation.ok());
+  CHECK(relaxation.objective == doctest::Approx(-32.0 / 3));
+
+  // Integer-infeasible with a feasible relaxation (2a = 1), and infeasible outright.
+  linear_program half;
+  half.add_integer_column(0, 0, 1);
+  half.add_entry(half.add_row(1, 1), 0, 2);
+  for (const bool presolve : {false, true}) {
+    const mip_solution none = glpk_backend{.presolve = presolve}.solve_mip(half);
+    CHECK(none.outcome.code == status::infeasible);
+    CHECK(none.values.empty());
+    CHECK(none.outcome.message.find("GLPK") != std::string::npos);
+  }
+  linear_program over = knapsack;
+  const int at_least = over.add_row(4, lp_infinity);  // a + b + c >= 4
+  for (int j = 0; j < 3; ++j) over.add_entry(at_least, j, 1);
+  CHECK(glpk_backend{}.solve_mip(over).outcome.code == status::infeasible);
+
+  // What the layer refuses, by name.
+  CHECK_THROWS_WITH_AS((void)glpk_backend{}.solve(knapsack), doctest::Contains("integer columns"), invalid_input);
+#ifdef GANTRY_HAS_CLP
+  CHECK_THROWS_WITH_AS((void)clp_backend{}.solve(knapsack), doctest::Contains("integer columns"), invalid_input);
+#endif
+  CHECK_THROWS_WITH_AS((void)glpk_backend{}.solve_mip(knapsack, std::vector<double>{1, 0}),
+                       doctest::Contains("a start of 2 values for 3 columns"), invalid_input);
+  CHECK_THROWS_WITH_AS((void)glpk_backend{.presolve = true}.solve_mip(knapsack, start), doctest::Contains("presolve"),
+                       invalid_input);
+  CHECK_THROWS_WITH_AS((void)glpk_backend{.method = glpk_method::interior_point}.solve_mip(knapsack),
+                       doctest::Contains("simplex"), invalid_input);
+  linear_program short_flags = knapsack;
+  short_flags.column_integer.pop_back();
+  CHECK_THROWS_WITH_AS((void)glpk_backend{}.solve_mip(short_flags), doctest::Contains("2 integer flags for 3 columns"),
+                       invalid_input);
 }

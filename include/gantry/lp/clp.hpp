@@ -42,6 +42,7 @@ struct clp_backend {
 
   [[nodiscard]] lp_solution solve(const linear_program& lp) const {
     lp.check("clp_backend");
+    detail::refuse_integer_columns(lp, "clp_backend");
     lp_solution out;
     out.solver = name();
     out.method = to_string(method);

@@ -1,7 +1,8 @@
 // GLPK as an LP backend (lp/linear_program.hpp): primal or dual simplex, or the interior-point
-// method. GLPK never writes to the terminal from here and never aborts the process: its output
-// goes to a hook that drops it, and its fatal-error hook jumps back to solve(), which frees GLPK's
-// environment and returns status::solver_error. Needs gantry::lp (GLPK) at link time.
+// method; and as a mixed-integer backend, by its branch and bound (solve_mip). GLPK never writes to
+// the terminal from here and never aborts the process: its output goes to a hook that drops it,
+// and its fatal-error hook jumps back to solve(), which frees GLPK's environment and returns
+// status::solver_error. Needs gantry::lp (GLPK) at link time.
 #pragma once
 
 #include <gantry/core/units.hpp>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <csetjmp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,77 @@ inline int glpk_bound_type(double lower, double upper) {
   if (has_upper) return GLP_UP;
   return GLP_FR;
 }
+
+// The matrix of `lp` as GLPK's 1-based coordinate arrays (entry 0 unused).
+struct glpk_matrix {
+  std::vector<int> row, column;
+  std::vector<double> value;
+  explicit glpk_matrix(const linear_program& lp)
+      : row(lp.entry_count() + 1), column(lp.entry_count() + 1), value(lp.entry_count() + 1) {
+    for (std::size_t k = 0; k < lp.entry_count(); ++k) {
+      row[k + 1] = lp.entry_row[k] + 1;
+      column[k + 1] = lp.entry_column[k] + 1;
+      value[k + 1] = lp.entry_value[k];
+    }
+  }
+};
+
+// Loads `lp` (objective, bounds, matrix; minimisation) into the empty problem `p`.
+inline void glpk_load(glp_prob* p, const linear_program& lp, glpk_matrix& matrix) {
+  const int rows = static_cast<int>(lp.row_count()), columns = static_cast<int>(lp.column_count());
+  glp_set_obj_dir(p, GLP_MIN);
+  if (columns > 0) glp_add_cols(p, columns);
+  if (rows > 0) glp_add_rows(p, rows);
+  for (int j = 0; j < columns; ++j) {
+    glp_set_obj_coef(p, j + 1, lp.objective[j]);
+    glp_set_col_bnds(p, j + 1, glpk_bound_type(lp.column_lower[j], lp.column_upper[j]),
+                     std::isfinite(lp.column_lower[j]) ? lp.column_lower[j] : 0.0,
+                     std::isfinite(lp.column_upper[j]) ? lp.column_upper[j] : 0.0);
+  }
+  for (int i = 0; i < rows; ++i)
+    glp_set_row_bnds(p, i + 1, glpk_bound_type(lp.row_lower[i], lp.row_upper[i]),
+                     std::isfinite(lp.row_lower[i]) ? lp.row_lower[i] : 0.0,
+                     std::isfinite(lp.row_upper[i]) ? lp.row_upper[i] : 0.0);
+  glp_load_matrix(p, static_cast<int>(lp.entry_count()), matrix.row.data(), matrix.column.data(), matrix.value.data());
+}
+
+// What solve_mip's callback keeps from GLPK's branch and bound. It allocates nothing: the
+// incumbent's storage is sized before the search.
+struct glpk_mip_search {
+  const std::vector<double>* start = nullptr;  // 1-based column values offered once, or null
+  bool offered = false;
+  double bound = 0;  // the best global bound seen
+  // The last integer solution the search reported (1-based), kept in case GLPK stops on an
+  // internal error.
+  std::vector<double>* incumbent = nullptr;
+  bool has_incumbent = false;
+};
+
+inline void glpk_mip_callback(glp_tree* tree, void* info) {
+  auto& search = *static_cast<glpk_mip_search*>(info);
+  switch (glp_ios_reason(tree)) {
+    case GLP_IHEUR:
+      if (search.start != nullptr && !search.offered) {
+        search.offered = true;
+        glp_ios_heur_sol(tree, search.start->data());
+      }
+      break;
+    case GLP_ISELECT:
+    case GLP_IBRANCH:
+      if (const int node = glp_ios_best_node(tree); node != 0)
+        search.bound = std::max(search.bound, glp_ios_node_bound(tree, node));
+      break;
+    case GLP_IBINGO: {
+      glp_prob* const lp = glp_ios_get_prob(tree);
+      auto& values = *search.incumbent;
+      for (std::size_t j = 1; j < values.size(); ++j) values[j] = glp_mip_col_val(lp, static_cast<int>(j));
+      search.has_incumbent = true;
+      break;
+    }
+    default:
+      break;
+  }
+}
 }  // namespace detail
 
 struct glpk_backend {
@@ -52,23 +125,19 @@ struct glpk_backend {
   bool presolve = false;
   // Start the simplex from the LP's starting basis when it has one (and presolve is off).
   bool warm_start = true;
+  // solve_mip: GLPK's Gomory mixed-integer and mixed-integer rounding cuts.
+  bool cuts = false;
 
   [[nodiscard]] std::string name() const { return std::string("glpk ") + glp_version(); }
 
   [[nodiscard]] lp_solution solve(const linear_program& lp) const {
     lp.check("glpk_backend");
+    detail::refuse_integer_columns(lp, "glpk_backend::solve");
     lp_solution out;
     out.solver = name();
     out.method = to_string(method);
     const int rows = static_cast<int>(lp.row_count()), columns = static_cast<int>(lp.column_count());
-    // GLPK counts from 1; entry 0 of these arrays is unused.
-    std::vector<int> ia(lp.entry_count() + 1), ja(lp.entry_count() + 1);
-    std::vector<double> ar(lp.entry_count() + 1);
-    for (std::size_t k = 0; k < lp.entry_count(); ++k) {
-      ia[k + 1] = lp.entry_row[k] + 1;
-      ja[k + 1] = lp.entry_column[k] + 1;
-      ar[k + 1] = lp.entry_value[k];
-    }
+    detail::glpk_matrix matrix(lp);
     std::vector<double> values(lp.column_count());
     const auto t0 = std::chrono::steady_clock::now();
 
@@ -90,20 +159,7 @@ struct glpk_backend {
     }
     glp_prob* p = glp_create_prob();
     problem = p;
-    glp_set_obj_dir(p, GLP_MIN);
-    if (columns > 0) glp_add_cols(p, columns);
-    if (rows > 0) glp_add_rows(p, rows);
-    for (int j = 0; j < columns; ++j) {
-      glp_set_obj_coef(p, j + 1, lp.objective[j]);
-      glp_set_col_bnds(p, j + 1, detail::glpk_bound_type(lp.column_lower[j], lp.column_upper[j]),
-                       std::isfinite(lp.column_lower[j]) ? lp.column_lower[j] : 0.0,
-                       std::isfinite(lp.column_upper[j]) ? lp.column_upper[j] : 0.0);
-    }
-    for (int i = 0; i < rows; ++i)
-      glp_set_row_bnds(p, i + 1, detail::glpk_bound_type(lp.row_lower[i], lp.row_upper[i]),
-                       std::isfinite(lp.row_lower[i]) ? lp.row_lower[i] : 0.0,
-                       std::isfinite(lp.row_upper[i]) ? lp.row_upper[i] : 0.0);
-    glp_load_matrix(p, static_cast<int>(lp.entry_count()), ia.data(), ja.data(), ar.data());
+    detail::glpk_load(p, lp, matrix);
     if (method == glpk_method::interior_point) {
       glp_iptcp parameters;
       glp_init_iptcp(&parameters);
@@ -157,8 +213,136 @@ struct glpk_backend {
                               (code == GLP_ETMLIM ? " after the time limit of " + format_seconds(time_limit) : "")};
     return out;
   }
+
+  // Solves `lp` with its integer columns by GLPK's branch and bound within time_limit. Without
+  // presolve, the relaxation is solved first by the simplex `method` names from GLPK's standard
+  // basis, `start` (a feasible solution, one value per column) is offered to the search as its
+  // first incumbent, and where GLPK stops on an internal error the last incumbent it reported is
+  // returned with the bound proven until then. With presolve, GLPK's presolver renumbers the
+  // columns and solves the relaxation itself: no start is taken, and the bound is known only for a
+  // proven optimum. `known_bound` is a bound on the objective known beforehand.
+  [[nodiscard]] mip_solution solve_mip(const linear_program& lp, std::span<const double> start = {},
+                                       double known_bound = -lp_infinity) const {
+    const char* const who = "glpk_backend::solve_mip";
+    lp.check(who);
+    if (method == glpk_method::interior_point)
+      throw invalid_input(std::string(who) +
+                          ": branch and bound needs a simplex method, not the interior point method");
+    if (!start.empty() && start.size() != lp.column_count())
+      throw invalid_input(std::string(who) + ": a start of " + std::to_string(start.size()) + " values for " +
+                          std::to_string(lp.column_count()) + " columns");
+    if (!start.empty() && presolve)
+      throw invalid_input(std::string(who) +
+                          ": a start is taken only without presolve (GLPK's presolver renumbers "
+                          "the columns)");
+    mip_solution out;
+    out.solver = name();
+    out.method = std::string("branch and bound, ") + (presolve ? "presolved" : to_string(method)) + " relaxation";
+    out.bound = known_bound;
+    const int columns = static_cast<int>(lp.column_count());
+    detail::glpk_matrix matrix(lp);
+    // GLPK counts columns from 1; entry 0 of these is unused.
+    std::vector<double> offered, incumbent(lp.column_count() + 1, 0.0), values(lp.column_count());
+    if (!start.empty()) {
+      offered.assign(lp.column_count() + 1, 0.0);
+      std::copy(start.begin(), start.end(), offered.begin() + 1);
+    }
+    detail::glpk_mip_search search{offered.empty() ? nullptr : &offered, false, known_bound, &incumbent, false};
+    const int limit_ms = time_limit > 0 ? static_cast<int>(std::lround(std::min(time_limit * 1e3, 2e9))) : 0;
+    glp_smcp simplex;
+    glp_init_smcp(&simplex);
+    simplex.msg_lev = GLP_MSG_OFF;
+    simplex.meth = method == glpk_method::dual_simplex ? GLP_DUALP : GLP_PRIMAL;
+    if (limit_ms > 0) simplex.tm_lim = limit_ms;
+    glp_iocp parameters;
+    glp_init_iocp(&parameters);
+    parameters.msg_lev = GLP_MSG_OFF;
+    parameters.presolve = presolve ? GLP_ON : GLP_OFF;
+    parameters.gmi_cuts = cuts ? GLP_ON : GLP_OFF;
+    parameters.mir_cuts = cuts ? GLP_ON : GLP_OFF;
+    if (limit_ms > 0) parameters.tm_lim = limit_ms;
+    if (!presolve) {  // the callback's columns are the program's own only without the presolver
+      parameters.cb_func = detail::glpk_mip_callback;
+      parameters.cb_info = &search;
+    }
+    int lp_code = 0, lp_status = GLP_OPT, code = 0, state = GLP_UNDEF;
+    double value = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool returned = detail::glpk_guarded([&] {
+      glp_prob* const p = glp_create_prob();
+      detail::glpk_load(p, lp, matrix);
+      for (int j = 0; j < columns; ++j)
+        if (!lp.column_integer.empty() && lp.column_integer[j] != 0) glp_set_col_kind(p, j + 1, GLP_IV);
+      if (!presolve) {
+        lp_code = glp_simplex(p, &simplex);
+        lp_status = glp_get_status(p);
+        if (lp_code != 0 || lp_status != GLP_OPT) {
+          glp_delete_prob(p);
+          return;
+        }
+        search.bound = std::max(search.bound, glp_get_obj_val(p));
+      }
+      code = glp_intopt(p, &parameters);
+      state = glp_mip_status(p);
+      if (code != GLP_ENOPFS && code != GLP_ENODFS && (state == GLP_OPT || state == GLP_FEAS)) {
+        value = glp_mip_obj_val(p);
+        for (int j = 0; j < columns; ++j) values[j] = glp_mip_col_val(p, j + 1);
+      }
+      glp_delete_prob(p);
+    });
+    out.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto objective_of = [&](const std::vector<double>& x) {
+      double sum = 0;
+      for (std::size_t j = 0; j < x.size(); ++j) sum += lp.objective[j] * x[j];
+      return sum;
+    };
+    if (!returned) {
+      out.stopped = "GLPK stopped on an internal error in its branch and bound, and its environment was reset";
+      out.bound = std::max(out.bound, search.bound);
+      if (search.has_incumbent) {
+        out.values.assign(incumbent.begin() + 1, incumbent.end());
+        out.objective = objective_of(out.values);
+      } else {
+        out.outcome = {.code = status::solver_error, .message = out.stopped};
+      }
+      return out;
+    }
+    if (lp_code != 0 || lp_status != GLP_OPT) {
+      const bool no_solution = lp_code == 0 && (lp_status == GLP_NOFEAS || lp_status == GLP_UNBND);
+      out.outcome = {.code = no_solution ? status::infeasible : status::solver_error,
+                     .message = "GLPK's glp_simplex returned " + detail::glpk_code_text(lp_code) + " with status " +
+                                detail::glpk_status_text(lp_status) + " on the relaxation"};
+      return out;
+    }
+    if (code == GLP_ENOPFS || code == GLP_ENODFS || state == GLP_NOFEAS) {
+      out.outcome = {.code = status::infeasible,
+                     .message = "GLPK's branch and bound found no integer solution: glp_intopt returned " +
+                                detail::glpk_code_text(code) + " with status " + detail::glpk_status_text(state)};
+      return out;
+    }
+    out.time_limit_reached = code == GLP_ETMLIM;
+    if (code != 0 && code != GLP_ETMLIM)
+      out.stopped = "GLPK's branch and bound stopped early: glp_intopt returned " + detail::glpk_code_text(code);
+    if (state == GLP_OPT || state == GLP_FEAS) {
+      out.values = std::move(values);
+      out.objective = value;
+      out.proven = state == GLP_OPT && code == 0;
+      out.bound = out.proven ? value : std::min(search.bound, value);
+      return out;
+    }
+    out.bound = std::max(out.bound, search.bound);
+    out.outcome = {.code = status::solver_error,
+                   .time = out.time_limit_reached ? std::optional<seconds>(time_limit) : std::nullopt,
+                   .message = out.time_limit_reached
+                                  ? "GLPK's branch and bound found no integer solution within the time limit of " +
+                                        format_seconds(time_limit)
+                                  : "GLPK's glp_intopt returned " + detail::glpk_code_text(code) + " with status " +
+                                        detail::glpk_status_text(state)};
+    return out;
+  }
 };
 
 static_assert(lp_backend<glpk_backend>);
+static_assert(mip_backend<glpk_backend>);
 
 }  // namespace gantry

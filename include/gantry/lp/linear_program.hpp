@@ -1,14 +1,17 @@
-// A linear program in sparse form and what an LP backend is: any type with
-// `solve(const linear_program&) -> lp_solution` and `name()`. GLPK (lp/glpk.hpp, the default) and
-// COIN-OR CLP (lp/clp.hpp, when found at configure time) are the backends gantry ships.
+// A linear program in sparse form, optionally with integer columns, and what an LP backend is: any
+// type with `solve(const linear_program&) -> lp_solution` and `name()`; a mixed-integer backend also
+// has `solve_mip`. GLPK (lp/glpk.hpp, the default, both kinds) and COIN-OR CLP (lp/clp.hpp, LPs only,
+// when found at configure time) are the backends gantry ships.
 #pragma once
 
 #include <gantry/core/types.hpp>
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,8 +33,14 @@ struct linear_program {
   // from it when it is a valid basis (as many basic entries as rows, nonsingular) and falls back
   // to its own otherwise; other methods ignore it.
   std::vector<basis_status> column_basis{}, row_basis{};
+  // 1 for a column whose value must be an integer, per column; empty: none (a linear program).
+  // Only a mixed-integer backend's solve_mip takes such a program; solve() refuses it.
+  std::vector<std::uint8_t> column_integer{};
 
   [[nodiscard]] std::size_t column_count() const noexcept { return objective.size(); }
+  [[nodiscard]] bool has_integer_columns() const noexcept {
+    return std::find(column_integer.begin(), column_integer.end(), std::uint8_t{1}) != column_integer.end();
+  }
   [[nodiscard]] std::size_t row_count() const noexcept { return row_lower.size(); }
   [[nodiscard]] std::size_t entry_count() const noexcept { return entry_value.size(); }
 
@@ -40,6 +49,11 @@ struct linear_program {
     column_lower.push_back(lower);
     column_upper.push_back(upper);
     return static_cast<int>(objective.size() - 1);
+  }
+  int add_integer_column(double cost, double lower, double upper) {
+    column_integer.resize(objective.size(), 0);
+    column_integer.push_back(1);
+    return add_column(cost, lower, upper);
   }
   int add_row(double lower, double upper) {
     row_lower.push_back(lower);
@@ -79,6 +93,9 @@ struct linear_program {
       if (!(objective[j] == objective[j]) || !(column_lower[j] <= column_upper[j]))
         throw invalid_input(name + ": column " + std::to_string(j) + " has a NaN cost or lower bound " +
                             std::to_string(column_lower[j]) + " above upper bound " + std::to_string(column_upper[j]));
+    if (!column_integer.empty() && column_integer.size() != column_count())
+      throw invalid_input(name + ": " + std::to_string(column_integer.size()) + " integer flags for " +
+                          std::to_string(column_count()) + " columns");
     if ((!column_basis.empty() || !row_basis.empty()) &&
         (column_basis.size() != column_count() || row_basis.size() != row_count()))
       throw invalid_input(name + ": a starting basis of " + std::to_string(column_basis.size()) + " columns and " +
@@ -105,11 +122,47 @@ struct lp_solution {
   [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
 };
 
+// What a mixed-integer backend returns. outcome.code is ok when `values` hold an integer solution:
+// the optimum when `proven`, else the best found before the search stopped (at the time limit, or
+// early for the reason `stopped` gives); infeasible when no integer solution exists; solver_error
+// when the search ended without one (outcome.time set when the time limit ended it).
+struct mip_solution {
+  gantry::outcome outcome;
+  std::vector<double> values;   // per column, when a solution was found
+  double objective = 0;         // of `values`
+  double bound = -lp_infinity;  // no integer solution's objective is below it
+  bool proven = false;
+  bool time_limit_reached = false;
+  std::string stopped;  // why the search ended before proving, other than the time limit
+  std::string solver;
+  std::string method;
+  seconds solve_seconds = 0;
+
+  [[nodiscard]] bool ok() const noexcept { return outcome.ok(); }
+};
+
 // An LP solver gantry can call.
 template <class B>
 concept lp_backend = requires(const B& backend, const linear_program& lp) {
   { backend.solve(lp) } -> std::same_as<lp_solution>;
   { backend.name() } -> std::convertible_to<std::string>;
 };
+
+// A solver for programs with integer columns: `start` is a feasible solution to begin from (one
+// value per column, or empty) and `known_bound` a bound on the objective known beforehand.
+template <class B>
+concept mip_backend = requires(const B& backend, const linear_program& lp, std::span<const double> start) {
+  { backend.solve_mip(lp, start, 0.0) } -> std::same_as<mip_solution>;
+  { backend.name() } -> std::convertible_to<std::string>;
+};
+
+namespace detail {
+// An LP backend's refusal of a program with integer columns.
+inline void refuse_integer_columns(const linear_program& lp, const char* who) {
+  if (lp.has_integer_columns())
+    throw invalid_input(std::string(who) + ": the program has integer columns, which an LP solve would relax; " +
+                        "solve it with a mixed-integer backend's solve_mip (glpk_backend has one)");
+}
+}  // namespace detail
 
 }  // namespace gantry

@@ -1,6 +1,7 @@
-// The optimal placement and schedule of a small DAG, as a mixed integer program solved by GLPK, with
-// a time limit: the best schedule found and a proven lower bound, so that tests and users can see
-// how far any placer is from the optimum. Needs GLPK (link gantry::lp); not in the umbrella header.
+// The optimal placement and schedule of a small DAG, as a mixed integer program solved by GLPK's
+// branch and bound (lp/glpk.hpp), with a time limit: the best schedule found and a proven lower
+// bound, so that tests and users can see how far any placer is from the optimum. Needs GLPK (link
+// gantry::lp); not in the umbrella header.
 //
 // The program (times divided by an upper bound H, so that GLPK's tolerances are relative):
 //   x(v,d) ∈ {0,1}, Σ_d x(v,d) = 1                              v runs on one device
@@ -21,7 +22,7 @@
 
 #include <gantry/order/lower_bound.hpp>
 #include <gantry/core/units.hpp>
-#include <gantry/lp/glpk_guard.hpp>
+#include <gantry/lp/glpk.hpp>
 #include <gantry/graph/snapshot.hpp>
 #include <gantry/model/cluster.hpp>
 #include <gantry/model/model.hpp>
@@ -30,13 +31,10 @@
 #include <gantry/schedule/schedule.hpp>
 #include <gantry/sim/simulator.hpp>
 
-#include <glpk.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <queue>
 #include <span>
@@ -258,55 +256,6 @@ struct without_memory_limits {
   [[nodiscard]] comm_mode comm() const { return devices->comm(); }
 };
 
-struct exact_search {
-  const std::vector<double>* heuristic = nullptr;  // 1-based column values, or null
-  bool offered = false;
-  double bound = 0;  // best global bound seen, in the program's units
-  // The last integer solution branch and bound reported (1-based column values, sized before the
-  // search: the callback allocates nothing), kept in case GLPK stops on an internal error.
-  std::vector<double>* incumbent = nullptr;
-  bool has_incumbent = false;
-};
-
-inline void exact_callback(glp_tree* tree, void* info) {
-  auto& search = *static_cast<exact_search*>(info);
-  switch (glp_ios_reason(tree)) {
-    case GLP_IHEUR:
-      if (search.heuristic != nullptr && !search.offered) {
-        search.offered = true;
-        glp_ios_heur_sol(tree, search.heuristic->data());
-      }
-      break;
-    case GLP_ISELECT:
-    case GLP_IBRANCH:
-      if (const int node = glp_ios_best_node(tree); node != 0)
-        search.bound = std::max(search.bound, glp_ios_node_bound(tree, node));
-      break;
-    case GLP_IBINGO:
-      if (search.incumbent != nullptr) {
-        glp_prob* const lp = glp_ios_get_prob(tree);
-        auto& values = *search.incumbent;
-        for (std::size_t j = 1; j < values.size(); ++j) values[j] = glp_mip_col_val(lp, static_cast<int>(j));
-        search.has_incumbent = true;
-      }
-      break;
-    default:
-      break;
-  }
-}
-
-// glp_prob owned, with GLPK's terminal output off while it lives. forget() lets go of it without
-// deleting it, after GLPK's environment (and the problem with it) was freed.
-struct glpk_problem {
-  std::unique_ptr<glp_prob, decltype(&glp_delete_prob)> owner{glp_create_prob(), &glp_delete_prob};
-  glpk_problem() { glp_term_out(GLP_OFF); }
-  ~glpk_problem() { glp_term_out(GLP_ON); }
-  glpk_problem(const glpk_problem&) = delete;
-  glpk_problem& operator=(const glpk_problem&) = delete;
-  [[nodiscard]] glp_prob* get() const noexcept { return owner.get(); }
-  void forget() noexcept { static_cast<void>(owner.release()); }
-};
-
 // --- the steps of exact_schedule() ------------------------------------------------------------
 
 // The problem's dense tables: compute times, transfer times, tensors, bytes and capacities.
@@ -411,87 +360,72 @@ inline std::vector<std::vector<bool>> exact_reachability(const exact_problem& pr
   return reaches;
 }
 
-// The program's columns (1-based, as GLPK numbers them): x(v,d), s(v), T, then cross(e) for the
-// edges whose transfers take time, y(u,v) for the unordered pairs that could share a device, and
-// w(t,d) when memory is limited.
+// The program's columns: x(v,d), s(v), T, then cross(e) for the edges whose transfers take time,
+// y(u,v) for the unordered pairs that could share a device, and w(t,d) when memory is limited.
 struct exact_columns {
   std::size_t m = 0;
   int s_first = 0, t = 0, count = 0;
-  std::vector<int> cross;                                              // per edge, 0 for none
+  std::vector<int> cross;                                              // per edge, -1 for none
   std::vector<std::pair<std::pair<vertex_id, vertex_id>, int>> pairs;  // (u, v) and y(u,v)
   std::vector<int> held;                                               // w(t,d) at t·m + d
 
-  [[nodiscard]] int x(vertex_id v, device_id d) const { return static_cast<int>(v * m + d) + 1; }
+  [[nodiscard]] int x(vertex_id v, device_id d) const { return static_cast<int>(v * m + d); }
   [[nodiscard]] int s(vertex_id v) const { return s_first + static_cast<int>(v); }
 };
 
 // Adds the columns with their kinds and bounds (times in units of the horizon; T at least `low`),
 // and T as the objective. Interchangeable devices are told apart: the k-th vertex in Kahn order
 // runs on one of the first k + 1 devices.
-inline exact_columns exact_add_columns(glp_prob* lp, const exact_problem& pr,
+inline exact_columns exact_add_columns(linear_program& lp, const exact_problem& pr,
                                        const std::vector<std::vector<bool>>& reaches, bool limited, bool symmetric,
                                        double low) {
   exact_columns col;
   col.m = pr.m;
-  col.s_first = static_cast<int>(pr.n * pr.m) + 1;
+  col.s_first = static_cast<int>(pr.n * pr.m);
   col.t = col.s_first + static_cast<int>(pr.n);
-  col.count = col.t;
-  col.cross.assign(pr.source.size(), 0);
+  col.count = col.t + 1;
+  col.cross.assign(pr.source.size(), -1);
   for (edge_id e = 0; e < pr.source.size(); ++e)
-    if (pr.min_transfer[e] > 0) col.cross[e] = ++col.count;
+    if (pr.min_transfer[e] > 0) col.cross[e] = col.count++;
   for (vertex_id u = 0; u < pr.n; ++u)
     for (vertex_id v = u + 1; v < pr.n; ++v) {
       if (reaches[u][v] || reaches[v][u]) continue;
       bool conflict = false;
       for (device_id d = 0; d < pr.m && !conflict; ++d) conflict = pr.p(u, d) > 0 && pr.p(v, d) > 0;
-      if (conflict) col.pairs.push_back({{u, v}, ++col.count});
+      if (conflict) col.pairs.push_back({{u, v}, col.count++});
     }
   if (limited) {
     col.held.resize(pr.tensor_bytes.size() * pr.m);
-    for (auto& held : col.held) held = ++col.count;
+    for (auto& held : col.held) held = col.count++;
   }
-  glp_add_cols(lp, col.count);
+  // In the order of their numbers: x, s, T, cross, y, w.
   for (vertex_id v = 0; v < pr.n; ++v) {
     const std::size_t rank = static_cast<std::size_t>(std::find(pr.kahn.begin(), pr.kahn.end(), v) - pr.kahn.begin());
-    for (device_id d = 0; d < pr.m; ++d) {
-      glp_set_col_kind(lp, col.x(v, d), GLP_BV);
-      if (symmetric && d > rank) glp_set_col_bnds(lp, col.x(v, d), GLP_FX, 0, 0);
-    }
-    glp_set_col_bnds(lp, col.s(v), GLP_DB, 0, 1);
+    for (device_id d = 0; d < pr.m; ++d) lp.add_integer_column(0, 0, symmetric && d > rank ? 0 : 1);
   }
-  glp_set_col_bnds(lp, col.t, low < 1.0 ? GLP_DB : GLP_FX, low, 1.0);
-  glp_set_obj_coef(lp, col.t, 1);
+  for (vertex_id v = 0; v < pr.n; ++v) lp.add_column(0, 0, 1);
+  lp.add_column(1, low, 1.0);
   for (const int cross : col.cross)
-    if (cross != 0) glp_set_col_bnds(lp, cross, GLP_DB, 0, 1);
-  for (const auto& pair : col.pairs) glp_set_col_kind(lp, pair.second, GLP_BV);
-  for (const int held : col.held) glp_set_col_bnds(lp, held, GLP_DB, 0, 1);
+    if (cross >= 0) lp.add_column(0, 0, 1);
+  for (std::size_t k = 0; k < col.pairs.size(); ++k) lp.add_integer_column(0, 0, 1);
+  for (std::size_t k = 0; k < col.held.size(); ++k) lp.add_column(0, 0, 1);
+  lp.column_integer.resize(lp.column_count(), 0);
   return col;
 }
 
 // Adds the rows of the program at the top of this file (times divided by `unit`) and loads them.
-inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_graph& g, const exact_columns& col,
+inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const csr_graph& g, const exact_columns& col,
                            bool limited, double unit) {
-  std::vector<int> ia{0}, ja{0};
-  std::vector<double> ar{0};
-  int row = 0;
-  const auto add_row = [&](int type, double low_bound, double high_bound) {
-    glp_add_rows(lp, 1);
-    ++row;
-    glp_set_row_bnds(lp, row, type, low_bound, high_bound);
-    return row;
-  };
-  const auto put = [&](int r_, int column, double value) {
-    if (value == 0) return;
-    ia.push_back(r_);
-    ja.push_back(column);
-    ar.push_back(value);
+  const auto add_row = [&](double lower, double upper) { return lp.add_row(lower, upper); };
+  const auto put = [&](int row, int column, double value) {
+    if (value != 0) lp.add_entry(row, column, value);
   };
   // One device per vertex; every sink ends by T.
   for (vertex_id v = 0; v < pr.n; ++v) {
-    const int r_ = add_row(GLP_FX, 1, 1);
+    const int r_ = add_row(1, 1);
     for (device_id d = 0; d < pr.m; ++d) put(r_, col.x(v, d), 1);
     if (g.out_degree(v) == 0) {
-      const int f = add_row(GLP_UP, 0, 0);
+      const int f = add_row(-lp_infinity, 0);
       put(f, col.s(v), 1);
       for (device_id d = 0; d < pr.m; ++d) put(f, col.x(v, d), pr.p(v, d) / unit);
       put(f, col.t, -1);
@@ -500,14 +434,14 @@ inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_grap
   // Every edge: its consumer starts after its producer ends and, apart, after the transfer.
   for (edge_id e = 0; e < pr.source.size(); ++e) {
     const vertex_id u = pr.source[e], v = pr.target[e];
-    const int r_ = add_row(GLP_LO, 0, 0);
+    const int r_ = add_row(0, lp_infinity);
     put(r_, col.s(v), 1);
     put(r_, col.s(u), -1);
     for (device_id d = 0; d < pr.m; ++d) put(r_, col.x(u, d), -pr.p(u, d) / unit);
-    if (col.cross[e] != 0) {
+    if (col.cross[e] >= 0) {
       put(r_, col.cross[e], -pr.min_transfer[e] / unit);
       for (device_id d = 0; d < pr.m; ++d) {
-        const int c_ = add_row(GLP_LO, 0, 0);
+        const int c_ = add_row(0, lp_infinity);
         put(c_, col.cross[e], 1);
         put(c_, col.x(u, d), -1);
         put(c_, col.x(v, d), 1);
@@ -517,7 +451,7 @@ inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_grap
       for (device_id b = 0; b < pr.m; ++b) {
         if (a == b || pr.c(e, a, b) <= pr.min_transfer[e]) continue;
         const double c = pr.c(e, a, b) / unit, big = 1.0 + c;
-        const int p_ = add_row(GLP_LO, c - 2 * big, 0);
+        const int p_ = add_row(c - 2 * big, lp_infinity);
         put(p_, col.s(v), 1);
         put(p_, col.s(u), -1);
         for (device_id d = 0; d < pr.m; ++d) put(p_, col.x(u, d), -pr.p(u, d) / unit - (d == a ? big : 0.0));
@@ -532,13 +466,13 @@ inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_grap
       if (pu <= 0 || pv <= 0) continue;
       const double big_u = 1.0 + pu, big_v = 1.0 + pv;
       // y = 1: u before v on d.
-      const int a = add_row(GLP_LO, pu - 3 * big_u, 0);
+      const int a = add_row(pu - 3 * big_u, lp_infinity);
       put(a, col.s(v), 1);
       put(a, col.s(u), -1);
       put(a, col.x(u, d), -big_u);
       put(a, col.x(v, d), -big_u);
       put(a, y, -big_u);
-      const int b = add_row(GLP_LO, pv - 2 * big_v, 0);
+      const int b = add_row(pv - 2 * big_v, lp_infinity);
       put(b, col.s(u), 1);
       put(b, col.s(v), -1);
       put(b, col.x(u, d), -big_v);
@@ -551,14 +485,14 @@ inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_grap
     for (device_id d = 0; d < pr.m; ++d) {
       if (pr.capacity[d] == unlimited_memory) continue;
       const double scale = std::max(1.0, static_cast<double>(pr.capacity[d]));
-      const int r_ = add_row(GLP_UP, 0, static_cast<double>(pr.capacity[d]) / scale);
+      const int r_ = add_row(-lp_infinity, static_cast<double>(pr.capacity[d]) / scale);
       for (vertex_id v = 0; v < pr.n; ++v) put(r_, col.x(v, d), static_cast<double>(pr.vertex_bytes[v]) / scale);
       for (std::size_t t = 0; t < pr.tensor_bytes.size(); ++t)
         put(r_, col.held[t * pr.m + d], static_cast<double>(pr.tensor_bytes[t]) / scale);
     }
     for (edge_id e = 0; e < pr.source.size(); ++e)
       for (device_id d = 0; d < pr.m; ++d) {
-        const int r_ = add_row(GLP_LO, 0, 0);
+        const int r_ = add_row(0, lp_infinity);
         put(r_, col.held[pr.tensor_of[e] * pr.m + d], 1);
         put(r_, col.x(pr.target[e], d), -1);
         put(r_, col.x(pr.source[e], d), 1);
@@ -572,22 +506,21 @@ inline void exact_add_rows(glp_prob* lp, const exact_problem& pr, const csr_grap
       const auto [it, fresh] = first.try_emplace(pr.group[v], v);
       if (fresh) continue;
       for (device_id d = 0; d < pr.m; ++d) {
-        const int r_ = add_row(GLP_FX, 0, 0);
+        const int r_ = add_row(0, 0);
         put(r_, col.x(v, d), 1);
         put(r_, col.x(it->second, d), -1);
       }
     }
   }
-  glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
 }
 
-// The feasible start as column values (1-based), offered to the search as its first incumbent;
-// empty without a start.
+// The feasible start as column values, offered to the search as its first incumbent; empty
+// without a start.
 inline std::vector<double> exact_heuristic(const exact_problem& pr, const exact_columns& col,
                                            const exact_incumbent& start, bool limited, double unit) {
   std::vector<double> values;
   if (start.device.empty()) return values;
-  values.assign(static_cast<std::size_t>(col.count) + 1, 0);
+  values.assign(static_cast<std::size_t>(col.count), 0);
   const auto at = [&](int column) -> double& { return values[static_cast<std::size_t>(column)]; };
   for (vertex_id v = 0; v < pr.n; ++v) {
     at(col.x(v, start.device[v])) = 1;
@@ -595,7 +528,7 @@ inline std::vector<double> exact_heuristic(const exact_problem& pr, const exact_
   }
   at(col.t) = start.makespan / unit;
   for (edge_id e = 0; e < pr.source.size(); ++e)
-    if (col.cross[e] != 0 && start.device[pr.source[e]] != start.device[pr.target[e]]) at(col.cross[e]) = 1;
+    if (col.cross[e] >= 0 && start.device[pr.source[e]] != start.device[pr.target[e]]) at(col.cross[e]) = 1;
   for (const auto& [uv, y] : col.pairs) at(y) = start.start[uv.first] <= start.start[uv.second] ? 1 : 0;
   if (limited)
     for (edge_id e = 0; e < pr.source.size(); ++e)
@@ -616,65 +549,23 @@ struct exact_solution {
   outcome failure;        // ok unless the program cannot be solved (infeasible, solver_error)
 };
 
-// Solves the relaxation, then the program by branch and bound within options.time_limit_ms from
-// `heuristic` (column values, or empty). `bound` is a bound known before (seconds), `low` T's
-// lower bound and `unit` the horizon. Where GLPK stops on an internal error (its simplex can fail
-// an assertion on a badly scaled node), the problem is gone (owner forgets it) and the solution is
-// the last integer solution the search reported, if any, with the bound proven until then.
-inline exact_solution exact_solve(glpk_problem& owner, const exact_problem& pr, const exact_columns& col,
+// Solves the program by GLPK's branch and bound within options.time_limit_ms from `heuristic`
+// (column values, or empty). `bound` is a bound known before (seconds), `low` T's lower bound and
+// `unit` the horizon. Where GLPK stops on an internal error (its simplex can fail an assertion on a
+// badly scaled node), the solution is the last integer solution the search reported, if any, with
+// the bound proven until then.
+inline exact_solution exact_solve(const linear_program& lp, const exact_problem& pr, const exact_columns& col,
                                   const std::vector<double>& heuristic, const exact_options& options, double bound,
                                   double low, double unit) {
-  glp_prob* const lp = owner.get();
   exact_solution out;
-  out.bound = bound;
-  std::vector<double> incumbent(static_cast<std::size_t>(glp_get_num_cols(lp)) + 1, 0.0);
-  exact_search search{heuristic.empty() ? nullptr : &heuristic, false, low, &incumbent, false};
-  glp_smcp simplex;
-  glp_init_smcp(&simplex);
-  simplex.msg_lev = GLP_MSG_OFF;
-  glp_iocp parameters;
-  glp_init_iocp(&parameters);
-  parameters.msg_lev = GLP_MSG_OFF;
-  parameters.presolve = GLP_OFF;  // the callback's columns are the program's own
-  parameters.gmi_cuts = GLP_ON;
-  parameters.mir_cuts = GLP_ON;
-  parameters.tm_lim = options.time_limit_ms;
-  parameters.cb_func = exact_callback;
-  parameters.cb_info = &search;
-  int lp_code = 0, lp_status = GLP_UNDEF, code = 0;
-  const bool returned = glpk_guarded([&] {
-    lp_code = glp_simplex(lp, &simplex);
-    lp_status = glp_get_status(lp);
-    if (lp_code != 0 || lp_status != GLP_OPT) return;
-    search.bound = std::max(search.bound, glp_get_obj_val(lp));
-    code = glp_intopt(lp, &parameters);
-  });
-  if (!returned) {
-    owner.forget();
-    out.stopped = "GLPK stopped on an internal error in its branch and bound, and its environment was reset";
-    out.bound = std::max(out.bound, search.bound * unit);
-    if (search.has_incumbent) {
-      out.device.assign(pr.n, 0);
-      out.start.assign(pr.n, 0);
-      for (vertex_id v = 0; v < pr.n; ++v) {
-        for (device_id d = 0; d < pr.m; ++d)
-          if (incumbent[static_cast<std::size_t>(col.x(v, d))] > 0.5) out.device[v] = d;
-        out.start[v] = incumbent[static_cast<std::size_t>(col.s(v))];
-      }
-    }
-    return out;
-  }
-  if (lp_code == 0 && lp_status == GLP_NOFEAS) {
-    code = GLP_ENOPFS;
-  } else if (lp_code != 0 || lp_status != GLP_OPT) {
-    out.failure = {.code = status::solver_error,
-                   .message = "GLPK's glp_simplex returned " + glpk_code_text(lp_code) + " with status " +
-                              glpk_status_text(lp_status) + " on the relaxation"};
-    return out;
-  }
-  const int state = code == GLP_ENOPFS ? GLP_NOFEAS : glp_mip_status(lp);
-  out.time_limit_reached = code == GLP_ETMLIM;
-  if (state == GLP_NOFEAS) {
+  // The primal simplex from GLPK's standard basis for the relaxation; the program's columns stay
+  // its own (no presolve), so that the start can be offered.
+  const glpk_backend solver{
+      .method = glpk_method::primal_simplex, .time_limit = options.time_limit_ms / 1000.0, .cuts = true};
+  const mip_solution found = solver.solve_mip(lp, heuristic, low);
+  out.time_limit_reached = found.time_limit_reached;
+  out.bound = std::max(bound, found.bound * unit);
+  if (found.outcome.code == status::infeasible) {
     byte_count total = 0, capacity = 0;
     for (vertex_id v = 0; v < pr.n; ++v) total = saturating_add(total, pr.vertex_bytes[v]);
     for (device_id d = 0; d < pr.m; ++d) capacity = saturating_add(capacity, pr.capacity[d]);
@@ -686,33 +577,26 @@ inline exact_solution exact_solve(glpk_problem& owner, const exact_problem& pr, 
                               " bytes of vertices in all, plus received copies) within its capacity"};
     return out;
   }
-  if (state == GLP_OPT || state == GLP_FEAS) {
+  if (!found.values.empty()) {
     out.device.assign(pr.n, 0);
     out.start.assign(pr.n, 0);
     for (vertex_id v = 0; v < pr.n; ++v) {
       for (device_id d = 0; d < pr.m; ++d)
-        if (glp_mip_col_val(lp, col.x(v, d)) > 0.5) out.device[v] = d;
-      out.start[v] = glp_mip_col_val(lp, col.s(v));
+        if (found.values[static_cast<std::size_t>(col.x(v, d))] > 0.5) out.device[v] = d;
+      out.start[v] = found.values[static_cast<std::size_t>(col.s(v))];
     }
-    out.proven = state == GLP_OPT && code == 0;
-    if (code != 0 && code != GLP_ETMLIM)
-      out.stopped = "GLPK's branch and bound stopped early: glp_intopt returned " + glpk_code_text(code);
-    const double value = glp_mip_obj_val(lp);
-    out.bound = std::max(out.bound, (out.proven ? value : std::min(search.bound, value)) * unit);
-  } else if (!heuristic.empty()) {
-    out.bound = std::max(out.bound, search.bound * unit);
-    if (code != 0 && code != GLP_ETMLIM)
-      out.stopped = "GLPK's branch and bound stopped early: glp_intopt returned " + glpk_code_text(code);
-  } else if (code != 0 && code != GLP_ETMLIM) {
-    out.failure = {.code = status::solver_error,
-                   .message = "GLPK's glp_intopt returned " + glpk_code_text(code) + " with MIP status " +
-                              glpk_status_text(state)};
-  } else {
+    out.proven = found.proven;
+    out.stopped = found.stopped;
+  } else if (!heuristic.empty()) {  // nothing better than the start
+    if (!found.time_limit_reached) out.stopped = found.outcome.message;
+  } else if (found.time_limit_reached) {
     out.failure = {.code = status::solver_error,
                    .time = options.time_limit_ms / 1000.0,
                    .message = "no schedule was found within the time limit of " +
                               format_seconds(options.time_limit_ms / 1000.0) +
                               "; allow more time or use a list scheduler"};
+  } else {
+    out.failure = {.code = status::solver_error, .message = found.outcome.message};
   }
   return out;
 }
@@ -800,14 +684,12 @@ template <adapted_graph G, placement_model M, device_set D>
   solution.bound = simple.value;
   solution.proven = true;  // unless the program runs
   if (horizon > 0) {
-    detail::glpk_problem owner;
-    glp_prob* lp = owner.get();
-    glp_set_obj_dir(lp, GLP_MIN);
+    linear_program lp;
     const double low = std::min(simple.value / horizon, 1.0);
     const detail::exact_columns col =
         detail::exact_add_columns(lp, pr, detail::exact_reachability(pr, g), limited, symmetric, low);
     detail::exact_add_rows(lp, pr, g, col, limited, horizon);
-    solution = detail::exact_solve(owner, pr, col, detail::exact_heuristic(pr, col, start, limited, horizon), options,
+    solution = detail::exact_solve(lp, pr, col, detail::exact_heuristic(pr, col, start, limited, horizon), options,
                                    simple.value, low, horizon);
     r.time_limit_reached = solution.time_limit_reached;
     if (!solution.failure.ok()) return failed(std::move(solution.failure));
