@@ -191,12 +191,14 @@ TEST_CASE("every memory-aware placer fits a group whose members never hold all t
   }
 }
 
-TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn order: 10,000 seeded DAGs") {
+TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn order: 3,000 seeded DAGs") {
   // Each device holds exactly the peak of the whole graph run on one device in Kahn order; every
   // memory-aware placer must then return a placement (its own, or its one-device answer), and its
   // order must replay within memory. Groups on every other seed, the tensor cache off on every fourth.
   std::map<std::string, std::size_t> placed;
-  for (std::uint64_t seed = 1; seed <= 10000; ++seed) {
+  // 3,000 seeds keep this case near 100 s under the sanitizers (10,000 took 310 s, a sixth of the
+  // suite); the failures it guards against came on 8% of the seeds.
+  for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
     const comm_mode comm = std::array{comm_mode::parallel, comm_mode::sequential, comm_mode::duplex}[seed % 3];
     const auto rc =
         test::make_random_case(seed, comm, false, {.seed_factor = 6151, .max_vertices = 10, .groups = seed % 2 == 0});
@@ -227,7 +229,7 @@ TEST_CASE("no memory-aware placer fails where one device runs the graph in Kahn 
       ++placed[entry.name];
     }
   }
-  for (const auto& [name, count] : placed) CHECK(count == 10000);
+  for (const auto& [name, count] : placed) CHECK(count == 3000);
 }
 
 TEST_CASE("no memory-aware placer fails where m-ETF fits: seeded DAGs x capacity sweeps, groups on every other") {
