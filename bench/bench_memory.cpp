@@ -19,6 +19,7 @@
 //    simulator policy (target <= 0.90).
 #include <gantry/fusion/fusion.hpp>
 #include <gantry/io/json_graph.hpp>
+#include <gantry/place/celeritas.hpp>
 #include <gantry/place/local_search.hpp>
 #include <gantry/place/placers.hpp>
 #include <gantry/place/single_device.hpp>
