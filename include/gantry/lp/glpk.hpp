@@ -233,8 +233,7 @@ struct glpk_backend {
                           std::to_string(lp.column_count()) + " columns");
     if (!start.empty() && presolve)
       throw invalid_input(std::string(who) +
-                          ": a start is taken only without presolve (GLPK's presolver renumbers "
-                          "the columns)");
+                          ": a start is taken only without presolve (its presolver renumbers columns)");
     mip_solution out;
     out.solver = name();
     out.method = std::string("branch and bound, ") + (presolve ? "presolved" : to_string(method)) + " relaxation";

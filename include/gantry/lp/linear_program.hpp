@@ -33,16 +33,16 @@ struct linear_program {
   // from it when it is a valid basis (as many basic entries as rows, nonsingular) and falls back
   // to its own otherwise; other methods ignore it.
   std::vector<basis_status> column_basis{}, row_basis{};
-  // 1 for a column whose value must be an integer, per column; empty: none (a linear program).
+  // Nonzero for a column whose value must be an integer, per column; empty: none (a linear program).
   // Only a mixed-integer backend's solve_mip takes such a program; solve() refuses it.
   std::vector<std::uint8_t> column_integer{};
 
   [[nodiscard]] std::size_t column_count() const noexcept { return objective.size(); }
-  [[nodiscard]] bool has_integer_columns() const noexcept {
-    return std::find(column_integer.begin(), column_integer.end(), std::uint8_t{1}) != column_integer.end();
-  }
   [[nodiscard]] std::size_t row_count() const noexcept { return row_lower.size(); }
   [[nodiscard]] std::size_t entry_count() const noexcept { return entry_value.size(); }
+  [[nodiscard]] bool has_integer_columns() const noexcept {
+    return std::any_of(column_integer.begin(), column_integer.end(), [](std::uint8_t flag) { return flag != 0; });
+  }
 
   int add_column(double cost, double lower, double upper) {
     objective.push_back(cost);
