@@ -44,16 +44,19 @@ struct linear_program {
     return std::any_of(column_integer.begin(), column_integer.end(), [](std::uint8_t flag) { return flag != 0; });
   }
 
+  // Both keep column_integer as long as the columns once an integer column was added.
   int add_column(double cost, double lower, double upper) {
     objective.push_back(cost);
     column_lower.push_back(lower);
     column_upper.push_back(upper);
+    if (!column_integer.empty()) column_integer.push_back(0);
     return static_cast<int>(objective.size() - 1);
   }
   int add_integer_column(double cost, double lower, double upper) {
+    const int column = add_column(cost, lower, upper);
     column_integer.resize(objective.size(), 0);
-    column_integer.push_back(1);
-    return add_column(cost, lower, upper);
+    column_integer[static_cast<std::size_t>(column)] = 1;
+    return column;
   }
   int add_row(double lower, double upper) {
     row_lower.push_back(lower);

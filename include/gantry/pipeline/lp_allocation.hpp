@@ -42,7 +42,6 @@ struct exact_allocation_options {
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t p = 0; p < P; ++p) lp.add_integer_column(0, 0, p > l ? 0 : 1);
   const int period_col = lp.add_column(1, 0, lp_infinity);
-  lp.column_integer.push_back(0);
   // Rows: one processor per layer, then each processor's load, then its memory.
   const bool limited = capacity != unlimited_memory;
   for (std::size_t l = 0; l < L; ++l) lp.add_row(1, 1);

@@ -409,23 +409,21 @@ inline exact_columns exact_add_columns(linear_program& lp, const exact_problem& 
     if (cross >= 0) lp.add_column(0, 0, 1);
   for (std::size_t k = 0; k < col.pairs.size(); ++k) lp.add_integer_column(0, 0, 1);
   for (std::size_t k = 0; k < col.held.size(); ++k) lp.add_column(0, 0, 1);
-  lp.column_integer.resize(lp.column_count(), 0);
   return col;
 }
 
 // Adds the rows of the program at the top of this file (times divided by `unit`) and loads them.
 inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const csr_graph& g, const exact_columns& col,
                            bool limited, double unit) {
-  const auto add_row = [&](double lower, double upper) { return lp.add_row(lower, upper); };
   const auto put = [&](int row, int column, double value) {
     if (value != 0) lp.add_entry(row, column, value);
   };
   // One device per vertex; every sink ends by T.
   for (vertex_id v = 0; v < pr.n; ++v) {
-    const int r_ = add_row(1, 1);
+    const int r_ = lp.add_row(1, 1);
     for (device_id d = 0; d < pr.m; ++d) put(r_, col.x(v, d), 1);
     if (g.out_degree(v) == 0) {
-      const int f = add_row(-lp_infinity, 0);
+      const int f = lp.add_row(-lp_infinity, 0);
       put(f, col.s(v), 1);
       for (device_id d = 0; d < pr.m; ++d) put(f, col.x(v, d), pr.p(v, d) / unit);
       put(f, col.t, -1);
@@ -434,14 +432,14 @@ inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const cs
   // Every edge: its consumer starts after its producer ends and, apart, after the transfer.
   for (edge_id e = 0; e < pr.source.size(); ++e) {
     const vertex_id u = pr.source[e], v = pr.target[e];
-    const int r_ = add_row(0, lp_infinity);
+    const int r_ = lp.add_row(0, lp_infinity);
     put(r_, col.s(v), 1);
     put(r_, col.s(u), -1);
     for (device_id d = 0; d < pr.m; ++d) put(r_, col.x(u, d), -pr.p(u, d) / unit);
     if (col.cross[e] >= 0) {
       put(r_, col.cross[e], -pr.min_transfer[e] / unit);
       for (device_id d = 0; d < pr.m; ++d) {
-        const int c_ = add_row(0, lp_infinity);
+        const int c_ = lp.add_row(0, lp_infinity);
         put(c_, col.cross[e], 1);
         put(c_, col.x(u, d), -1);
         put(c_, col.x(v, d), 1);
@@ -451,7 +449,7 @@ inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const cs
       for (device_id b = 0; b < pr.m; ++b) {
         if (a == b || pr.c(e, a, b) <= pr.min_transfer[e]) continue;
         const double c = pr.c(e, a, b) / unit, big = 1.0 + c;
-        const int p_ = add_row(c - 2 * big, lp_infinity);
+        const int p_ = lp.add_row(c - 2 * big, lp_infinity);
         put(p_, col.s(v), 1);
         put(p_, col.s(u), -1);
         for (device_id d = 0; d < pr.m; ++d) put(p_, col.x(u, d), -pr.p(u, d) / unit - (d == a ? big : 0.0));
@@ -466,13 +464,13 @@ inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const cs
       if (pu <= 0 || pv <= 0) continue;
       const double big_u = 1.0 + pu, big_v = 1.0 + pv;
       // y = 1: u before v on d.
-      const int a = add_row(pu - 3 * big_u, lp_infinity);
+      const int a = lp.add_row(pu - 3 * big_u, lp_infinity);
       put(a, col.s(v), 1);
       put(a, col.s(u), -1);
       put(a, col.x(u, d), -big_u);
       put(a, col.x(v, d), -big_u);
       put(a, y, -big_u);
-      const int b = add_row(pv - 2 * big_v, lp_infinity);
+      const int b = lp.add_row(pv - 2 * big_v, lp_infinity);
       put(b, col.s(u), 1);
       put(b, col.s(v), -1);
       put(b, col.x(u, d), -big_v);
@@ -485,14 +483,14 @@ inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const cs
     for (device_id d = 0; d < pr.m; ++d) {
       if (pr.capacity[d] == unlimited_memory) continue;
       const double scale = std::max(1.0, static_cast<double>(pr.capacity[d]));
-      const int r_ = add_row(-lp_infinity, static_cast<double>(pr.capacity[d]) / scale);
+      const int r_ = lp.add_row(-lp_infinity, static_cast<double>(pr.capacity[d]) / scale);
       for (vertex_id v = 0; v < pr.n; ++v) put(r_, col.x(v, d), static_cast<double>(pr.vertex_bytes[v]) / scale);
       for (std::size_t t = 0; t < pr.tensor_bytes.size(); ++t)
         put(r_, col.held[t * pr.m + d], static_cast<double>(pr.tensor_bytes[t]) / scale);
     }
     for (edge_id e = 0; e < pr.source.size(); ++e)
       for (device_id d = 0; d < pr.m; ++d) {
-        const int r_ = add_row(0, lp_infinity);
+        const int r_ = lp.add_row(0, lp_infinity);
         put(r_, col.held[pr.tensor_of[e] * pr.m + d], 1);
         put(r_, col.x(pr.target[e], d), -1);
         put(r_, col.x(pr.source[e], d), 1);
@@ -506,7 +504,7 @@ inline void exact_add_rows(linear_program& lp, const exact_problem& pr, const cs
       const auto [it, fresh] = first.try_emplace(pr.group[v], v);
       if (fresh) continue;
       for (device_id d = 0; d < pr.m; ++d) {
-        const int r_ = add_row(0, 0);
+        const int r_ = lp.add_row(0, 0);
         put(r_, col.x(v, d), 1);
         put(r_, col.x(it->second, d), -1);
       }
