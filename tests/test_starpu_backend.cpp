@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 using namespace gantry;
@@ -119,6 +120,10 @@ TEST_CASE("the StarPU backend refuses what it cannot run, by name") {
                        invalid_input);
   CHECK_THROWS_WITH_AS(starpu_backend({.kernels = {.kernel = cpu_kernel::busy_loop}}),
                        doctest::Contains("busy_loop kernel needs loop_rate"), invalid_input);
+  CHECK_THROWS_WITH_AS(starpu_backend({.kernels = {.kernel = cpu_kernel::work}}),
+                       doctest::Contains("starpu_backend: the work kernel needs a work function"), invalid_input);
+  CHECK_THROWS_WITH_AS(starpu_backend({.kernels = {.sleep_margin = -1e-6}}),
+                       doctest::Contains("starpu_backend: sleep_margin must be >= 0"), invalid_input);
   CHECK_THROWS_WITH_AS(starpu_backend({.scheduler = "heft-ish"}),
                        doctest::Contains("StarPU has no scheduling policy 'heft-ish' ("), invalid_input);
   starpu_backend backend({.devices = 2});
@@ -129,6 +134,46 @@ TEST_CASE("the StarPU backend refuses what it cannot run, by name") {
   backend.begin(2);
   CHECK_THROWS_WITH_AS(backend.launch_vertex({.vertex = 0, .device = 2}),
                        doctest::Contains("vertex 0 on device 2 of 2"), invalid_input);
+}
+
+TEST_CASE("a StarPU session holds the process's StarPU and gives it back on every path out") {
+  using detail::starpu_session;
+  const auto start_plain = [](starpu_conf& conf) { return starpu_init(&conf); };
+  const auto stop_plain = [] { starpu_shutdown(); };
+  {
+    starpu_session session("first");
+    CHECK_THROWS_WITH_AS(starpu_session("second"), doctest::Contains("second: StarPU already runs in this process"),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(starpu_backend({.devices = 1}), doctest::Contains("StarPU already runs in this process"),
+                         std::runtime_error);
+    // A start that fails leaves StarPU down, and the claim to the session's end.
+    CHECK_THROWS_WITH_AS(session.start(
+                             1, "eager", "fake_init", [](starpu_conf&) { return -ENODEV; }, stop_plain),
+                         doctest::Contains("first: fake_init failed (No such device)"), std::runtime_error);
+  }
+  {
+    // StarPU starts one worker where two were asked for: shut down again before the error.
+    starpu_session session("short");
+    CHECK_THROWS_WITH_AS(session.start(
+                             2, "eager", "starpu_init",
+                             [](starpu_conf& conf) {
+                               conf.ncpus = 1;
+                               return starpu_init(&conf);
+                             },
+                             stop_plain),
+                         doctest::Contains("short: StarPU started 1 CPU workers of 2"), std::runtime_error);
+  }
+  {
+    starpu_session session("whole");
+    session.start(2, "eager", "starpu_init", start_plain, stop_plain);
+    CHECK(session.workers().size() == 2);
+    CHECK(session.workers()[0] != session.workers()[1]);
+    CHECK_THROWS_WITH_AS(session.start(2, "eager", "starpu_init", start_plain, stop_plain),
+                         doctest::Contains("whole: StarPU is started once per session"), std::logic_error);
+  }
+  // Every session above ended: a backend starts StarPU again.
+  starpu_backend backend({.devices = 2});
+  CHECK(backend.device_worker(0) != backend.device_worker(1));
 }
 
 TEST_CASE("what a vertex's work throws on StarPU ends the run and reaches the caller") {

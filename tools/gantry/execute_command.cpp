@@ -21,6 +21,8 @@
 
 namespace gantry::cli {
 
+bool cuda_built() noexcept { return GANTRY_CLI_HAS_CUDA != 0; }
+
 inline int run_execute_command(const execute_flags& flags, std::ostream& out, std::ostream& err) {
   if (!std::isfinite(flags.time_scale) || flags.time_scale <= 0)
     throw invalid_input("--time-scale must be a finite number > 0, got " + std::to_string(flags.time_scale));
@@ -61,7 +63,7 @@ inline void add_backend_options(CLI::App& command, backend_flags& flags) {
                       "), starpu-mpi (devices are MPI ranks, one each: run under mpirun" +
                       (GANTRY_CLI_HAS_STARPU_MPI ? "" : "; needs a build with StarPU-MPI") +
                       ") or cuda (devices are SM partitions of one GPU, or whole GPUs" +
-                      (GANTRY_CLI_HAS_CUDA ? ")" : "; needs gantry-cuda, a build with nvcc)"))
+                      (cuda_built() ? ")" : "; needs gantry-cuda, a build with nvcc)"))
       ->check(one_of({"cpu", "cuda", "starpu", "starpu-mpi"}))
       ->capture_default_str();
   command

@@ -1,7 +1,9 @@
 // What `gantry calibrate` (calibrate_command.cpp) and `gantry execute` (execute_command.cpp,
 // execute_cpu.cpp, execute_cuda.cpp) share: their flags, the backend options checked against each
-// other, and the CUDA devices. Their units are compiled once for gantry and once for gantry-cuda
-// (GANTRY_CLI_HAS_CUDA), and every unit of one executable sees the same value.
+// other, and the CUDA devices. execute_command.cpp and calibrate_command.cpp are compiled once for
+// gantry and once for gantry-cuda (GANTRY_CLI_HAS_CUDA 0 and 1), execute_cuda.cpp for gantry-cuda
+// alone; the other backends' units are compiled once, without CUDA, and linked into both, so what
+// they share with the others here must not depend on GANTRY_CLI_HAS_CUDA: it asks cuda_built().
 #pragma once
 
 #include "commands.hpp"
@@ -109,6 +111,10 @@ struct execute_flags {
          " devices truly run in parallel and measured times include the sharing";
 }
 
+// Whether this executable is gantry-cuda, which runs --backend cuda. Defined in execute_command.cpp,
+// which each executable compiles with its own GANTRY_CLI_HAS_CUDA.
+[[nodiscard]] bool cuda_built() noexcept;
+
 // Where to get a gantry that runs --backend cuda.
 inline constexpr const char* no_cuda_build_text =
     "--backend cuda: this gantry was built without CUDA. gantry-cuda runs it: configure with nvcc found "
@@ -213,9 +219,7 @@ struct backend_choice {
                         (f.gpus.empty() ? "--partitions " + std::to_string(f.partitions)
                                         : "--gpus '" + f.gpus + "' lists " + std::to_string(out.devices) + " GPUs") +
                         ": give one count");
-#if !GANTRY_CLI_HAS_CUDA
-  throw invalid_input(no_cuda_build_text);
-#endif
+  if (!cuda_built()) throw invalid_input(no_cuda_build_text);
   return out;
 }
 // One rule on every command that builds a cluster: the device count is given (--devices, a cluster

@@ -26,6 +26,8 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -146,6 +148,22 @@ inline void tighten_timer_slack() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 #endif
 }
+// The same, once per thread: for the threads of a runtime (StarPU's workers) that run kernels.
+inline void tighten_timer_slack_once() {
+  thread_local bool tightened = false;
+  if (!std::exchange(tightened, true)) tighten_timer_slack();
+}
+
+// Throws invalid_input, naming `who`, for kernel options no backend can honour: a busy_loop kernel
+// without a positive rate, a work kernel without a function, a negative sleep margin.
+inline void check_kernel_options(std::string_view who, const cpu_backend_options& options) {
+  if (options.kernel == cpu_kernel::busy_loop && !(options.loop_rate > 0 && std::isfinite(options.loop_rate)))
+    throw invalid_input(std::string(who) + ": the busy_loop kernel needs loop_rate > 0 (calibrate_busy_loop()), got " +
+                        std::to_string(options.loop_rate));
+  if (options.kernel == cpu_kernel::work && !options.work)
+    throw invalid_input(std::string(who) + ": the work kernel needs a work function (an eigen_operations, say)");
+  if (!(options.sleep_margin >= 0)) throw invalid_input(std::string(who) + ": sleep_margin must be >= 0");
+}
 
 // Spends one vertex the way `options` says, on the calling thread: the CPU backend's device
 // threads, and any backend whose workers are CPU threads (exec/starpu_backend.hpp).
@@ -174,14 +192,9 @@ inline void run_cpu_kernel(const cpu_backend_options& options, const vertex_laun
 
 class cpu_backend {
  public:
-  // Throws invalid_input for a busy_loop kernel without a positive loop_rate.
-  explicit cpu_backend(cpu_backend_options options = {}) : options_(options) {
-    if (options_.kernel == cpu_kernel::busy_loop && !(options_.loop_rate > 0 && std::isfinite(options_.loop_rate)))
-      throw invalid_input("cpu_backend: the busy_loop kernel needs loop_rate > 0 (calibrate_busy_loop()), got " +
-                          std::to_string(options_.loop_rate));
-    if (options_.kernel == cpu_kernel::work && !options_.work)
-      throw invalid_input("cpu_backend: the work kernel needs a work function (an eigen_operations, say)");
-    if (!(options_.sleep_margin >= 0)) throw invalid_input("cpu_backend: sleep_margin must be >= 0");
+  // Throws invalid_input for kernel options it cannot honour (detail::check_kernel_options).
+  explicit cpu_backend(cpu_backend_options options = {}) : options_(std::move(options)) {
+    detail::check_kernel_options("cpu_backend", options_);
   }
   cpu_backend(const cpu_backend&) = delete;
   cpu_backend& operator=(const cpu_backend&) = delete;

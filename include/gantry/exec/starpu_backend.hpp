@@ -33,12 +33,11 @@
 
 #include <gantry/exec/cpu_backend.hpp>
 #include <gantry/exec/replay_ahead.hpp>
+#include <gantry/exec/starpu_session.hpp>
 
 #include <starpu.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -47,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,46 +55,6 @@
 #include <vector>
 
 namespace gantry {
-
-namespace detail {
-// StarPU runs once per process: set while a StarPU backend is alive.
-inline std::atomic<bool>& starpu_running() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-
-// The tag that holds an ahead run's first tasks until everything is submitted; opened once, by
-// open() or, when the run leaves early, on the way out, so no submitted task waits for good.
-struct starpu_gate_tag {
-  starpu_tag_t tag;
-  bool opened = false;
-  explicit starpu_gate_tag(starpu_tag_t t) : tag(t) {}
-  void open() {
-    opened = true;
-    starpu_tag_notify_from_apps(tag);
-  }
-  starpu_gate_tag(const starpu_gate_tag&) = delete;
-  starpu_gate_tag& operator=(const starpu_gate_tag&) = delete;
-  ~starpu_gate_tag() {
-    if (!opened) starpu_tag_notify_from_apps(tag);
-  }
-};
-// The tags of one ahead run (the copies', and the tasks' that wait for copies).
-struct starpu_tag_set {
-  std::vector<starpu_tag_t> tags;
-  starpu_tag_t add(starpu_tag_t tag) {
-    tags.push_back(tag);
-    return tag;
-  }
-  starpu_tag_set() = default;
-  starpu_tag_set(const starpu_tag_set&) = delete;
-  starpu_tag_set& operator=(const starpu_tag_set&) = delete;
-  ~starpu_tag_set() {
-    starpu_task_wait_for_all();
-    for (const auto tag : tags) starpu_tag_remove(tag);
-  }
-};
-}  // namespace detail
 
 struct starpu_backend_options {
   std::size_t devices = 2;       // StarPU CPU workers, one per gantry device (device d is the d-th)
@@ -123,14 +83,8 @@ class starpu_backend {
   // StarPU allows, an unknown scheduler), std::runtime_error when StarPU does not start or another
   // starpu_backend is alive.
   explicit starpu_backend(starpu_backend_options options = {}) : options_(std::move(options)) {
-    const auto& k = options_.kernels;
     if (options_.devices == 0) throw invalid_input("starpu_backend: devices must be at least 1");
-    if (k.kernel == cpu_kernel::busy_loop && !(k.loop_rate > 0 && std::isfinite(k.loop_rate)))
-      throw invalid_input("starpu_backend: the busy_loop kernel needs loop_rate > 0 (calibrate_busy_loop()), got " +
-                          std::to_string(k.loop_rate));
-    if (k.kernel == cpu_kernel::work && !k.work)
-      throw invalid_input("starpu_backend: the work kernel needs a work function (an eigen_operations, say)");
-    if (!(k.sleep_margin >= 0)) throw invalid_input("starpu_backend: sleep_margin must be >= 0");
+    detail::check_kernel_options("starpu_backend", options_.kernels);
     const std::size_t workers = options_.devices;
     if (workers > STARPU_MAXCPUS)
       throw invalid_input("starpu_backend: " + std::to_string(workers) + " devices need " + std::to_string(workers) +
@@ -140,32 +94,14 @@ class starpu_backend {
     if (!known_scheduler(options_.scheduler))
       throw invalid_input("starpu_backend: StarPU has no scheduling policy '" + options_.scheduler + "' (" +
                           scheduler_names() + ")");
-    if (detail::starpu_running().exchange(true))
-      throw std::runtime_error("starpu_backend: StarPU already runs in this process");
-    starpu_conf conf;
-    starpu_conf_init(&conf);
-    conf.precedence_over_environment_variables = 1;
-    conf.ncpus = static_cast<int>(workers);
-    conf.ncuda = 0;
-    conf.nopencl = 0;
-    conf.sched_policy_name = options_.scheduler.c_str();
-    if (const int rc = starpu_init(&conf); rc != 0) {
-      detail::starpu_running() = false;
-      throw std::runtime_error("starpu_backend: starpu_init failed (" + std::string(std::strerror(-rc)) + ")");
-    }
-    starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-    std::vector<int> ids(workers);
-    const unsigned found = starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids.data(), static_cast<unsigned>(workers));
-    if (found < workers) {
-      starpu_shutdown();
-      detail::starpu_running() = false;
-      throw std::runtime_error("starpu_backend: StarPU started " + std::to_string(found) + " CPU workers of " +
-                               std::to_string(workers));
-    }
-    workers_.assign(ids.begin(), ids.end());
+    session_.emplace("starpu_backend");
+    session_->start(
+        static_cast<unsigned>(workers), options_.scheduler, "starpu_init",
+        [](starpu_conf& conf) { return starpu_init(&conf); }, &starpu_shutdown);
+    workers_ = session_->workers();
     next_order_.assign(workers, 1);
-    init_codelet(vertex_codelet_, &starpu_backend::run_vertex, "gantry_vertex");
-    init_codelet(own_codelet_, &starpu_backend::run_placed_by_starpu, "gantry_vertex_scheduled");
+    detail::init_starpu_codelet(vertex_codelet_, &starpu_backend::run_vertex, "gantry_vertex");
+    detail::init_starpu_codelet(own_codelet_, &starpu_backend::run_placed_by_starpu, "gantry_vertex_scheduled");
     own_codelet_.can_execute = &starpu_backend::on_device_worker;
     own_model_.type = STARPU_PER_ARCH;
     own_model_.symbol = "gantry_vertex_scheduled";
@@ -176,6 +112,7 @@ class starpu_backend {
   }
   starpu_backend(const starpu_backend&) = delete;
   starpu_backend& operator=(const starpu_backend&) = delete;
+  // Waits for every task and copy, stops the copy engines, then StarPU (the session, last).
   ~starpu_backend() {
     starpu_task_wait_for_all();
     {
@@ -184,8 +121,6 @@ class starpu_backend {
     }
     engine_wake_.notify_all();
     for (auto& e : engines_) e.thread.join();
-    starpu_shutdown();
-    detail::starpu_running() = false;
   }
 
   [[nodiscard]] const starpu_backend_options& options() const noexcept { return options_; }
@@ -418,25 +353,7 @@ class starpu_backend {
     std::size_t devices = 0;
     double cost_us = 0;
   };
-  // The data handles of one ahead run, unregistered on every path out.
-  struct handle_set {
-    std::vector<starpu_data_handle_t> output, replica;
-    std::vector<starpu_data_handle_t*> registered;
-    // Registers `bytes` at `at` in main memory as h; returns where the next handle's bytes begin.
-    unsigned char* add(starpu_data_handle_t& h, unsigned char* at, std::size_t bytes) {
-      starpu_vector_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<std::uintptr_t>(at),
-                                  static_cast<std::uint32_t>(bytes), 1);
-      registered.push_back(&h);
-      return at + bytes;
-    }
-    handle_set() = default;
-    handle_set(const handle_set&) = delete;
-    handle_set& operator=(const handle_set&) = delete;
-    ~handle_set() {
-      starpu_task_wait_for_all();
-      for (auto* h : registered) starpu_data_unregister_no_coherency(*h);
-    }
-  };
+  using handle_set = detail::starpu_handle_set;
   using gate_tag = detail::starpu_gate_tag;
   using tag_set = detail::starpu_tag_set;
   struct task_set {
@@ -460,13 +377,6 @@ class starpu_backend {
     for (starpu_sched_policy** p = starpu_sched_get_predefined_policies(); p != nullptr && *p != nullptr; ++p)
       if ((*p)->policy_name != nullptr) out += (out.empty() ? "" : ", ") + std::string((*p)->policy_name);
     return out;
-  }
-
-  static void init_codelet(starpu_codelet& cl, void (*function)(void**, void*), const char* name) {
-    starpu_codelet_init(&cl);
-    cl.cpu_funcs[0] = function;
-    cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
-    cl.name = name;
   }
 
   // The buffers of one run's handles, one after another: kept from run to run and written once
@@ -542,12 +452,9 @@ class starpu_backend {
 
   // StarPU's measure of a finished task: when its worker started and ended the codelet.
   [[nodiscard]] std::pair<seconds, seconds> times_of(const starpu_task& task) const {
-    const starpu_profiling_task_info* info = task.profiling_info;
-    if (info == nullptr) throw std::logic_error("starpu_backend: StarPU kept no profiling info for a task");
-    // StarPU's signature takes no const.
-    auto start = info->start_time, end = info->end_time;
-    return {(starpu_timing_timespec_to_us(&start) - epoch_us_) * 1e-6,
-            (starpu_timing_timespec_to_us(&end) - epoch_us_) * 1e-6};
+    const auto us = detail::starpu_task_times_us(task);
+    if (!us) throw std::logic_error("starpu_backend: StarPU kept no profiling info for a task");
+    return {(us->first - epoch_us_) * 1e-6, (us->second - epoch_us_) * 1e-6};
   }
 
   static void on_done(void* arg) {
@@ -573,14 +480,9 @@ class starpu_backend {
     if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
   }
 
-  static void paced_thread() {
-    thread_local bool tightened = false;
-    if (!std::exchange(tightened, true)) detail::tighten_timer_slack();
-  }
-
   static void run_vertex(void** /*buffers*/, void* arg) {
     auto& job = *static_cast<task_job*>(arg);
-    paced_thread();
+    detail::tighten_timer_slack_once();
     try {
       detail::run_cpu_kernel(job.self->options_.kernels, job.vertex);
     } catch (...) {
@@ -591,7 +493,7 @@ class starpu_backend {
   // A vertex placed by StarPU: it runs on the worker's device for its time there.
   static void run_placed_by_starpu(void** /*buffers*/, void* arg) {
     auto& job = *static_cast<task_job*>(arg);
-    paced_thread();
+    detail::tighten_timer_slack_once();
     try {
       const auto d = job.self->index_of(starpu_worker_get_id());
       vertex_launch launch = job.vertex;
@@ -721,6 +623,8 @@ class starpu_backend {
     }
   }
 
+  // First, so that it ends last: StarPU stops once everything that uses it is gone.
+  std::optional<detail::starpu_session> session_;
   starpu_backend_options options_;
   std::vector<int> workers_;          // StarPU worker ids, per device
   std::vector<unsigned> next_order_;  // per worker, the next workerorder (StarPU never resets it)
@@ -753,21 +657,7 @@ static_assert(execution_backend<starpu_backend> && ahead_backend<starpu_backend>
 // vertex to account for the runtime, as the executor's launch round trip is for the CPU backend.
 [[nodiscard]] inline seconds measure_task_cost(starpu_backend& backend, std::size_t length = 400,
                                                std::size_t runs = 5) {
-  graph g;
-  for (std::size_t i = 0; i < length; ++i) {
-    g.add_vertex("v" + std::to_string(i), 0);
-    if (i > 0) g.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 64);
-  }
-  const cluster c = cluster::uniform(1, unlimited_memory);
-  const graph_model model(g, c);
-  const std::vector<device_id> on_one(length, 0);
-  const auto simulated = simulate(g, model, c, on_one);
-  std::vector<double> per_task;
-  for (std::size_t run = 0; run < std::max<std::size_t>(runs, 1); ++run)
-    per_task.push_back(replay_ahead(g, model, c, simulated.schedule, backend).schedule.makespan /
-                       static_cast<double>(std::max<std::size_t>(length, 1)));
-  std::sort(per_task.begin(), per_task.end());
-  return per_task[(per_task.size() - 1) / 2];
+  return detail::measure_ahead_task_cost(backend, length, runs);
 }
 
 // g run as StarPU's own scheduler places it on backend's device workers (one per device of the

@@ -40,14 +40,31 @@
 #pragma once
 
 #include <gantry/exec/mpi_clock_tie.hpp>
-#include <gantry/exec/starpu_backend.hpp>
+#include <gantry/exec/starpu_session.hpp>
 #include <gantry/model/link_fit.hpp>
 
 #include <starpu_mpi.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <queue>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace gantry {
 
@@ -69,63 +86,19 @@ class starpu_mpi_backend {
   // the copy engine. Collective. Throws invalid_input for options it cannot honour and
   // std::runtime_error when MPI or StarPU does not start or another StarPU backend is alive.
   explicit starpu_mpi_backend(starpu_mpi_backend_options options = {}) : options_(std::move(options)) {
-    const auto& k = options_.kernels;
-    if (k.kernel == cpu_kernel::busy_loop && !(k.loop_rate > 0 && std::isfinite(k.loop_rate)))
-      throw invalid_input("starpu_mpi_backend: the busy_loop kernel needs loop_rate > 0, got " +
-                          std::to_string(k.loop_rate));
-    if (k.kernel == cpu_kernel::work && !k.work)
-      throw invalid_input("starpu_mpi_backend: the work kernel needs a work function (an eigen_operations, say)");
+    detail::check_kernel_options("starpu_mpi_backend", options_.kernels);
     if (!(options_.start_lead >= 0 && options_.start_lead < 10))
       throw invalid_input("starpu_mpi_backend: start_lead must be in [0, 10) s");
     start_mpi();
     MPI_Comm_rank(options_.comm, &rank_);
     MPI_Comm_size(options_.comm, &ranks_);
-    if (detail::starpu_running().exchange(true))
-      throw std::runtime_error("starpu_mpi_backend: StarPU already runs in this process");
+    session_.emplace("starpu_mpi_backend");
     const auto machine = tie_machine_clocks(options_.comm, options_.clock_rounds, options_.clocks_by_messages);
-    starpu_conf conf;
-    starpu_conf_init(&conf);
-    conf.precedence_over_environment_variables = 1;
-    conf.ncpus = 1;
-    conf.ncuda = 0;
-    conf.nopencl = 0;
-    conf.sched_policy_name = options_.scheduler.c_str();
-    // Ranks that share a machine spread their workers over its cores (StarPU binds each process's
-    // first worker to core 0 otherwise), and their MPI threads over the cores left; where none is
-    // left, the MPI threads are not bound (StarPU would bind each to its worker's core, where the
-    // two poll in turns of a scheduler tick). STARPU_MPI_THREAD_CPUID or STARPU_MPI_NOBIND, when
-    // set, decide instead.
-    MPI_Comm node;
-    MPI_Comm_split_type(options_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-    int local_rank = 0, local_ranks = 1;
-    MPI_Comm_rank(node, &local_rank);
-    MPI_Comm_size(node, &local_ranks);
-    MPI_Comm_free(&node);
-    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-    conf.use_explicit_workers_bindid = 1;
-    conf.workers_bindid[0] = static_cast<unsigned>(local_rank) % cores;
-    if (std::getenv("STARPU_MPI_THREAD_CPUID") == nullptr && std::getenv("STARPU_MPI_NOBIND") == nullptr) {
-      if (cores >= 2 * static_cast<unsigned>(local_ranks))
-        setenv("STARPU_MPI_THREAD_CPUID", std::to_string(local_ranks + local_rank).c_str(), 1);
-      else setenv("STARPU_MPI_NOBIND", "1", 1);
-    }
-    if (const int rc = starpu_mpi_init_conf(nullptr, nullptr, 0, options_.comm, &conf); rc != 0) {
-      detail::starpu_running() = false;
-      throw std::runtime_error("starpu_mpi_backend: starpu_mpi_init_conf failed (" + std::string(std::strerror(-rc)) +
-                               ")");
-    }
-    starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-    int id = -1;
-    if (starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, &id, 1) < 1) {
-      starpu_mpi_shutdown();
-      detail::starpu_running() = false;
-      throw std::runtime_error("starpu_mpi_backend: StarPU started no CPU worker");
-    }
-    worker_ = id;
-    starpu_codelet_init(&codelet_);
-    codelet_.cpu_funcs[0] = &starpu_mpi_backend::run_vertex;
-    codelet_.nbuffers = STARPU_VARIABLE_NBUFFERS;
-    codelet_.name = "gantry_vertex";
+    session_->start(
+        1, options_.scheduler, "starpu_mpi_init_conf", [&](starpu_conf& conf) { return start_starpu_mpi(conf); },
+        [] { starpu_mpi_shutdown(); });
+    worker_ = session_->workers().front();
+    detail::init_starpu_codelet(codelet_, &starpu_mpi_backend::run_vertex, "gantry_vertex");
     clock_ = tie_process_clocks(machine, starpu_timing_now, options_.comm);
     engine_ = std::thread([this] { run_engine(); });
   }
@@ -139,8 +112,6 @@ class starpu_mpi_backend {
     }
     wake_.notify_all();
     engine_.join();
-    starpu_mpi_shutdown();
-    detail::starpu_running() = false;
   }
 
   [[nodiscard]] const starpu_mpi_backend_options& options() const noexcept { return options_; }
@@ -425,28 +396,41 @@ class starpu_mpi_backend {
     unsigned char word[8] = {};
     starpu_data_handle_t handle = nullptr;
   };
-  // The handles of one run, unregistered on every path out.
-  struct mpi_handles {
-    std::vector<starpu_data_handle_t> output, replica;
-    std::vector<starpu_data_handle_t> registered;
+  // The handles of one run, unregistered on every path out; what StarPU-MPI must know of also
+  // registered with it.
+  struct mpi_handles : detail::starpu_handle_set {
     // Registers `bytes` at `at` (nullptr: the data lives on another rank) as h, owned by `owner`.
     void add(starpu_data_handle_t& h, unsigned char* at, std::size_t bytes, starpu_mpi_tag_t tag, int owner) {
       add_local(h, at, bytes);
       starpu_mpi_data_register(h, tag, owner);
     }
     void add_local(starpu_data_handle_t& h, unsigned char* at, std::size_t bytes) {
-      starpu_vector_data_register(&h, at != nullptr ? STARPU_MAIN_RAM : -1, reinterpret_cast<std::uintptr_t>(at),
-                                  static_cast<std::uint32_t>(bytes), 1);
-      registered.push_back(h);
-    }
-    mpi_handles() = default;
-    mpi_handles(const mpi_handles&) = delete;
-    mpi_handles& operator=(const mpi_handles&) = delete;
-    ~mpi_handles() {
-      starpu_task_wait_for_all();
-      for (auto h : registered) starpu_data_unregister_no_coherency(h);
+      detail::starpu_handle_set::add(h, at, bytes);
     }
   };
+
+  // Starts StarPU-MPI on comm with `conf` (one CPU worker). Ranks that share a machine spread
+  // their workers over its cores (StarPU binds each process's first worker to core 0 otherwise),
+  // and their MPI threads over the cores left; where none is left, the MPI threads are not bound
+  // (StarPU would bind each to its worker's core, where the two poll in turns of a scheduler tick).
+  // STARPU_MPI_THREAD_CPUID or STARPU_MPI_NOBIND, when set, decide instead.
+  int start_starpu_mpi(starpu_conf& conf) {
+    MPI_Comm node;
+    MPI_Comm_split_type(options_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    int local_rank = 0, local_ranks = 1;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_ranks);
+    MPI_Comm_free(&node);
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    conf.use_explicit_workers_bindid = 1;
+    conf.workers_bindid[0] = static_cast<unsigned>(local_rank) % cores;
+    if (std::getenv("STARPU_MPI_THREAD_CPUID") == nullptr && std::getenv("STARPU_MPI_NOBIND") == nullptr) {
+      if (cores >= 2 * static_cast<unsigned>(local_ranks))
+        setenv("STARPU_MPI_THREAD_CPUID", std::to_string(local_ranks + local_rank).c_str(), 1);
+      else setenv("STARPU_MPI_NOBIND", "1", 1);
+    }
+    return starpu_mpi_init_conf(nullptr, nullptr, 0, options_.comm, &conf);
+  }
 
   static void start_mpi() {
     int started = 0;
@@ -530,8 +514,7 @@ class starpu_mpi_backend {
 
   static void run_vertex(void** /*buffers*/, void* arg) {
     auto& job = *static_cast<task_job*>(arg);
-    thread_local bool tightened = false;
-    if (!std::exchange(tightened, true)) detail::tighten_timer_slack();
+    detail::tighten_timer_slack_once();
     try {
       detail::run_cpu_kernel(job.self->options_.kernels, job.vertex);
     } catch (...) {
@@ -541,11 +524,8 @@ class starpu_mpi_backend {
   static void on_done(void* arg) {
     auto& job = *static_cast<task_job*>(arg);
     const starpu_task* task = starpu_task_get_current();
-    if (task != nullptr && task->profiling_info != nullptr) {
-      auto start = task->profiling_info->start_time, end = task->profiling_info->end_time;
-      job.start_us = starpu_timing_timespec_to_us(&start);
-      job.end_us = starpu_timing_timespec_to_us(&end);
-    }
+    if (task == nullptr) return;
+    if (const auto us = detail::starpu_task_times_us(*task)) std::tie(job.start_us, job.end_us) = *us;
   }
 
   void fail(std::exception_ptr e) {
@@ -728,6 +708,8 @@ class starpu_mpi_backend {
     }
   }
 
+  // First, so that it ends last: StarPU stops once everything that uses it is gone.
+  std::optional<detail::starpu_session> session_;
   starpu_mpi_backend_options options_;
   int rank_ = 0, ranks_ = 1;
   int worker_ = 0;
@@ -762,20 +744,7 @@ static_assert(ahead_backend<starpu_mpi_backend>);
 // to every vertex for the runtime. Collective.
 [[nodiscard]] inline seconds measure_task_cost(starpu_mpi_backend& backend, std::size_t length = 400,
                                                std::size_t runs = 5) {
-  graph g;
-  for (std::size_t i = 0; i < length; ++i) {
-    g.add_vertex("v" + std::to_string(i), 0);
-    if (i > 0) g.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 64);
-  }
-  const cluster c = cluster::uniform(1, unlimited_memory);
-  const graph_model model(g, c);
-  const auto simulated = simulate(g, model, c, std::vector<device_id>(length, 0));
-  std::vector<double> per_task;
-  for (std::size_t run = 0; run < std::max<std::size_t>(runs, 1); ++run)
-    per_task.push_back(replay_ahead(g, model, c, simulated.schedule, backend).schedule.makespan /
-                       static_cast<double>(std::max<std::size_t>(length, 1)));
-  std::sort(per_task.begin(), per_task.end());
-  return per_task[(per_task.size() - 1) / 2];
+  return detail::measure_ahead_task_cost(backend, length, runs);
 }
 
 // The MPI link between ranks 0 and 1 (StarPU-MPI's messages, as the backend's copies use them).
