@@ -174,11 +174,29 @@ def rewrite_comment(line, marker):
     return line[:at] + marker + escape(text)
 
 
-def main():
-    path = sys.argv[1]
+def filtered(path):
     with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    sys.stdout.write("\n".join(filter_text(lines)))
+        return "\n".join(filter_text(f.read().split("\n")))
+
+
+def main():
+    """`doxygen_filter.py FILE` writes FILE filtered to stdout (a Doxygen FILTER_PATTERNS filter);
+    `doxygen_filter.py --tree SRC DST` writes every .hpp and .cuh under SRC filtered to the same
+    place under DST, in one process: a Python start per header, twice (the reference and its source
+    pages), cost most of the API reference's build."""
+    if len(sys.argv) == 4 and sys.argv[1] == "--tree":
+        import pathlib
+
+        source, target = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+        for path in sorted(source.rglob("*")):
+            if path.suffix in (".hpp", ".cuh") and path.is_file():
+                out = target / path.relative_to(source)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(filtered(path), encoding="utf-8")
+        return
+    if len(sys.argv) != 2:
+        sys.exit("usage: doxygen_filter.py FILE | doxygen_filter.py --tree SRC DST")
+    sys.stdout.write(filtered(sys.argv[1]))
 
 
 if __name__ == "__main__":
