@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the readers' libFuzzer targets with clang and runs each for a fixed time on its seed
-# corpus and regression inputs. Skips (exit 0, with a line saying why) where clang or libFuzzer is
-# missing. New crash inputs are left in the build folder; copy them into
-# tests/fuzz/regressions/<target>/ once fixed, so the doctest replays them on every run.
+# corpus and regression inputs, as many at once as there are cores. Skips (exit 0, with a line
+# saying why) where clang or libFuzzer is missing. New crash inputs are left in the build folder;
+# copy them into tests/fuzz/regressions/<target>/ once fixed, so the doctest replays them on every
+# run.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 25)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,23 +30,41 @@ declare -A seeds=(
   [dot]="tests/data/import/annotated.dot tests/data/import/bad_value.dot tests/data/import/cycle.dot"
   [pipedream]="tests/data/import/graph.txt tests/data/import/bad_graph.txt"
 )
-status=0
-for target in graph_json cluster_json placement_json dot pipedream; do
+# Runs one target for the given time; prints its last line of stats, or fails with its log's tail.
+fuzz_one() {
+  local target=$1
+  if ! "$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=8192 \
+       -artifact_prefix="$build/crashes/$target/" -print_final_stats=0 \
+       "$build/corpus/$target" "tests/fuzz/regressions/$target" >"$build/fuzz_$target.log" 2>&1; then
+    echo "fuzz: $target FAILED; the input is in $build/crashes/$target/, the log in $build/fuzz_$target.log"
+    tail -40 "$build/fuzz_$target.log"
+    return 1
+  fi
+  echo "fuzz: $target: $(grep -E "^Done [0-9]+ runs" "$build/fuzz_$target.log" | tail -1)"
+}
+
+# The targets run side by side, one per core (each fuzzes on one thread for its full time).
+targets=(graph_json cluster_json placement_json dot pipedream)
+pids=()
+for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
   mkdir -p "$corpus" "$build/crashes/$target"
   # The first folder collects new inputs; seeds and regressions are only read.
   for seed in ${seeds[$target]}; do
     if [[ -d $seed ]]; then cp -n "$seed"/* "$corpus"/ 2>/dev/null || true; else cp -n "$seed" "$corpus"/; fi
   done
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n || true; done
   echo "fuzz: $target for ${seconds}s"
-  if ! "$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=8192 \
-       -artifact_prefix="$build/crashes/$target/" -print_final_stats=0 \
-       "$corpus" "tests/fuzz/regressions/$target" >"$build/fuzz_$target.log" 2>&1; then
-    echo "fuzz: $target FAILED; the input is in $build/crashes/$target/, the log in $build/fuzz_$target.log" >&2
-    tail -40 "$build/fuzz_$target.log" >&2
-    status=1
+  fuzz_one "$target" >"$build/fuzz_$target.out" 2>&1 &
+  pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+  if wait "${pids[$i]}"; then
+    cat "$build/fuzz_${targets[$i]}.out"
   else
-    grep -E "^Done [0-9]+ runs" "$build/fuzz_$target.log" | tail -1 || true
+    cat "$build/fuzz_${targets[$i]}.out" >&2
+    status=1
   fi
 done
 exit $status
