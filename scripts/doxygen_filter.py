@@ -12,6 +12,7 @@ filter rewrites, without adding or removing a line:
 and escapes in the rewritten text what Doxygen would take for markup (<, >, \\, @, &, #, %, $)
 outside `code spans`. Comments inside function bodies, initializers and lambdas are left alone.
 """
+import pathlib
 import re
 import sys
 
@@ -185,8 +186,6 @@ def main():
     place under DST, in one process: a Python start per header, twice (the reference and its source
     pages), cost most of the API reference's build."""
     if len(sys.argv) == 4 and sys.argv[1] == "--tree":
-        import pathlib
-
         source, target = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
         for path in sorted(source.rglob("*")):
             if path.suffix in (".hpp", ".cuh") and path.is_file():

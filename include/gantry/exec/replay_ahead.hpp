@@ -235,6 +235,30 @@ requires ahead_backend<B>
   return run_ahead_plan(graph, model, devices, plan, simulated.transfers, backend);
 }
 
+namespace detail {
+// An ahead backend's own cost per task on one worker (the StarPU backends' measure_task_cost): a
+// chain of `length` empty vertices on device 0, each after the one before, replayed ahead; the
+// median over `runs` runs of the measured makespan over `length`.
+template <class B>
+requires ahead_backend<B>
+[[nodiscard]] seconds measure_ahead_task_cost(B& backend, std::size_t length, std::size_t runs) {
+  graph g;
+  for (std::size_t i = 0; i < length; ++i) {
+    g.add_vertex("v" + std::to_string(i), 0);
+    if (i > 0) g.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 64);
+  }
+  const cluster c = cluster::uniform(1, unlimited_memory);
+  const graph_model model(g, c);
+  const auto simulated = simulate(g, model, c, std::vector<device_id>(length, 0));
+  std::vector<double> per_task;
+  for (std::size_t run = 0; run < std::max<std::size_t>(runs, 1); ++run)
+    per_task.push_back(replay_ahead(g, model, c, simulated.schedule, backend).schedule.makespan /
+                       static_cast<double>(std::max<std::size_t>(length, 1)));
+  std::sort(per_task.begin(), per_task.end());
+  return per_task[(per_task.size() - 1) / 2];
+}
+}  // namespace detail
+
 // A plan run on the model's clock: every activity starts once its stream's previous activity and
 // everything in `after` has finished, and lasts its modelled duration. For a strict replay over
 // sequential or duplex links this is the simulation itself; over parallel links copies of one

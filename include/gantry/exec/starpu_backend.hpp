@@ -98,7 +98,6 @@ class starpu_backend {
     session_->start(
         static_cast<unsigned>(workers), options_.scheduler, "starpu_init",
         [](starpu_conf& conf) { return starpu_init(&conf); }, &starpu_shutdown);
-    workers_ = session_->workers();
     next_order_.assign(workers, 1);
     detail::init_starpu_codelet(vertex_codelet_, &starpu_backend::run_vertex, "gantry_vertex");
     detail::init_starpu_codelet(own_codelet_, &starpu_backend::run_placed_by_starpu, "gantry_vertex_scheduled");
@@ -125,7 +124,7 @@ class starpu_backend {
 
   [[nodiscard]] const starpu_backend_options& options() const noexcept { return options_; }
   // StarPU's worker id of device d.
-  [[nodiscard]] int device_worker(std::size_t d) const { return workers_.at(d); }
+  [[nodiscard]] int device_worker(std::size_t d) const { return workers().at(d); }
 
   // A run on `devices` devices (at most options().devices) starts now: the clock's zero.
   void begin(std::size_t devices) {
@@ -154,7 +153,7 @@ class starpu_backend {
                           std::to_string(v.device) + " of " + std::to_string(options_.devices));
     auto& job = new_job(v.vertex);
     job.vertex = v;
-    submit_decided(job, workers_[v.device]);
+    submit_decided(job, workers()[v.device]);
   }
   void launch_copy(const copy_launch& c) {
     if (c.from >= options_.devices || c.to >= options_.devices)
@@ -231,7 +230,7 @@ class starpu_backend {
       }
       auto& job = new_job(act.id);
       job.vertex = plan.vertices.at(act.id);
-      const int worker = workers_.at(job.vertex.device);
+      const int worker = workers().at(job.vertex.device);
       std::vector<starpu_data_descr> data{{handles.output[act.id], STARPU_W}};
       std::vector<starpu_task*> deps;
       std::vector<starpu_tag_t> copies;
@@ -445,9 +444,12 @@ class starpu_backend {
     }
   }
 
+  // StarPU's worker ids, per device (the session's).
+  [[nodiscard]] const std::vector<int>& workers() const { return session_->workers(); }
+  // The device whose worker is `worker` (options().devices where none is).
   [[nodiscard]] std::size_t index_of(int worker) const {
-    const auto it = std::find(workers_.begin(), workers_.end(), worker);
-    return static_cast<std::size_t>(it - workers_.begin());
+    const auto& ids = workers();
+    return static_cast<std::size_t>(std::find(ids.begin(), ids.end(), worker) - ids.begin());
   }
 
   // StarPU's measure of a finished task: when its worker started and ended the codelet.
@@ -626,7 +628,6 @@ class starpu_backend {
   // First, so that it ends last: StarPU stops once everything that uses it is gone.
   std::optional<detail::starpu_session> session_;
   starpu_backend_options options_;
-  std::vector<int> workers_;          // StarPU worker ids, per device
   std::vector<unsigned> next_order_;  // per worker, the next workerorder (StarPU never resets it)
   std::map<std::pair<device_id, device_id>, std::size_t> pairs_;  // device pair -> engine
   starpu_codelet vertex_codelet_{}, own_codelet_{};

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <gantry/exec/mpi_clock_tie.hpp>
+#include <gantry/exec/replay_ahead.hpp>
 #include <gantry/exec/starpu_session.hpp>
 #include <gantry/model/link_fit.hpp>
 

@@ -1,15 +1,13 @@
 // What the two StarPU backends share (exec/starpu_backend.hpp in one process, and
 // exec/starpu_mpi_backend.hpp across MPI ranks): the process's one StarPU session, the codelet that
-// runs a vertex, StarPU's timing of a finished task, the data handles, tags and gate of an ahead
-// run, and the measure of StarPU's own cost per task.
+// runs a vertex, StarPU's timing of a finished task, and the data handles, tags and gate of an
+// ahead run.
 #pragma once
 
 #include <gantry/exec/cpu_backend.hpp>
-#include <gantry/exec/replay_ahead.hpp>
 
 #include <starpu.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -153,26 +151,5 @@ struct starpu_tag_set {
     for (const auto tag : tags) starpu_tag_remove(tag);
   }
 };
-
-// A backend's own cost per task on one worker: a chain of `length` empty vertices on device 0,
-// each after the one before in the worker's order, replayed ahead; the median over `runs` runs of
-// the measured makespan (from the gate's opening) over `length`.
-template <class Backend>
-[[nodiscard]] seconds measure_ahead_task_cost(Backend& backend, std::size_t length, std::size_t runs) {
-  graph g;
-  for (std::size_t i = 0; i < length; ++i) {
-    g.add_vertex("v" + std::to_string(i), 0);
-    if (i > 0) g.add_edge(static_cast<vertex_id>(i - 1), static_cast<vertex_id>(i), 64);
-  }
-  const cluster c = cluster::uniform(1, unlimited_memory);
-  const graph_model model(g, c);
-  const auto simulated = simulate(g, model, c, std::vector<device_id>(length, 0));
-  std::vector<double> per_task;
-  for (std::size_t run = 0; run < std::max<std::size_t>(runs, 1); ++run)
-    per_task.push_back(replay_ahead(g, model, c, simulated.schedule, backend).schedule.makespan /
-                       static_cast<double>(std::max<std::size_t>(length, 1)));
-  std::sort(per_task.begin(), per_task.end());
-  return per_task[(per_task.size() - 1) / 2];
-}
 
 }  // namespace gantry::detail
