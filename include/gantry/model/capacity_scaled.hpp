@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <optional>
+#include <utility>
 
 namespace gantry {
 
@@ -93,11 +94,29 @@ class capacity_scaled {
   { return devices_.domain_of(d); }
   [[nodiscard]] decltype(auto) operator[](device_id d) const requires requires(const D& x) { x[d]; }
   { return devices_[d]; }
+  // This view capped at `cap` bytes as well, a view of the same type.
+  [[nodiscard]] capacity_scaled capped(byte_count cap) const { return {devices_, sixteenths_, std::min(cap_, cap)}; }
 
  private:
   const D& devices_;
   unsigned sixteenths_;
   byte_count cap_;
 };
+
+// `devices` with every capacity capped at `cap` bytes (unlimited stays unlimited; the default caps
+// nothing). A capacity_scaled view is capped as itself, not wrapped again, so a run and its retries
+// within less memory (place/list_scheduler.hpp) share one type and one instance of the engine.
+// Holds a reference, as capacity_scaled does.
+template <device_set D>
+[[nodiscard]] capacity_scaled<D> capped(const D& devices, byte_count cap = unlimited_memory) {
+  return {devices, 16, cap};
+}
+template <device_set D>
+[[nodiscard]] capacity_scaled<D> capped(const capacity_scaled<D>& devices, byte_count cap = unlimited_memory) {
+  return devices.capped(cap);
+}
+// The type capped() gives for D: capacity_scaled<D>, or D itself where D is a capacity_scaled view.
+template <device_set D>
+using capped_t = decltype(capped(std::declval<const D&>()));
 
 }  // namespace gantry

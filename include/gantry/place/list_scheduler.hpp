@@ -51,7 +51,7 @@ bool down_the_grid(const D& devices, byte_count least, unsigned retries, Try&& t
   for (unsigned k = *below, tries = 0; tries < retries; --k, ++tries) {
     const byte_count cap = capacity_grid::point(k);
     if (cap < least) return false;
-    if (try_on(capacity_scaled<D>(devices, 16, cap), cap)) return true;
+    if (try_on(capped(devices, cap), cap)) return true;
     if (k == 0) return false;
   }
   return false;
@@ -69,8 +69,9 @@ template <adapted_graph G, placement_model M, device_set D>
   options.co_place_single_consumer = options.co_place_forward_backward = options.forward_only = false;
   options.fixed_device.assign(csr_view<G>(graph)->vertex_count(), home);
   options.best_effort = false;
-  list_scheduler<G, M, D, kahn_one_device_policy> scheduler(
-      graph, model, devices, kahn_one_device_policy(std::string(name), home, skip), std::move(options));
+  const capped_t<D> on = capped(devices);  // the instance every retry runs
+  list_scheduler<G, M, capped_t<D>, kahn_one_device_policy> scheduler(
+      graph, model, on, kahn_one_device_policy(std::string(name), home, skip), std::move(options));
   while (scheduler.step()) {
   }
   list_schedule_result alone = std::move(scheduler).result();
@@ -201,8 +202,9 @@ template <bool Insertion, adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] std::pair<list_schedule_result, std::size_t> run_etf_hand_off(
     const G& graph, const M& model, const D& devices, const list_options& options, std::string_view name,
     std::span<const vertex_id> steps, std::span<const device_id> device, std::size_t keep) {
-  list_scheduler<G, M, D, etf_hand_off_policy<Insertion>> scheduler(
-      graph, model, devices, etf_hand_off_policy<Insertion>(std::string(name), steps, device, keep), options);
+  const capped_t<D> on = capped(devices);  // the instance every retry runs
+  list_scheduler<G, M, capped_t<D>, etf_hand_off_policy<Insertion>> scheduler(
+      graph, model, on, etf_hand_off_policy<Insertion>(std::string(name), steps, device, keep), options);
   while (scheduler.step()) {
   }
   const std::size_t kept = scheduler.policy().kept();
@@ -337,7 +339,9 @@ template <adapted_graph G, placement_model M, device_set D, class Run, bool Hand
 // Runs a list-scheduling policy to the end. Throws as list_scheduler does; running out of memory
 // is a status in the result, given only when memory_fallback() found nothing either (a policy that
 // cannot be copied is not run again: its fallbacks are the hand-off to m-ETF from its one run and
-// the one-device answer).
+// the one-device answer). Every run, the first included, sees the devices as capped(devices)
+// (model/capacity_scaled.hpp): a policy's view.devices() is a capacity_scaled<D> view with D's
+// capacities, links and names, so that the engine is compiled once for the run and its retries.
 template <adapted_graph G, placement_model M, device_set D, class Policy>
 [[nodiscard]] list_schedule_result list_schedule(const G& graph, const M& model, const D& devices, Policy policy,
                                                  list_options options = {}) {
@@ -353,13 +357,16 @@ template <adapted_graph G, placement_model M, device_set D, class Policy>
   // Without memory nothing is retried: the options move into the run (memory_fallback() reads only
   // respect_memory, which a move leaves as it was).
   const bool memory = options.respect_memory;
-  list_scheduler<G, M, D, Policy> scheduler(graph, model, devices, std::move(policy),
-                                            memory ? options : std::move(options));
+  // The first run on the devices as a capped view (capping nothing), as every retry runs: one
+  // instance of the engine for them all.
+  const capped_t<D> on = capped(devices);
+  list_scheduler<G, M, capped_t<D>, Policy> scheduler(graph, model, on, std::move(policy),
+                                                      memory ? options : std::move(options));
   while (scheduler.step()) {
   }
   const std::string name(scheduler.name());
   return memory_fallback(
-      graph, model, devices, std::move(options), std::move(scheduler).result(), name,
+      graph, model, on, std::move(options), std::move(scheduler).result(), name,
       [&]<class S>(const S& smaller) {
         list_schedule_result none;  // not run again: as out of memory as the first
         none.placement.outcome.code = status::out_of_memory;

@@ -203,7 +203,8 @@ sct_result run_sct(const G& graph, const M& model, const D& devices, sct_options
   };
   list_options strict = options.list;
   strict.best_effort = false;
-  out.scheduled = memory_fallback(graph, model, devices, options.list, run(devices, options.list, &out.excluded), name,
+  const capped_t<D> on = capped(devices);  // the first run as its retries run: one instance
+  out.scheduled = memory_fallback(graph, model, on, options.list, run(on, options.list, &out.excluded), name,
                                   [&](const auto& smaller) { return run(smaller, strict, nullptr); });
   out.favorite_placements = favorite_placements;
   out.reopened = reopened;
