@@ -226,3 +226,65 @@ TEST_CASE("a schedule whose makespan overflowed is refused naming the file to be
                        doctest::Contains(expected.c_str()), invalid_input);
   CHECK(dir.entries() == 0);
 }
+
+TEST_CASE("the placement text is the document placement_to_json gives, written without the tree") {
+  // Names that need escapes or are not ASCII, a vertex without a device, an order that leaves some
+  // out, times of every notation; with and without the schedule.
+  graph g;
+  const char* names[] = {"plain", "with \"quote\"", "back\\slash", "tab\there", "caf\xc3\xa9", "\xe6\x97\xa5"};
+  for (std::size_t v = 0; v < 300; ++v) g.add_vertex(std::string(names[v % 6]) + std::to_string(v));
+  const cluster devices = cluster::uniform(3, unlimited_memory, {.latency = 1e-5, .bandwidth = 1e9});
+  placement p;
+  p.placement_time = 0.125;
+  p.outcome.message = "said \"so\"";
+  for (vertex_id v = 0; v < 300; ++v) {
+    p.device.push_back(v == 7 ? no_device : v % 3);
+    if (v % 5 != 0) p.order.push_back(299 - v);
+  }
+  schedule s;
+  s.makespan = 2.5;
+  for (vertex_id v = 0; v < 300; ++v) {
+    const double scale[] = {1e-9, 1e-5, 1e-3, 1.0, 1e9, 3e16};
+    s.start.push_back(v * scale[v % 6] / 7);
+    s.finish.push_back((v + 1) * scale[v % 6] / 3);
+  }
+  using json = nlohmann::ordered_json;
+  for (const schedule* with : {static_cast<const schedule*>(nullptr), static_cast<const schedule*>(&s)}) {
+    CAPTURE(with != nullptr);
+    const placement_json_options options{.algorithm = "test", .schedule = with};
+    const std::string text = placement_to_json_text(g, devices, p, options);
+    const std::string tree = detail::document_text(placement_to_json(g, devices, p, options), "test");
+    CHECK(json::parse(text) == json::parse(tree));
+    if (with == nullptr) CHECK(text == tree);  // no times in the arrays: the same bytes
+  }
+  // Nothing placed, nothing ordered: empty arrays, as the tree writes them.
+  graph none;
+  CHECK(placement_to_json_text(none, devices, placement{}) ==
+        detail::document_text(placement_to_json(none, devices, placement{}), "test"));
+  // The same refusals as the tree's writer: a time that is not finite, a name that is not UTF-8.
+  schedule bad = s;
+  bad.finish[4] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS((void)placement_to_json_text(g, devices, p, {.schedule = &bad}),
+                       doctest::Contains("placement_to_json: finish of 'caf\xc3\xa9"
+                                         "4' is not finite"),
+                       invalid_input);
+  graph broken;
+  broken.add_vertex("ok");
+  broken.add_vertex("bad\xff");
+  placement two;
+  two.device = {0, 1};
+  CHECK_THROWS_AS((void)placement_to_json_text(broken, devices, two), invalid_input);
+}
+
+TEST_CASE("the placement text writer refuses twins as the tree's writer does") {
+  test::chain_schedule t;
+  graph twins;
+  twins.add_vertex("x");
+  twins.add_vertex("x");
+  placement p;
+  p.device = {0, 1};
+  const char* message =
+      "placement_to_json: vertices 0 and 1 are both named 'x' (a placement file refers to vertices by name)";
+  CHECK_THROWS_WITH_AS((void)placement_to_json_text(twins, t.devices, p), message, invalid_input);
+  CHECK_THROWS_WITH_AS((void)placement_to_json(twins, t.devices, p), message, invalid_input);
+}

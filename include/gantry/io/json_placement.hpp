@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -85,12 +86,14 @@ inline void check_device_names(const cluster& c, std::string_view caller) {
 
 }  // namespace detail
 
-// The "gantry.placement" document of p for graph g on cluster c.
+namespace detail {
+// The "gantry.placement" document of p without its two per-vertex arrays ("placement" and
+// "order", which come last), after every check of the arguments, the order's and the times' too.
 template <adapted_graph G>
-[[nodiscard]] nlohmann::ordered_json placement_to_json(const G& g, const cluster& c, const placement& p,
-                                                       const placement_json_options& options = {}) {
+[[nodiscard]] nlohmann::ordered_json placement_head(const G& g, const cluster& c, const placement& p,
+                                                    const placement_json_options& options, bool names_checked = false) {
   const std::size_t n = graph_adaptor<G>::vertex_count(g);
-  (void)detail::vertex_ids_by_name(g, "placement_to_json");
+  if (!names_checked) (void)detail::vertex_ids_by_name(g, "placement_to_json");
   detail::check_device_names(c, "placement_to_json");
   if (p.device.size() != n)
     throw invalid_input("placement_to_json: the placement has " + std::to_string(p.device.size()) +
@@ -106,6 +109,17 @@ template <adapted_graph G>
   if (!options.metadata.is_object() && !options.metadata.is_null())
     throw invalid_input("placement_to_json: metadata must be a JSON object, got " +
                         detail::describe_json(options.metadata));
+  for (const vertex_id v : p.order)
+    if (v >= n)
+      throw invalid_input("placement_to_json: the order names vertex " + std::to_string(v) + " but the graph has " +
+                          std::to_string(n));
+  if (s != nullptr)
+    for (vertex_id v = 0; v < n; ++v) {
+      if (!std::isfinite(s->start[v]))
+        (void)detail::finite_number(s->start[v], "placement_to_json: start of " + detail::quoted(vertex_name(g, v)));
+      if (!std::isfinite(s->finish[v]))
+        (void)detail::finite_number(s->finish[v], "placement_to_json: finish of " + detail::quoted(vertex_name(g, v)));
+    }
 
   nlohmann::ordered_json document;
   document["format"] = placement_format_name;
@@ -136,34 +150,107 @@ template <adapted_graph G>
       summary.push_back(std::move(entry));
     }
   }
+  return document;
+}
+}  // namespace detail
+
+// The "gantry.placement" document of p for graph g on cluster c.
+template <adapted_graph G>
+[[nodiscard]] nlohmann::ordered_json placement_to_json(const G& g, const cluster& c, const placement& p,
+                                                       const placement_json_options& options = {}) {
+  nlohmann::ordered_json document = detail::placement_head(g, c, p, options);
+  const std::size_t n = graph_adaptor<G>::vertex_count(g);
+  const schedule* s = options.schedule;
   auto& entries = document["placement"] = nlohmann::ordered_json::array();
   for (vertex_id v = 0; v < n; ++v) {
     nlohmann::ordered_json entry = {{"vertex", vertex_name(g, v)}};
     entry["device"] =
         p.device[v] == no_device ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c[p.device[v]].name);
     if (s != nullptr) {
-      entry["start"] =
-          detail::finite_number(s->start[v], "placement_to_json: start of " + detail::quoted(vertex_name(g, v)));
-      entry["finish"] =
-          detail::finite_number(s->finish[v], "placement_to_json: finish of " + detail::quoted(vertex_name(g, v)));
+      entry["start"] = s->start[v];
+      entry["finish"] = s->finish[v];
     }
     entries.push_back(std::move(entry));
   }
   auto& order = document["order"] = nlohmann::ordered_json::array();
-  for (const vertex_id v : p.order) {
-    if (v >= n)
-      throw invalid_input("placement_to_json: the order names vertex " + std::to_string(v) + " but the graph has " +
-                          std::to_string(n));
-    order.push_back(vertex_name(g, v));
-  }
+  for (const vertex_id v : p.order) order.push_back(vertex_name(g, v));
   return document;
 }
 
-// The "gantry.placement" JSON text, one vertex per line.
+// The "gantry.placement" JSON text, one vertex per line: the text of
+// detail::document_text(placement_to_json()), its two per-vertex arrays written directly instead of
+// through a JSON tree (times in the shortest digits that read back exactly, which nlohmann's dump
+// now and then writes with one more).
 template <adapted_graph G>
 [[nodiscard]] std::string placement_to_json_text(const G& g, const cluster& c, const placement& p,
                                                  const placement_json_options& options = {}) {
-  return detail::document_text(placement_to_json(g, c, p, options), "placement_to_json");
+  const std::size_t n = graph_adaptor<G>::vertex_count(g);
+  std::vector<std::string> names(n);
+  for (vertex_id v = 0; v < n; ++v) {
+    names[v] = vertex_name(g, v);
+    if (!detail::utf8_problem(names[v]).empty())  // the tree's writer says what is wrong, and where
+      return detail::document_text(placement_to_json(g, c, p, options), "placement_to_json");
+  }
+  for (device_id d = 0; d < c.device_count(); ++d)
+    if (!detail::utf8_problem(c[d].name).empty())
+      return detail::document_text(placement_to_json(g, c, p, options), "placement_to_json");
+  {  // names are unique (vertex_ids_by_name's check, on views of the names at hand)
+    std::unordered_map<std::string_view, vertex_id> seen;
+    seen.reserve(n);
+    for (vertex_id v = 0; v < n; ++v)
+      if (const auto [it, inserted] = seen.try_emplace(names[v], v); !inserted)
+        throw invalid_input("placement_to_json: vertices " + std::to_string(it->second) + " and " + std::to_string(v) +
+                            " are both named " + detail::quoted(names[v]) +
+                            " (a placement file refers to vertices by name)");
+  }
+  std::string out = detail::document_text(detail::placement_head(g, c, p, options, true), "placement_to_json");
+  out.resize(out.size() - 3);  // the head's closing "\n}\n": the two arrays follow
+  const schedule* s = options.schedule;
+  out.reserve(out.size() + n * (s != nullptr ? 96 : 48) + p.order.size() * 16);
+  out += ",\n  \"placement\": ";
+  out += n == 0 ? "[]" : "[\n    ";
+  for (vertex_id v = 0; v < n; ++v) {
+    if (v > 0) out += ",\n    ";
+    out += "{\"vertex\":";
+    detail::append_json_string(out, names[v]);
+    out += ",\"device\":";
+    if (p.device[v] == no_device) {
+      out += "null";
+    } else {
+      detail::append_json_string(out, c[p.device[v]].name);
+    }
+    if (s != nullptr) {
+      out += ",\"start\":";
+      detail::append_json_number(out, s->start[v]);
+      out += ",\"finish\":";
+      detail::append_json_number(out, s->finish[v]);
+    }
+    out += '}';
+  }
+  if (n > 0) out += "\n  ]";
+  // The order's names packed into lines of about 100 characters, as document_text packs them.
+  out += ",\n  \"order\": ";
+  out += p.order.empty() ? "[]" : "[\n    ";
+  std::size_t line = 0;
+  std::string element;
+  for (std::size_t i = 0; i < p.order.size(); ++i) {
+    element.clear();
+    detail::append_json_string(element, names[p.order[i]]);
+    if (i > 0) {
+      if (line + element.size() + 2 <= 100) {
+        out += ", ";
+        line += 2;
+      } else {
+        out += ",\n    ";
+        line = 0;
+      }
+    }
+    out += element;
+    line += element.size();
+  }
+  if (!p.order.empty()) out += "\n  ]";
+  out += "\n}\n";
+  return out;
 }
 
 // Writes the placement document atomically (gzip-compressed when the path ends in ".gz"). A value

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -362,6 +363,108 @@ inline std::string document_text(const nlohmann::ordered_json& document, std::st
   }
   out += "\n}\n";
   return out;
+}
+
+// JSON text of a string as nlohmann's dump writes it (escapes for quote, backslash and control
+// characters, other bytes as they are); the caller has checked that it is valid UTF-8.
+inline void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  // Runs of bytes that need no escape are appended at once, not byte by byte.
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) continue;
+    out.append(text, plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[(c >> 4) & 0xf];
+          out += hex[c & 0xf];
+        }
+    }
+  }
+  out.append(text, plain, text.size() - plain);
+  out += '"';
+}
+
+// A finite double in the notation of nlohmann's dump: fixed for decimal exponents from -4 to 15
+// ("0.0", "2.0", "0.0012"), else "1.5e-07"; with the shortest digits that read back exactly
+// (nlohmann's Grisu2 occasionally writes one digit more).
+inline void append_json_number(std::string& out, double x) {
+  char digits[32];
+  if (std::signbit(x)) {
+    out += '-';
+    x = -x;
+  }
+  if (x == 0) {
+    out += "0.0";
+    return;
+  }
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, x, std::chars_format::scientific);
+  (void)error;
+  const std::string_view text(digits, static_cast<std::size_t>(end - digits));
+  const std::size_t e_at = text.find('e');
+  std::string mantissa;
+  mantissa += text[0];
+  if (e_at > 1) mantissa.append(text.substr(2, e_at - 2));
+  int exponent = 0;
+  std::from_chars(text.data() + e_at + 1 + (text[e_at + 1] == '+' ? 1 : 0), text.data() + text.size(), exponent);
+  const int k = static_cast<int>(mantissa.size()), n = exponent + 1;
+  if (k <= n && n <= 15) {
+    out += mantissa;
+    out.append(static_cast<std::size_t>(n - k), '0');
+    out += ".0";
+  } else if (0 < n && n <= 15) {
+    out.append(mantissa, 0, static_cast<std::size_t>(n));
+    out += '.';
+    out.append(mantissa, static_cast<std::size_t>(n));
+  } else if (-4 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += mantissa;
+  } else {
+    out += mantissa[0];
+    if (k > 1) {
+      out += '.';
+      out.append(mantissa, 1);
+    }
+    const int e = n - 1;
+    out += e < 0 ? "e-" : "e+";
+    const int magnitude = e < 0 ? -e : e;
+    if (magnitude < 10) out += '0';
+    out += std::to_string(magnitude);
+  }
+}
+
+inline void append_json_unsigned(std::string& out, std::uint64_t x) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, x);
+  (void)error;
+  out.append(digits, end);
 }
 
 // A JSON number for a double that may be non-finite: JSON has no infinity, so it is refused.
