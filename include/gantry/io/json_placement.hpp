@@ -236,17 +236,7 @@ template <adapted_graph G>
   for (std::size_t i = 0; i < p.order.size(); ++i) {
     element.clear();
     detail::append_json_string(element, names[p.order[i]]);
-    if (i > 0) {
-      if (line + element.size() + 2 <= 100) {
-        out += ", ";
-        line += 2;
-      } else {
-        out += ",\n    ";
-        line = 0;
-      }
-    }
-    out += element;
-    line += element.size();
+    detail::append_array_element(out, line, i, element, /*plain=*/true);
   }
   if (!p.order.empty()) out += "\n  ]";
   out += "\n}\n";

@@ -328,6 +328,24 @@ inline std::string dump_json(const nlohmann::ordered_json& value, std::string_vi
   }
 }
 
+// Appends element i of a document array whose current line is `line` characters long: after the
+// one before on the same line where the array is plain (no objects or arrays in it) and the line
+// stays within about 100 characters, else on a line of its own.
+inline void append_array_element(std::string& out, std::size_t& line, std::size_t i, std::string_view element,
+                                 bool plain) {
+  if (i > 0) {
+    if (plain && line + element.size() + 2 <= 100) {
+      out += ", ";
+      line += 2;
+    } else {
+      out += ",\n    ";
+      line = 0;
+    }
+  }
+  out += element;
+  line += element.size();
+}
+
 // The layout of every gantry document: top-level members one per line; arrays of objects or
 // arrays with one element per line, each element compact; arrays of plain values (names)
 // packed into lines of about 100 characters.
@@ -345,20 +363,7 @@ inline std::string document_text(const nlohmann::ordered_json& document, std::st
     const bool plain = std::none_of(it->begin(), it->end(), [](const auto& e) { return e.is_structured(); });
     out += "[\n    ";
     std::size_t line = 0;
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const std::string element = dump_json((*it)[i], what);
-      if (i > 0) {
-        if (plain && line + element.size() + 2 <= 100) {
-          out += ", ";
-          line += 2;
-        } else {
-          out += ",\n    ";
-          line = 0;
-        }
-      }
-      out += element;
-      line += element.size();
-    }
+    for (std::size_t i = 0; i < it->size(); ++i) append_array_element(out, line, i, dump_json((*it)[i], what), plain);
     out += "\n  ]";
   }
   out += "\n}\n";
