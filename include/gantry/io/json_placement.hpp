@@ -84,9 +84,6 @@ inline void check_device_names(const cluster& c, std::string_view caller) {
           " (a placement file refers to devices by name)");
 }
 
-}  // namespace detail
-
-namespace detail {
 // The "gantry.placement" document of p without its two per-vertex arrays ("placement" and
 // "order", which come last), after every check of the arguments, the order's and the times' too.
 template <adapted_graph G>
