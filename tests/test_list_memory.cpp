@@ -3,6 +3,7 @@
 // valid, and in parallel mode the simulator replays it exactly without running out of memory.
 #include <gantry/workloads/random_dag.hpp>
 #include <gantry/io/json_graph.hpp>
+#include <gantry/model/capacity_scaled.hpp>
 #include <gantry/place/critical_path.hpp>
 #include <gantry/place/etf.hpp>
 #include <gantry/order/topological.hpp>
@@ -16,10 +17,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <set>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "support.hpp"
 
@@ -557,4 +561,58 @@ TEST_CASE("a run whose own choices find no device for a vertex is handed to m-ET
   REQUIRE(roomy.ok());
   CHECK(!roomy.etf_from_step);
   CHECK(roomy.steps.empty());
+}
+
+namespace {
+// Records the capacities its view gives, and checks the view's device-set type in every run.
+struct watch {
+  std::vector<byte_count>* seen;
+  [[nodiscard]] std::string_view name() const { return "watch"; }
+  template <class View>
+  std::optional<list_choice> choose(const View& view) {
+    static_assert(std::is_same_v<std::decay_t<decltype(view.devices())>, capacity_scaled<cluster>>);
+    if (seen->empty())
+      for (device_id d = 0; d < view.device_count(); ++d) seen->push_back(view.devices().capacity(d));
+    if (view.ready().empty()) return std::nullopt;
+    return list_choice{view.ready().front(), 1};
+  }
+};
+}  // namespace
+
+TEST_CASE("capped(): a capped view capped again keeps its type and the smaller cap; list_schedule's view is one") {
+  const cluster devices({{.name = "a", .capacity = 1000}, {.name = "b"}, {.name = "c", .capacity = 3000}},
+                        link_model{.latency = 1e-5, .bandwidth = 1e9});
+  const auto whole = capped(devices);
+  static_assert(std::is_same_v<decltype(whole), const capacity_scaled<cluster>>);
+  CHECK(whole.capacity(0) == 1000);
+  CHECK(whole.capacity(1) == unlimited_memory);
+  CHECK(whole.capacity(2) == 3000);
+  CHECK(whole[2].name == "c");
+  const auto at_2000 = capped(whole, 2000);
+  static_assert(std::is_same_v<decltype(at_2000), const capacity_scaled<cluster>>);  // not a view of a view
+  static_assert(std::is_same_v<capped_t<capacity_scaled<cluster>>, capacity_scaled<cluster>>);
+  CHECK(at_2000.capacity(0) == 1000);
+  CHECK(at_2000.capacity(1) == unlimited_memory);
+  CHECK(at_2000.capacity(2) == 2000);
+  const auto at_1500 = capped(at_2000, 5000).capped(1500);  // a larger cap leaves the smaller one
+  CHECK(at_1500.capacity(2) == 1500);
+  // Half of each capacity, then capped: the halving stays.
+  const capacity_scaled<cluster> half(devices, 8);
+  CHECK(capped(half, 1200).capacity(2) == 1200);
+  CHECK(capped(half, 1600).capacity(2) == 1500);
+  CHECK(capped(half, 1600).capacity(0) == 500);
+
+  // Every run of list_schedule, the first one too, gives the policy the same capped view type (watch
+  // asserts it), with the devices' own capacities.
+  graph g;
+  const auto x = g.add_vertex({.name = "x", .compute = 1.0, .output = 10});
+  const auto y = g.add_vertex({.name = "y", .compute = 1.0});
+  g.add_edge(x, y, 10);
+  const graph_model model(g, devices);
+  std::vector<byte_count> seen;
+  const auto result = list_schedule(g, model, devices, watch{&seen}, {.respect_memory = true});
+  REQUIRE(result.ok());
+  CHECK(seen == std::vector<byte_count>{1000, unlimited_memory, 3000});
+  CHECK(result.placement.device == std::vector<device_id>{1, 1});
+  CHECK(validate(result.schedule, g, model, devices).ok());
 }
