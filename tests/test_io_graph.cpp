@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -625,5 +626,44 @@ TEST_CASE("fast graph reading gives the checked reader's graph") {
     }
     CHECK(!read.empty());
     CHECK(read == checked);
+  }
+}
+
+// The fast reader looks an edge's ends up a few edges after reading it and indexes the names once
+// the vertex list is read: edges are added in the document's order whatever their count, and an
+// unknown or a repeated name anywhere still leaves the document to the checked reader.
+TEST_CASE("the fast reader's deferred lookups keep the document's order and find every bad name") {
+  const auto document = [](std::size_t vertices, std::size_t edges, std::size_t bad_edge, std::size_t twin) {
+    std::string text = R"({"format":"gantry.graph","version":1,"vertices":[)";
+    for (std::size_t v = 0; v < vertices; ++v)
+      text += (v ? "," : "") + std::string(R"({"name":"n)") + std::to_string(v == twin ? 0 : v) + R"("})";
+    text += R"(],"edges":[)";
+    // Edge e joins the e-th pair (from < to) in lexicographic order; its bytes say which edge it is.
+    for (std::size_t e = 0, from = 0, to = 1; e < edges; ++e, to = to + 1 < vertices ? to + 1 : ++from + 1) {
+      text += (e ? "," : "") + std::string(R"({"from":"n)") + std::to_string(from) + R"(","to":")" +
+              (e == bad_edge ? std::string("ghost") : "n" + std::to_string(to)) + R"(","bytes":)" +
+              std::to_string(e + 1) + "}";
+    }
+    return text + "]}";
+  };
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  for (const std::size_t edges : {0, 1, 7, 8, 9, 16, 17, 40}) {
+    CAPTURE(edges);
+    const std::string text = document(12, edges, none, none);
+    const auto fast = detail::fast_graph_reader(text, 256).read();
+    REQUIRE(fast.has_value());
+    require_same_graph(fast->graph, checked_read(text).graph);
+    for (edge_id e = 0; e < fast->graph.edge_count(); ++e) CHECK(fast->graph.bytes(e) == e + 1);
+    for (std::size_t bad = 0; bad < edges; ++bad) {
+      CAPTURE(bad);
+      CHECK(!detail::fast_graph_reader(document(12, edges, bad, none), 256).read().has_value());
+    }
+  }
+  for (const std::size_t twin : {1, 5, 11}) {
+    CAPTURE(twin);
+    const std::string text = document(12, 20, none, twin);
+    CHECK(!detail::fast_graph_reader(text, 256).read().has_value());
+    CHECK_THROWS_WITH_AS((void)parse_graph_file(text, "t"), doctest::Contains("duplicate vertex name \"n0\""),
+                         parse_error);
   }
 }

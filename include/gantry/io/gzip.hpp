@@ -4,6 +4,7 @@
 // gantry::io found it (GANTRY_HAS_LIBDEFLATE).
 #pragma once
 
+#include <gantry/core/huge_pages.hpp>
 #include <gantry/core/types.hpp>
 #include <gantry/core/units.hpp>
 #include <gantry/io/atomic_file.hpp>
@@ -47,6 +48,7 @@ class byte_buffer {
   void resize_for_overwrite(std::size_t n) {
     if (n > capacity_) {
       auto bigger = std::make_unique_for_overwrite<char[]>(n);
+      advise_huge_pages(bigger.get(), n);
       if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
       data_ = std::move(bigger);
       capacity_ = n;

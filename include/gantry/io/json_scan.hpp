@@ -6,9 +6,11 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <system_error>
 
@@ -55,7 +57,21 @@ class json_scan {
       return table;
     }();
     std::size_t at = at_;
-    while (at < size && kind[static_cast<unsigned char>(data[at])] == 0) ++at;
+    bool found = false;
+    if constexpr (std::endian::native == std::endian::little) {
+      // Eight bytes at a time while eight remain: the lowest byte flagged by special_bytes() is the
+      // first that is not plain (a flag above it may be a borrow's, never one below).
+      for (std::uint64_t word, flags; at + 8 <= size; at += 8) {
+        std::memcpy(&word, data + at, 8);
+        if ((flags = special_bytes(word)) != 0) {
+          at += static_cast<std::size_t>(std::countr_zero(flags)) / 8;
+          found = true;
+          break;
+        }
+      }
+    }
+    if (!found)
+      while (at < size && kind[static_cast<unsigned char>(data[at])] == 0) ++at;
     if (at == size || data[at] != '"') return false;
     out = text_.substr(begin, at - begin);
     at_ = at + 1;
@@ -175,6 +191,15 @@ class json_scan {
 
  private:
   static bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+  // The high bit of each byte of `word` that is a quote, a backslash, a control character or not
+  // ASCII, and perhaps of bytes above such a byte (the subtractions' borrows); 0 when there is none.
+  static std::uint64_t special_bytes(std::uint64_t word) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    const auto zero_bytes = [](std::uint64_t x) { return (x - ones) & ~x & high; };
+    return zero_bytes(word ^ (ones * '"')) | zero_bytes(word ^ (ones * '\\')) | ((word - ones * 0x20) & ~word & high) |
+           (word & high);
+  }
 
   // Out of line, so that space() stays small enough to inline everywhere.
   [[gnu::noinline]] bool skip_space() noexcept {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gantry/core/config.hpp>
+#include <gantry/core/huge_pages.hpp>
 #include <gantry/core/types.hpp>
 #include <gantry/graph/graph.hpp>
 #include <gantry/graph/snapshot.hpp>
@@ -17,7 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -61,37 +64,67 @@ inline edge_id find_edge(const graph& g, vertex_id a, vertex_id b) {
   return found;
 }
 
-// Vertex names of a document being read, as views into its text, found by an open-addressing
+// Vertex names of a document being read, copied one after another, found by an open-addressing
 // table with a cheap hash: reading a graph looks a name up twice per edge, and
-// std::unordered_map's node allocations and hashing were a fifth of the fast path's time.
+// std::unordered_map's node allocations and hashing were a fifth of the fast path's time. At a
+// million vertices the table outgrows the caches and each probe is a miss, so: a slot keeps 32 bits
+// of the name's hash beside its id, and a probe compares names only where those match (names of
+// one length would otherwise each cost a miss on a random name); the table is built once all names
+// are known, its slots prefetched ahead; and a lookup is split in two, hash() and prefetch() when
+// the name is read, find() a few names later (edge_list() keeps them in flight).
 class name_index {
  public:
-  void reserve(std::size_t names) {
-    names_.reserve(names);
-    rehash(names);
-  }
-  // Adds `name` as the next id; false when it is already there.
-  bool insert(std::string_view name) {
-    if (2 * (names_.size() + 1) > slots_.size()) rehash(2 * (names_.size() + 1));
-    std::size_t slot = hash(name) & (slots_.size() - 1);
-    for (; slots_[slot] != no_vertex; slot = (slot + 1) & (slots_.size() - 1))
-      if (names_[slots_[slot]] == name) return false;
-    slots_[slot] = static_cast<vertex_id>(names_.size());
-    names_.push_back(name);
-    return true;
-  }
-  // The id of `name`, or no_vertex.
-  [[nodiscard]] vertex_id find(std::string_view name) const {
-    if (slots_.empty()) return no_vertex;
-    for (std::size_t slot = hash(name) & (slots_.size() - 1); slots_[slot] != no_vertex;
-         slot = (slot + 1) & (slots_.size() - 1))
-      if (names_[slots_[slot]] == name) return slots_[slot];
-    return no_vertex;
+  void reserve(std::size_t names) { ends_.reserve(names); }
+  // Adds `name` as the next id; build() indexes the names added.
+  void add(std::string_view name) {
+    text_.append(name);
+    ends_.push_back(text_.size());
   }
 
- private:
+  // Indexes every name added; false when one appears twice.
+  [[nodiscard]] bool build() {
+    names_.resize(ends_.size());
+    for (std::size_t id = 0, begin = 0; id < ends_.size(); begin = ends_[id++])
+      names_[id] = std::string_view(text_).substr(begin, ends_[id] - begin);
+    std::vector<std::size_t>().swap(ends_);
+    std::size_t size = 16;
+    while (size < 2 * names_.size()) size *= 2;
+    std::vector<slot>().swap(slots_);
+    slots_.reserve(size);
+    advise_huge_pages(slots_.data(), size * sizeof(slot));  // before the first touch
+    slots_.assign(size, slot{});
+    mask_ = size - 1;
+    std::vector<std::uint64_t> hashes(names_.size());
+    for (std::size_t id = 0; id < names_.size(); ++id) hashes[id] = hash(names_[id]);
+    constexpr std::size_t ahead = 16;
+    for (std::size_t id = 0; id < names_.size(); ++id) {
+      if (id + ahead < names_.size()) prefetch(hashes[id + ahead]);
+      const std::uint64_t h = hashes[id];
+      const auto tag = static_cast<std::uint32_t>(h >> 32);
+      std::size_t at = h & mask_;
+      for (; slots_[at].id != no_vertex; at = (at + 1) & mask_)
+        if (slots_[at].tag == tag && names_[slots_[at].id] == names_[id]) return false;
+      slots_[at] = {static_cast<vertex_id>(id), tag};
+    }
+    return true;
+  }
+
+  // The id of `name` (whose hash() is `h`), or no_vertex.
+  [[nodiscard]] vertex_id find(std::string_view name, std::uint64_t h) const {
+    if (slots_.empty()) return no_vertex;
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    for (std::size_t at = h & mask_; slots_[at].id != no_vertex; at = (at + 1) & mask_)
+      if (slots_[at].tag == tag && names_[slots_[at].id] == name) return slots_[at].id;
+    return no_vertex;
+  }
+  [[nodiscard]] vertex_id find(std::string_view name) const { return find(name, hash(name)); }
+  // Brings the slot a find() of a name with hash `h` starts at into the cache.
+  void prefetch(std::uint64_t h) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(slots_.data() + (h & mask_));
+  }
+
   // Eight bytes at a time, each word mixed in by a multiply and a shift (as in splitmix64).
-  static std::size_t hash(std::string_view text) noexcept {
+  [[nodiscard]] static std::uint64_t hash(std::string_view text) noexcept {
     std::uint64_t h = text.size() * 0x9E3779B97F4A7C15ull;
     std::size_t i = 0;
     for (; i + 8 <= text.size(); i += 8) {
@@ -104,21 +137,20 @@ class name_index {
     for (std::size_t k = 0; i + k < text.size(); ++k)
       tail |= std::uint64_t{static_cast<unsigned char>(text[i + k])} << (8 * k);
     h = (h ^ tail) * 0x94D049BB133111EBull;
-    return static_cast<std::size_t>(h ^ (h >> 29));
+    return h ^ (h >> 29);
   }
-  // At least twice as many slots as names (a power of two), so probes stay short.
-  void rehash(std::size_t names) {
-    std::size_t size = 16;
-    while (size < 2 * names) size *= 2;
-    if (size <= slots_.size()) return;
-    slots_.assign(size, no_vertex);
-    for (std::size_t id = 0; id < names_.size(); ++id) {
-      std::size_t slot = hash(names_[id]) & (size - 1);
-      while (slots_[slot] != no_vertex) slot = (slot + 1) & (size - 1);
-      slots_[slot] = static_cast<vertex_id>(id);
-    }
-  }
-  std::vector<vertex_id> slots_;
+
+ private:
+  struct slot {
+    vertex_id id = no_vertex;
+    std::uint32_t tag = 0;  // the high half of the name's hash
+  };
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
+  // The names one after another, in their own few megabytes: a lookup compares with a name here,
+  // near the names looked up before it, and not in the document's text (cold by then).
+  std::string text_;
+  std::vector<std::size_t> ends_;  // until build(): where each name ends in text_
   std::vector<std::string_view> names_;
 };
 
@@ -178,7 +210,7 @@ class fast_graph_reader {
           return false;
         }
       } else if (key == "vertices") {
-        if (vertices || !vertex_list(file.graph)) return false;
+        if (vertices || !vertex_list(file.graph) || !by_name_.build()) return false;
         vertices = true;
       } else if (key == "edges") {
         if (edges || !vertices) return false;
@@ -280,7 +312,7 @@ class fast_graph_reader {
       }
       if (!in_.take('}') || name.empty()) return false;  // name is the one required field
       const auto v = static_cast<vertex_id>(g.vertex_count());
-      if (!by_name_.insert(name)) return false;  // ids follow vertex ids
+      by_name_.add(name);  // ids follow vertex ids; build() finds names given twice
       p.name.assign(name);
       g.add_vertex(std::move(p));
       // The checked reader sets kinds in the order of its object's keys: sorted.
@@ -315,38 +347,64 @@ class fast_graph_reader {
     return in_.take('}') && has_default;
   }
 
+  // An edge read whose ends are not looked up yet: their names, and their hashes, whose slots
+  // are being prefetched.
+  struct pending_edge {
+    std::string_view from, to;
+    std::uint64_t from_hash = 0, to_hash = 0;
+    byte_count bytes = 0;
+  };
+
   bool edge_list(graph& g) {
     if (!in_.take('[')) return false;
     if (in_.take(']')) return true;
+    // Each edge's ends are looked up `ahead` edges after it is read, so that the slots of its
+    // names' hashes have arrived in the cache; the edges are added in the document's order.
+    constexpr std::size_t ahead = 8;
+    std::array<pending_edge, ahead> ring;
+    std::size_t read = 0;
+    const auto add_oldest = [&](std::size_t k) {
+      const pending_edge& e = ring[k % ahead];
+      const vertex_id from = by_name_.find(e.from, e.from_hash), to = by_name_.find(e.to, e.to_hash);
+      if (from == no_vertex || to == no_vertex) return false;
+      g.add_edge(from, to, e.bytes);
+      return true;
+    };
     do {
       if (!in_.take('{')) return false;
-      vertex_id ends[2] = {no_vertex, no_vertex};
-      byte_count size = 0;
-      bool has_bytes = false, null_bytes = false;
+      pending_edge& e = ring[read % ahead];
+      if (read >= ahead && !add_oldest(read - ahead)) return false;
+      e = {};
+      bool has_from = false, has_to = false, has_bytes = false, null_bytes = false;
       if (in_.next() != '}') {
         do {
           std::string_view key;
           if (!in_.plain_string(key) || !in_.take(':')) return false;
           const std::size_t index = find_edge_field(key);
           if (index == edge_from_field || index == edge_to_field) {
-            vertex_id& end = ends[index == edge_to_field];
-            std::string_view name;
-            if (end != no_vertex || !in_.plain_string(name)) return false;
-            end = by_name_.find(name);
-            if (end == no_vertex) return false;
+            const bool to = index == edge_to_field;
+            bool& has = to ? has_to : has_from;
+            std::string_view& name = to ? e.to : e.from;
+            if (has || !in_.plain_string(name)) return false;
+            has = true;
+            std::uint64_t& h = to ? e.to_hash : e.from_hash;
+            h = name_index::hash(name);
+            by_name_.prefetch(h);
           } else if (index == edge_bytes_field) {
             if (has_bytes || null_bytes) return false;
             if (in_.null()) null_bytes = true;
-            else if (!bytes(size)) return false;
+            else if (!bytes(e.bytes)) return false;
             else has_bytes = true;
           } else {
             return false;  // an unknown key: the checked reader names it
           }
         } while (in_.take(','));
       }
-      if (!in_.take('}') || ends[0] == no_vertex || ends[1] == no_vertex) return false;
-      g.add_edge(ends[0], ends[1], size);
+      if (!in_.take('}') || !has_from || !has_to) return false;
+      ++read;
     } while (in_.take(','));
+    for (std::size_t k = read > ahead ? read - ahead : 0; k < read; ++k)
+      if (!add_oldest(k)) return false;
     return in_.take(']');
   }
 
