@@ -616,3 +616,36 @@ TEST_CASE("capped(): a capped view capped again keeps its type and the smaller c
   CHECK(result.placement.device == std::vector<device_id>{1, 1});
   CHECK(validate(result.schedule, g, model, devices).ok());
 }
+
+TEST_CASE("m-ETF whose static-level ties run out of memory places again with ties in Kahn order") {
+  // 2,000 vertices in layers of 100, two edges out of each, on 8 devices of 60% of the peak of
+  // the graph run in Kahn order on one device: by static level the long paths run ahead while
+  // some vertex of an early layer waits, and memory fills with the tensors its descendants read.
+  const graph g =
+      random_layered_dag({.vertices = 2000, .layers = 20, .mean_out_degree = 2.0, .max_layer_skip = 1, .seed = 7});
+  const cluster roomy = one_device(unlimited_memory);
+  const auto alone = simulate(g, graph_model(g, roomy), roomy, std::vector<device_id>(g.vertex_count(), 0),
+                              {.policy = ready_policy::strict_order, .priority = kahn_order(g)});
+  REQUIRE(alone.ok());
+  for (const double share : {0.6, 1.0}) {
+    CAPTURE(share);
+    const auto capacity = static_cast<byte_count>(share * static_cast<double>(alone.schedule.peak_memory[0]));
+    const cluster c = cluster::uniform(8, capacity, {.latency = 1e-5, .bandwidth = 12e9});
+    const graph_model model(g, c);
+    const list_options once{.respect_memory = true, .memory_retries = 0, .one_device_answer = false};
+    const auto by_level = list_schedule(g, model, c, etf_policy("m-ETF", etf_tie_break::static_level), once);
+    REQUIRE(by_level.placement.outcome.code == status::out_of_memory);
+    const auto kahn = list_schedule(g, model, c, etf_policy("m-ETF", etf_tie_break::kahn_order), once);
+    require_valid(kahn, g, model, c);
+    // m_etf() runs the first, then the second within the same memory, and says so.
+    const auto placed = m_etf(g, model, c, once);
+    require_valid(placed, g, model, c);
+    CHECK(placed.placement.device == kahn.placement.device);
+    CHECK(placed.placement.outcome.message.starts_with(by_level.placement.outcome.message));
+    CHECK(placed.placement.outcome.message.ends_with("; placed with ties in Kahn order instead"));
+    // Memory is what made the difference: without it, both tie rules reach nearly the same makespan.
+    const auto free_run = etf(g, model, c);
+    REQUIRE(free_run.ok());
+    CHECK(placed.schedule.makespan <= 1.01 * free_run.schedule.makespan);
+  }
+}

@@ -156,8 +156,9 @@ class etf_hand_off_policy {
  public:
   static constexpr bool insertion = Insertion;
   etf_hand_off_policy(std::string name, std::span<const vertex_id> steps, std::span<const device_id> device,
-                      std::size_t keep)
-      : name_(std::move(name)), steps_(steps), device_(device), keep_(std::min(keep, steps.size())), etf_(name_) {}
+                      std::size_t keep, etf_tie_break tie_break = etf_tie_break::static_level)
+      : name_(std::move(name)), steps_(steps), device_(device), keep_(std::min(keep, steps.size())),
+        etf_(name_, tie_break) {}
 
   [[nodiscard]] std::string_view name() const { return name_; }
   [[nodiscard]] std::size_t kept() const noexcept { return keep_; }
@@ -201,10 +202,10 @@ class etf_hand_off_policy {
 template <bool Insertion, adapted_graph G, placement_model M, device_set D>
 [[nodiscard]] std::pair<list_schedule_result, std::size_t> run_etf_hand_off(
     const G& graph, const M& model, const D& devices, const list_options& options, std::string_view name,
-    std::span<const vertex_id> steps, std::span<const device_id> device, std::size_t keep) {
+    std::span<const vertex_id> steps, std::span<const device_id> device, std::size_t keep, etf_tie_break tie_break) {
   const capped_t<D> on = capped(devices);  // the instance every retry runs
   list_scheduler<G, M, capped_t<D>, etf_hand_off_policy<Insertion>> scheduler(
-      graph, model, on, etf_hand_off_policy<Insertion>(std::string(name), steps, device, keep), options);
+      graph, model, on, etf_hand_off_policy<Insertion>(std::string(name), steps, device, keep, tie_break), options);
   while (scheduler.step()) {
   }
   const std::size_t kept = scheduler.policy().kept();
@@ -213,7 +214,9 @@ template <bool Insertion, adapted_graph G, placement_model M, device_set D>
 }  // namespace detail
 
 // A run that found no device for a vertex, handed to m-ETF: where m-ETF alone fits `devices`
-// (checked first, one run), `failed()` (the placer's run on `devices`, called only then) is
+// (checked first: one run with static-level ties, and where that runs out of memory one with
+// Kahn-order ties, as m_etf() runs; the rest of the search keeps the ties that fitted),
+// `failed()` (the placer's run on `devices`, called only then) is
 // replayed for its first K placements (list_schedule_result::steps) and m-ETF chooses the rest,
 // for K = all S it placed, then S - 1, S - 3, S - 7, ... (never more than the try before could
 // replay) down to the first run that fits (m-ETF's own run, K = 0, at last), and then for K
@@ -225,7 +228,13 @@ template <bool Insertion, adapted_graph G, placement_model M, device_set D, clas
 [[nodiscard]] std::optional<list_schedule_result> hand_off_to_etf(const G& graph, const M& model, const D& devices,
                                                                   const list_options& options, std::string_view name,
                                                                   Failed&& failed) {
-  list_schedule_result alone = detail::run_etf_hand_off<false>(graph, model, devices, options, name, {}, {}, 0).first;
+  etf_tie_break tie_break = etf_tie_break::static_level;
+  list_schedule_result alone =
+      detail::run_etf_hand_off<false>(graph, model, devices, options, name, {}, {}, 0, tie_break).first;
+  if (!alone.ok()) {
+    tie_break = etf_tie_break::kahn_order;
+    alone = detail::run_etf_hand_off<false>(graph, model, devices, options, name, {}, {}, 0, tie_break).first;
+  }
   if (!alone.ok()) return std::nullopt;
   const std::size_t n = alone.placement.device.size();
   const auto handed = [&](list_schedule_result out, std::size_t kept) {
@@ -240,7 +249,7 @@ template <bool Insertion, adapted_graph G, placement_model M, device_set D, clas
   const std::span<const device_id> device(own.placement.device);
   if (device.size() != n) return handed(std::move(alone), 0);
   const auto attempt = [&](std::size_t keep) {
-    return detail::run_etf_hand_off<Insertion>(graph, model, devices, options, name, steps, device, keep);
+    return detail::run_etf_hand_off<Insertion>(graph, model, devices, options, name, steps, device, keep, tie_break);
   };
   // K = S, S - 1, S - 3, S - 7, ... down to the first that fits; then halving the gap to the last K
   // that did not, a K closer to it that fits. A try whose replay ended early, at k, is the try for
