@@ -13,9 +13,6 @@
 // --tool also compiles each of the gantry tool's own sources (tools/gantry/*.cpp) once and reports
 // the heaviest translation unit.
 
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,32 +27,11 @@
 
 #include "bench_support.hpp"
 
-extern char** environ;
-
 namespace {
 
 namespace fs = std::filesystem;
 
-struct cost {
-  double cpu_seconds = 0;  // user + system time of the compiler and its children
-  double peak_mb = 0;      // the largest resident set of any of them
-  bool ok = false;
-};
-
-// Runs argv to the end; its children's CPU time and peak memory from wait4().
-cost run(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return {};
-  int status = 0;
-  rusage usage{};
-  if (wait4(pid, &status, 0, &usage) != pid) return {};
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return {seconds(usage.ru_utime) + seconds(usage.ru_stime), static_cast<double>(usage.ru_maxrss) / 1024.0,
-          WIFEXITED(status) && WEXITSTATUS(status) == 0};
-}
+using cost = bench::child_cost;
 
 // Median CPU time and peak memory of `repeats` compilations of `source`.
 cost compile(const fs::path& source, const std::vector<std::string>& flags, int repeats) {
@@ -65,7 +41,7 @@ cost compile(const fs::path& source, const std::vector<std::string>& flags, int 
     std::vector<std::string> args{GANTRY_BENCH_CXX};
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"-c", source.string(), "-o", "/dev/null"});
-    last = run(args);
+    last = bench::run_child(args);
     if (!last.ok) return last;
     cpu.push_back(last.cpu_seconds);
     peak.push_back(last.peak_mb);
