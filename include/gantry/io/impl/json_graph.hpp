@@ -179,7 +179,12 @@ class fast_graph_reader {
       }
       return objects;
     };
-    const std::size_t split = std::min(in_.text().find("\"edges\""), in_.text().size());
+    // memmem, not string_view::find, which stops at every quote.
+    constexpr std::string_view key = "\"edges\"";
+    const void* const found = ::memmem(in_.text().data(), in_.text().size(), key.data(), key.size());
+    const std::size_t split = found == nullptr
+                                  ? in_.text().size()
+                                  : static_cast<std::size_t>(static_cast<const char*>(found) - in_.text().data());
     const std::size_t vertices = braces(in_.text().substr(0, split)), edges = braces(in_.text().substr(split));
     file.graph.reserve(vertices, edges);
     by_name_.reserve(vertices);
