@@ -48,7 +48,7 @@ cost compile(const fs::path& source, const std::vector<std::string>& flags, int 
   }
   std::sort(cpu.begin(), cpu.end());
   std::sort(peak.begin(), peak.end());
-  return {cpu[cpu.size() / 2], peak[peak.size() / 2], true};
+  return {.cpu_seconds = cpu[cpu.size() / 2], .peak_mb = peak[peak.size() / 2], .ok = true};
 }
 
 void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }

@@ -66,9 +66,10 @@ inline child_cost run_child(const std::vector<std::string>& args, bool quiet = f
   rusage usage{};
   if (wait4(pid, &status, 0, &usage) != pid) return {};
   const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return {seconds(usage.ru_utime) + seconds(usage.ru_stime),
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-          static_cast<double>(usage.ru_maxrss) / 1024.0, WIFEXITED(status) && WEXITSTATUS(status) == 0};
+  return {.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime),
+          .wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+          .peak_mb = static_cast<double>(usage.ru_maxrss) / 1024.0,
+          .ok = WIFEXITED(status) && WEXITSTATUS(status) == 0};
 }
 
 // A target is met when measured <= limit.
